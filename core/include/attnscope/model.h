@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/attention_result.h"
+#include "attnscope/run_request.h"
+#include "attnscope/token.h"
+
+namespace attnscope {
+
+/// What a front end needs to know about a model to offer valid choices.
+struct ModelInfo {
+  std::string kind;     // "toy" | "tiny-gpt" | "gpt2"
+  std::string name;     // shown to the user
+  std::string variant;  // attention form for the pipeline: "fused" | "per-head" | "gpt2"
+  int layers = 1;
+  int heads = 1;
+  int dModel = 0;
+  int maxPositions = 0;  // 0: no limit other than RunLimits::maxTokens
+  bool causal = false;
+  bool supportsContext = false;  // cross-attention
+  bool supportsRandomInput = false;
+  uint64_t parameterBytes = 0;
+};
+
+/// A transformer whose attention can be inspected. Implementations keep their torch state private,
+/// so this interface carries only plain types. run() is const and safe to call from a worker thread
+/// while another thread reads info().
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual ModelInfo info() const = 0;
+  virtual std::vector<Token> tokenize(const std::string& text) const = 0;
+  /// Throws Error: InvalidArgument for bad input, ResourceLimit before allocating too much,
+  /// Unavailable for a missing device, Cancelled when request.cancel was set.
+  virtual AttentionResult run(const RunRequest& request) const = 0;
+};
+
+struct ToyConfig;
+/// The seeded single-layer model of the textbook and the tutorial. Validates the config.
+std::shared_ptr<Model> makeToyModel(const ToyConfig& config);
+
+}  // namespace attnscope

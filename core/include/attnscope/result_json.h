@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+
+#include "attnscope/attention_result.h"
+
+namespace attnscope {
+
+/// {"layers": [{"variant":..., "steps": [{name, op, kind, shape, head, inputs}]}]}
+std::string traceJson(const AttentionResult& result);
+/// [[{"id", "text", "begin", "end"}...] per batch item]
+std::string tokensJson(const AttentionResult& result);
+/// Tokens, shapes, trace, device, timings, notices and (optionally) the attention weights as
+/// nested arrays [layer][item][head][query][key].
+std::string resultJson(const AttentionResult& result, bool includeAttention = true);
+/// Writes text atomically (temporary file, then rename). Throws Error(Io) naming the path.
+void writeTextFile(const std::string& path, const std::string& text);
+
+}  // namespace attnscope

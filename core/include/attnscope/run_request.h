@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+enum class DeviceKind { Auto, Cpu, Cuda };
+const char* toString(DeviceKind d);           // "auto" | "cpu" | "cuda"
+DeviceKind parseDevice(const std::string& s);  // throws Error(InvalidArgument)
+
+/// Guards applied before anything large is allocated.
+struct RunLimits {
+  int maxTokens = 4096;                             // per batch item
+  uint64_t memoryLimitBytes = 8ull * 1024 * 1024 * 1024;  // estimate of the run's peak tensors
+};
+
+/// Random input X ~ N(0,1) of shape (batch, seqLen, input_dim): the tutorial's set-up.
+struct RandomInput {
+  int batch = 1;
+  int seqLen = 1;
+};
+
+/// What to run a model on.
+struct RunRequest {
+  std::vector<std::string> texts;      // one batch item each (UTF-8)
+  std::optional<std::string> context;  // cross-attention: keys and values come from this text
+  std::optional<RandomInput> random;   // when set, texts are ignored
+  DeviceKind device = DeviceKind::Auto;
+  bool keepScores = true;  // also return the pre-softmax scores
+  RunLimits limits;
+  const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
+};
+
+}  // namespace attnscope
