@@ -1,1 +1,54 @@
-int main(){return 0;}
+// SPDX-License-Identifier: GPL-3.0-or-later
+// attnscope-cli: headless runs, exports and training. Exit codes: 0 success, 2 bad input, 1 internal.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arg_parser.h"
+#include "attnscope/error.h"
+#include "commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: attnscope-cli <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
+    "  tokenize   split text into tokens\n"
+    "\n"
+    "'attnscope-cli <command> --help' lists a command's flags.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attnscope;
+  const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
+      {"run", cli::runCommand},
+      {"tokenize", cli::tokenizeCommand},
+  };
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const auto command = commands.find(argv[1]);
+  if (command == commands.end()) {
+    std::fprintf(stderr, "attnscope-cli: unknown command '%s' (see attnscope-cli --help)\n", argv[1]);
+    return 2;
+  }
+  try {
+    return command->second(std::vector<std::string>(argv + 2, argv + argc));
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], e.what());
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], e.what());
+    return e.isUserError() ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnscope-cli %s: internal error: %s\n", argv[1], e.what());
+    return 1;
+  }
+}

@@ -1,1 +1,51 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "per_head_attention.h"
+
+#include "scaled_dot_product.h"
+
+namespace attnscope {
+
+PerHeadAttentionImpl::PerHeadAttentionImpl(int inputDim, int dModel, int heads)
+    : m_dModel(dModel), m_heads(heads) {
+  this->heads = register_module("heads", torch::nn::ModuleList());
+  for (int h = 0; h < heads; ++h) this->heads->push_back(Head(inputDim, dModel / heads));
+  proj = register_module("proj", torch::nn::Linear(dModel, dModel));
+}
+
+AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, LayerTrace* trace) {
+  TraceRecorder rec(trace);
+  const int xStep = rec.record("x", "x", "input", in.x);
+  const torch::Tensor& kvSource = in.context.defined() ? in.context : in.x;
+  const int kvStep = in.context.defined() ? rec.record("context", "context", "input", in.context) : xStep;
+  const std::string kvName = in.context.defined() ? "context" : "x";
+  // A per-head mask is [B, Tq, Tk]: drop the broadcast head axis of the shared one.
+  const torch::Tensor mask = in.mask.defined() ? in.mask.squeeze(1) : torch::Tensor();
+
+  std::vector<torch::Tensor> outs, attentions, scores;
+  std::vector<int> outSteps;
+  for (int h = 0; h < m_heads; ++h) {
+    HeadImpl* head = this->heads[h]->as<HeadImpl>();
+    const std::string p = "heads[" + std::to_string(h) + "].";
+    torch::Tensor k = head->key(kvSource);
+    const int kStep = rec.record("k", p + "key(" + kvName + ")", "linear", k, {kvStep}, h);
+    torch::Tensor q = head->query(in.x);
+    const int qStep = rec.record("q", p + "query(x)", "linear", q, {xStep}, h);
+    torch::Tensor v = head->value(kvSource);
+    const int vStep = rec.record("v", p + "value(" + kvName + ")", "linear", v, {kvStep}, h);
+    ScaledDotProduct sdp =
+        scaledDotProduct(q, k, v, mask, in.scale, in.scaleText, rec, qStep, kStep, vStep, h);
+    outs.push_back(sdp.values);
+    attentions.push_back(sdp.attention);
+    scores.push_back(sdp.scores);
+    outSteps.push_back(sdp.valuesStep);
+  }
+  torch::Tensor cat = torch::cat(outs, -1);
+  const int catStep = rec.record("concat", "torch.cat([h(x) for h in self.heads], dim=-1)",
+                                 "concat", cat, outSteps);
+  torch::Tensor out = proj(cat);
+  rec.record("out", "proj(out)", "linear", out, {catStep});
+  // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns.
+  return {out, torch::stack(attentions, 1), torch::stack(scores, 1)};
+}
+
+}  // namespace attnscope

@@ -1,1 +1,55 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/runtime.h"
+
+#include <torch/torch.h>
+
+#include <mutex>
+#include <thread>
+
+#include "attnscope/error.h"
+#include "runtime_init.h"
+
+namespace attnscope {
+
+namespace {
+std::once_flag g_runtimeOnce;
+}
+
+void ensureRuntime() {
+  std::call_once(g_runtimeOnce, [] {
+    if (at::get_num_threads() <= 1) setThreadCount(0);
+  });
+}
+
+void setThreadCount(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+}
+
+int threadCount() { return at::get_num_threads(); }
+
+bool cudaAvailable() { return torch::cuda::is_available(); }
+
+std::string resolveDevice(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::Cpu:
+      return "cpu";
+    case DeviceKind::Cuda:
+      if (!cudaAvailable()) {
+        throw Error(ErrorKind::Unavailable,
+                    "device 'cuda' is not available: this LibTorch has no CUDA or no GPU was found "
+                    "(use --device cpu or auto)");
+      }
+      return "cuda:0";
+    case DeviceKind::Auto:
+      return cudaAvailable() ? "cuda:0" : "cpu";
+  }
+  return "cpu";
+}
+
+std::string runtimeDescription() {
+  return "LibTorch " + std::string(TORCH_VERSION) + ", " + std::to_string(threadCount()) +
+         " threads, CUDA " + (cudaAvailable() ? "available" : "unavailable");
+}
+
+}  // namespace attnscope

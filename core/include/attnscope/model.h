@@ -7,6 +7,7 @@
 
 #include "attnscope/attention_result.h"
 #include "attnscope/run_request.h"
+#include "attnscope/safetensors.h"
 #include "attnscope/token.h"
 
 namespace attnscope {
@@ -37,10 +38,15 @@ class Model {
   /// Throws Error: InvalidArgument for bad input, ResourceLimit before allocating too much,
   /// Unavailable for a missing device, Cancelled when request.cancel was set.
   virtual AttentionResult run(const RunRequest& request) const = 0;
+  /// Every parameter under its PyTorch state-dict name, as float32 on the CPU.
+  virtual std::vector<NamedTensor> parameters() const = 0;
 };
 
 struct ToyConfig;
 /// The seeded single-layer model of the textbook and the tutorial. Validates the config.
 std::shared_ptr<Model> makeToyModel(const ToyConfig& config);
+/// The same layer with given weights (a PyTorch state dict saved as safetensors, say). Throws
+/// Error(Format) naming a missing, unexpected or wrongly shaped tensor.
+std::shared_ptr<Model> makeToyModel(const ToyConfig& config, const std::vector<NamedTensor>& weights);
 
 }  // namespace attnscope

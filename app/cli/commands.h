@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attnscope::cli {
+
+/// Each subcommand takes the arguments after its name and returns the process exit code.
+/// They throw UsageError / attnscope::Error; main maps those to exit codes.
+int runCommand(const std::vector<std::string>& args);
+int tokenizeCommand(const std::vector<std::string>& args);
+
+}  // namespace attnscope::cli

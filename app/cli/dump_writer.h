@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+
+#include "attnscope/attention_result.h"
+#include "attnscope/model.h"
+
+namespace attnscope::cli {
+
+/// Writes a run's tensors for other tools: input.npy, context.npy, weights.safetensors,
+/// attention.npy, output.npy, trace.json and tokens.json. Creates the folder; throws
+/// attnscope::Error(Io) naming it when it cannot be created or written.
+void writeDump(const std::string& dir, const AttentionResult& result, const Model& model);
+
+}  // namespace attnscope::cli

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model_options.h"
+
+#include "attnscope/runtime.h"
+#include "attnscope/safetensors.h"
+#include "attnscope/toy_config.h"
+
+namespace attnscope::cli {
+
+void addModelFlags(ArgParser& p) {
+  p.option("--text", "TEXT", "input sentence; repeat for a batch", true)
+      .option("--context", "TEXT", "cross-attention: keys and values come from this text")
+      .option("--model", "M", "toy (the configurable layer; default)")
+      .option("--variant", "V", "fused (tutorial) or per-head (textbook); default fused")
+      .option("--input-dim", "N", "embedding width fed into the layer; default 64")
+      .option("--d-model", "N", "n_embd: width of q, k, v and output; default 64")
+      .option("--heads", "N", "number of heads; must divide d-model; default 4")
+      .option("--mask", "M", "none (encoder) or causal (decoder); default none")
+      .option("--scale", "S", "head: 1/sqrt(head_size) (default); embd: 1/sqrt(n_embd)")
+      .option("--tokenizer", "T", "char (default) or word")
+      .option("--seed", "N", "seed of the random weights and embeddings; default 0")
+      .option("--weights", "FILE", "load the layer's weights from a .safetensors state dict")
+      .option("--batch", "N", "random input: batch size (with --seq-len)")
+      .option("--seq-len", "N", "random input: tokens per item (with --batch)")
+      .option("--device", "D", "auto (default), cpu or cuda")
+      .option("--threads", "N", "CPU threads; default all cores")
+      .option("--max-tokens", "N", "refuse longer texts; default 4096")
+      .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192");
+}
+
+std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
+  const std::string model = p.value("--model", "toy");
+  if (model != "toy") throw UsageError("--model: unknown model '" + model + "' (choose toy)");
+  ToyConfig c;
+  c.variant = parseVariant(p.value("--variant", "fused"));
+  c.inputDim = static_cast<int>(p.integer("--input-dim", 64, 1, 65536));
+  c.dModel = static_cast<int>(p.integer("--d-model", 64, 1, 65536));
+  c.heads = static_cast<int>(p.integer("--heads", 4, 1, 65536));
+  c.mask = parseMask(p.value("--mask", "none"));
+  c.scale = parseScale(p.value("--scale", "head"));
+  c.tokenizer = parseTokenizer(p.value("--tokenizer", "char"));
+  c.seed = static_cast<uint64_t>(p.integer("--seed", 0, 0, (1ll << 62)));
+  if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
+  if (p.has("--weights")) {
+    const SafetensorsFile file = SafetensorsFile::open(p.value("--weights"));
+    std::vector<NamedTensor> weights;
+    for (const TensorInfo& info : file.tensors()) weights.push_back({info.name, file.readFloat(info.name)});
+    return makeToyModel(c, weights);
+  }
+  return makeToyModel(c);
+}
+
+RunRequest requestFromFlags(const ArgParser& p) {
+  RunRequest r;
+  r.texts = p.values("--text");
+  if (p.has("--context")) r.context = p.value("--context");
+  if (p.has("--batch") != p.has("--seq-len")) {
+    throw UsageError(std::string(p.has("--batch") ? "--batch needs --seq-len" : "--seq-len needs --batch"));
+  }
+  if (p.has("--batch")) {
+    if (!r.texts.empty()) throw UsageError("--batch/--seq-len give random input; leave out --text");
+    if (r.context) throw UsageError("--context needs --text, not random input");
+    r.random = RandomInput{static_cast<int>(p.integer("--batch", 1, 1, 1 << 20)),
+                           static_cast<int>(p.integer("--seq-len", 1, 1, 1 << 20))};
+  } else if (r.texts.empty()) {
+    throw UsageError("give --text TEXT (repeatable), or --batch N --seq-len N for random input");
+  }
+  r.device = parseDevice(p.value("--device", "auto"));
+  r.limits.maxTokens = static_cast<int>(p.integer("--max-tokens", 4096, 1, 1 << 20));
+  r.limits.memoryLimitBytes =
+      static_cast<uint64_t>(p.integer("--memory-limit", 8192, 1, 1ll << 30)) * 1024 * 1024;
+  return r;
+}
+
+}  // namespace attnscope::cli

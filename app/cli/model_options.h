@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <memory>
+
+#include "arg_parser.h"
+#include "attnscope/model.h"
+#include "attnscope/run_request.h"
+
+namespace attnscope::cli {
+
+/// The flags that choose a model and its input, shared by `run` and `export`.
+void addModelFlags(ArgParser& parser);
+
+/// Builds the model the flags describe. Throws UsageError or attnscope::Error.
+std::shared_ptr<Model> modelFromFlags(const ArgParser& parser);
+/// Builds the request (texts, context, random input, device, limits). Throws UsageError.
+RunRequest requestFromFlags(const ArgParser& parser);
+
+}  // namespace attnscope::cli

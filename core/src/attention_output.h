@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+namespace attnscope {
+
+/// What an attention module's forward returns.
+struct AttentionOutput {
+  torch::Tensor out;        // [B, Tq, d_model]
+  torch::Tensor attention;  // [B, H, Tq, Tk], rows sum to 1
+  torch::Tensor scores;     // [B, H, Tq, Tk], scaled and masked (-inf) before softmax
+};
+
+/// The inputs every attention module takes besides its weights.
+struct AttentionInput {
+  torch::Tensor x;        // [B, Tq, in]
+  torch::Tensor context;  // [B, Tk, in] for cross-attention; undefined for self-attention
+  torch::Tensor mask;     // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
+  double scale = 1.0;     // multiplies q·kᵀ
+  std::string scaleText;  // how the scale was derived, for the trace: "math.sqrt(hd)"
+};
+
+}  // namespace attnscope

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnscope/run_request.h"
+#include "attnscope/token.h"
+
+namespace attnscope {
+
+/// Tokenised texts of one request, ready to pad into a batch.
+struct BatchInput {
+  std::vector<std::vector<Token>> tokens;         // [batch][query]
+  std::vector<std::vector<Token>> contextTokens;  // [batch][key], cross-attention only
+  std::vector<int> queryLengths, keyLengths;
+  int64_t maxQuery = 0, maxKey = 0;
+  std::vector<std::string> notices;
+};
+
+using TokenizeFn = std::function<std::vector<Token>(const std::string&)>;
+
+/// Tokenises every text (and the context), rejecting empty or invalid texts and texts over
+/// request.limits.maxTokens with Error(InvalidArgument / ResourceLimit). When maxPositions > 0 a
+/// longer text keeps its last maxPositions tokens and a notice says exactly which window is shown.
+BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, int maxPositions = 0);
+
+/// Additive mask [B, 1, Tq, Tk] with -inf on padded keys and, when causal, on keys after the
+/// query. Undefined when nothing is masked.
+torch::Tensor buildMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal);
+
+/// Zeroes rows of padded queries in [L?, B, H, Tq, Tk] / [B, Tq, C] style tensors whose batch axis
+/// is batchAxis and query axis is queryAxis.
+void zeroPaddedQueries(torch::Tensor& t, const std::vector<int>& queryLengths, int batchAxis,
+                       int queryAxis);
+
+/// Throws Error(ResourceLimit) "<what> needs about X GiB, more than the limit of Y GiB" when the
+/// estimate is over the limit.
+void checkMemory(uint64_t estimateBytes, uint64_t limitBytes, const std::string& what);
+std::string formatBytes(uint64_t bytes);
+
+/// Throws Error(Cancelled) when the request's cancel flag is set.
+void throwIfCancelled(const RunRequest& request);
+
+}  // namespace attnscope
