@@ -2,6 +2,7 @@
 #include "model_options.h"
 
 #include "attnscope/runtime.h"
+#include "attnscope/model_spec.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/toy_config.h"
 
@@ -29,9 +30,9 @@ void addModelFlags(ArgParser& p) {
 }
 
 std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
-  const std::string model = p.value("--model", "toy");
-  if (model != "toy") throw UsageError("--model: unknown model '" + model + "' (choose toy)");
-  ToyConfig c;
+  ModelSpec spec;
+  spec.source = p.value("--model", "toy");
+  ToyConfig& c = spec.toy;
   c.variant = parseVariant(p.value("--variant", "fused"));
   c.inputDim = static_cast<int>(p.integer("--input-dim", 64, 1, 65536));
   c.dModel = static_cast<int>(p.integer("--d-model", 64, 1, 65536));
@@ -47,7 +48,7 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
     for (const TensorInfo& info : file.tensors()) weights.push_back({info.name, file.readFloat(info.name)});
     return makeToyModel(c, weights);
   }
-  return makeToyModel(c);
+  return openModel(spec);
 }
 
 RunRequest requestFromFlags(const ArgParser& p) {
