@@ -10,5 +10,8 @@ namespace attnscope::cli {
 /// They throw UsageError / attnscope::Error; main maps those to exit codes.
 int runCommand(const std::vector<std::string>& args);
 int tokenizeCommand(const std::vector<std::string>& args);
+int trainCommand(const std::vector<std::string>& args);
+int evalCommand(const std::vector<std::string>& args);
+int sampleCommand(const std::vector<std::string>& args);
 
 }  // namespace attnscope::cli

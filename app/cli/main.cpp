@@ -19,6 +19,9 @@ const char* kUsage =
     "commands:\n"
     "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
     "  tokenize   split text into tokens\n"
+    "  train      train a tiny character-level GPT on a text file\n"
+    "  eval       print a tiny GPT's validation loss on a text file\n"
+    "  sample     generate text with a tiny GPT\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
@@ -29,6 +32,9 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
       {"run", cli::runCommand},
       {"tokenize", cli::tokenizeCommand},
+      {"train", cli::trainCommand},
+      {"eval", cli::evalCommand},
+      {"sample", cli::sampleCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -11,7 +11,7 @@ namespace attnscope::cli {
 void addModelFlags(ArgParser& p) {
   p.option("--text", "TEXT", "input sentence; repeat for a batch", true)
       .option("--context", "TEXT", "cross-attention: keys and values come from this text")
-      .option("--model", "M", "toy (the configurable layer; default)")
+      .option("--model", "M", "toy (the configurable layer; default), default (bundled tiny GPT) or FILE.safetensors")
       .option("--variant", "V", "fused (tutorial) or per-head (textbook); default fused")
       .option("--input-dim", "N", "embedding width fed into the layer; default 64")
       .option("--d-model", "N", "n_embd: width of q, k, v and output; default 64")

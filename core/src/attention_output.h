@@ -18,7 +18,8 @@ struct AttentionInput {
   torch::Tensor context;  // [B, Tk, in] for cross-attention; undefined for self-attention
   torch::Tensor mask;     // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
   double scale = 1.0;     // multiplies q·kᵀ
-  std::string scaleText;  // how the scale was derived, for the trace: "math.sqrt(hd)"
+  std::string scaleText;  // how the scale was derived, for the trace: "hd**-0.5"
+  bool keepAttention = true;  // false while training: skip stacking [B, H, Tq, Tk] copies
 };
 
 }  // namespace attnscope

@@ -19,6 +19,7 @@ class PerHeadAttentionImpl : public torch::nn::Module {
   torch::nn::Linear proj{nullptr};
 
  private:
+  AttentionOutput forwardBatched(const AttentionInput& in);
   int m_dModel, m_heads;
 };
 TORCH_MODULE(PerHeadAttention);
