@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every documented CLI error path: exit code 2 and one line naming the bad flag or value.
+set -u
+cli=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect CODE SUBSTRING -- ARGS...
+expect() {
+  local code=$1 want=$2
+  shift 3
+  local out rc
+  out=$("$cli" "$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $code ]]; then
+    echo "FAIL: attnscope-cli $* -> exit $rc, wanted $code; output: $out"
+    failures=$((failures + 1))
+  elif [[ $out != *"$want"* ]]; then
+    echo "FAIL: attnscope-cli $* -> output lacks '$want': $out"
+    failures=$((failures + 1))
+  fi
+}
+
+expect 2 "heads (3) must divide d_model (64)" -- run --text hi --heads 3
+expect 2 "--d-model must be between 1 and" -- run --text hi --d-model 0
+expect 2 "--heads must be between 1 and" -- run --text hi --heads -4
+expect 2 "--heads expects a whole number, got 'four'" -- run --text hi --heads four
+expect 2 "--seed expects a whole number, got '1.5'" -- run --text hi --seed 1.5
+expect 2 "unknown flag --bogus" -- run --text hi --bogus 1
+expect 2 "the text is empty" -- run --text ""
+expect 2 "invalid UTF-8 at byte 2 of the text" -- run --text $'ab\xff'
+expect 2 "has 50 tokens, more than the limit of 10" -- run --text "$(printf 'x%.0s' {1..50})" --max-tokens 10
+expect 2 "needs about" -- run --batch 64 --seq-len 4096 --memory-limit 100
+expect 2 "unknown device 'tpu'" -- run --text hi --device tpu
+expect 2 "unknown variant 'split'" -- run --text hi --variant split
+expect 2 "unknown mask 'future'" -- run --text hi --mask future
+expect 2 "--heads needs a value" -- run --text hi --heads
+expect 2 "--batch needs --seq-len" -- run --batch 3
+expect 2 "give --text TEXT" -- run
+expect 2 "unknown command 'fly'" -- fly
+expect 2 "cannot create --dump folder" -- run --text hi --dump /proc/attnscope-no/such
+expect 2 "--text is required" -- tokenize
+expect 2 "invalid UTF-8" -- tokenize --text $'\xc3('
+expect 2 "unknown model 'nonesuch'" -- run --text hi --model nonesuch
+if ! "$cli" run --text hi --device auto 2>/dev/null | grep -q "on cuda"; then
+  expect 2 "device 'cuda' is not available" -- run --text hi --device cuda
+fi
+touch "$tmp/file"
+expect 2 "cannot write $tmp/file/x.json" -- run --text hi --json "$tmp/file/x.json"
+
+for sub in run tokenize train eval sample; do
+  expect 0 "usage: attnscope-cli $sub" -- "$sub" --help
+done
+expect 0 "commands:" -- --help
+
+# Success paths.
+expect 0 "[30, 5, 1536]" -- run --variant fused --input-dim 1024 --d-model 512 --heads 8 --batch 30 --seq-len 5 --trace
+expect 0 "attention [1, 2, 4, 11, 11]" -- run --text "hello world" --text "hi" --variant per-head --mask causal
+expect 0 $'104\th' -- tokenize --text "hé🙂" --json "$tmp/tok.json"
+grep -q '"ids"' "$tmp/tok.json" || { echo "FAIL: tokenize --json wrote no ids"; failures=$((failures + 1)); }
+expect 0 "model toy" -- run --text "dump me" --context "a context" --dump "$tmp/dump"
+for f in input.npy context.npy weights.safetensors attention.npy output.npy trace.json tokens.json; do
+  [[ -s $tmp/dump/$f ]] || { echo "FAIL: --dump did not write $f"; failures=$((failures + 1)); }
+done
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI error and success paths behave"
