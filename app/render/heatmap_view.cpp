@@ -247,9 +247,11 @@ QPointF HeatmapView::lastCellCenter(int query, int key) const {
 
 QString HeatmapView::cellText(int query, int key) const {
   if (query < 0 || key < 0 || query >= m_matrix.rows || key >= m_matrix.cols) return {};
+  const float v = m_matrix.at(query, key);
+  // NaN is how HeadMatrix keeps masked (−inf) scores.
+  const QString value = std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);
   return QStringLiteral("query '%1' → key '%2': %3")
-      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key),
-           MatrixPainter::formatValue(m_matrix.at(query, key)));
+      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key), value);
 }
 
 bool HeatmapView::cellAt(const QPointF& pos, int* query, int* key) const {

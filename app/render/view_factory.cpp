@@ -4,6 +4,7 @@
 #include "compare_view.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
+#include "pipeline_view.h"
 #include "stats_view.h"
 
 namespace attnscope::render {
@@ -14,7 +15,7 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
     case ViewKind::Grid: return new GridView(parent);
     case ViewKind::Compare: return new CompareView(parent);
     case ViewKind::Stats: return new StatsView(parent);
-    case ViewKind::Pipeline: break;
+    case ViewKind::Pipeline: return new PipelineView(parent);
   }
   return new HeatmapView(parent);
 }
