@@ -19,7 +19,9 @@ namespace {
 
 constexpr double kMinBoxWidth = 88;
 
-QString shapeText(const TraceStep& s) { return QString::fromStdString(FloatTensor::formatShape(s.shape)); }
+QString shapeText(const TraceStep& s) {
+  return QString::fromStdString(FloatTensor::formatShape(s.shape));
+}
 
 QString arrowLabel(const std::string& kind) {
   if (kind == "linear") return QStringLiteral("Linear");
@@ -33,7 +35,8 @@ std::vector<int> depths(const LayerTrace& t) {
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     for (int in : t.steps[i].inputs) {
       // Inputs come before their users in a trace; anything else is ignored rather than looping.
-      if (in >= 0 && static_cast<std::size_t>(in) < i) d[i] = std::max(d[i], d[static_cast<std::size_t>(in)] + 1);
+      if (in >= 0 && static_cast<std::size_t>(in) < i)
+        d[i] = std::max(d[i], d[static_cast<std::size_t>(in)] + 1);
     }
   }
   return d;
@@ -65,42 +68,51 @@ void PipelineView::setViewState(const ViewState& state) {
 }
 
 const LayerTrace* PipelineView::trace() const {
-  if (!m_result || m_state.layer < 0 || m_state.layer >= static_cast<int>(m_result->traces.size())) return nullptr;
+  if (!m_result || m_state.layer < 0 || m_state.layer >= static_cast<int>(m_result->traces.size()))
+    return nullptr;
   return &m_result->traces[static_cast<std::size_t>(m_state.layer)];
 }
 
 QString PipelineView::explain(const QString& kind) {
   static const std::map<QString, QString> sentences = {
       {QStringLiteral("input"), QStringLiteral("The layer's input: one vector per token.")},
-      {QStringLiteral("embedding"), QStringLiteral("The embedding looks up a learned vector for every token id.")},
-      {QStringLiteral("linear"),
-       QStringLiteral("A learned Linear layer multiplies every token's vector by a weight matrix and adds a bias.")},
+      {QStringLiteral("embedding"),
+       QStringLiteral("The embedding looks up a learned vector for every token id.")},
+      {QStringLiteral("linear"), QStringLiteral("A learned Linear layer multiplies every token's "
+                                                "vector by a weight matrix and adds a bias.")},
       {QStringLiteral("reshape"),
-       QStringLiteral("reshape regroups the same numbers into new dimensions, here splitting or joining the heads.")},
+       QStringLiteral("reshape regroups the same numbers into new dimensions, here splitting or "
+                      "joining the heads.")},
       {QStringLiteral("permute"),
-       QStringLiteral("permute reorders the dimensions so that each head's tokens sit together for the matrix products.")},
+       QStringLiteral("permute reorders the dimensions so that each head's tokens sit together for "
+                      "the matrix products.")},
       {QStringLiteral("chunk"),
-       QStringLiteral("chunk cuts the last dimension into equal parts: the queries, keys and values.")},
+       QStringLiteral(
+           "chunk cuts the last dimension into equal parts: the queries, keys and values.")},
       {QStringLiteral("split"),
        QStringLiteral("split cuts the last dimension into the queries, keys and values.")},
-      {QStringLiteral("matmul"),
-       QStringLiteral("The matrix product takes dot products: each query with each key for scores, or weights with "
-                      "values for a weighted sum.")},
-      {QStringLiteral("scale"),
-       QStringLiteral("Scaling by 1/√head_size keeps the scores small enough that softmax does not saturate.")},
-      {QStringLiteral("mask"),
-       QStringLiteral("The mask sets the scores of future (or padding) positions to −inf, so they get zero weight.")},
+      {QStringLiteral("matmul"), QStringLiteral("The matrix product takes dot products: each query "
+                                                "with each key for scores, or weights with "
+                                                "values for a weighted sum.")},
+      {QStringLiteral("scale"), QStringLiteral("Scaling by 1/√head_size keeps the scores small "
+                                               "enough that softmax does not saturate.")},
+      {QStringLiteral("mask"), QStringLiteral("The mask sets the scores of future (or padding) "
+                                              "positions to −inf, so they get zero weight.")},
       {QStringLiteral("softmax"),
        QStringLiteral("softmax turns each row of scaled scores into weights that sum to 1.")},
       {QStringLiteral("concat"),
        QStringLiteral("concat puts the heads' outputs side by side again, back to d_model wide.")},
       {QStringLiteral("output"),
-       QStringLiteral("The output projection mixes what the heads found into one vector per token.")},
+       QStringLiteral(
+           "The output projection mixes what the heads found into one vector per token.")},
       {QStringLiteral("layernorm"),
-       QStringLiteral("Layer norm rescales each token's vector to zero mean and unit variance, then applies a "
-                      "learned gain and bias.")},
-      {QStringLiteral("add"), QStringLiteral("The residual connection adds the sublayer's result to its input.")},
-      {QStringLiteral("gelu"), QStringLiteral("GELU is the smooth non-linearity between the MLP's two Linear layers.")},
+       QStringLiteral(
+           "Layer norm rescales each token's vector to zero mean and unit variance, then applies a "
+           "learned gain and bias.")},
+      {QStringLiteral("add"),
+       QStringLiteral("The residual connection adds the sublayer's result to its input.")},
+      {QStringLiteral("gelu"),
+       QStringLiteral("GELU is the smooth non-linearity between the MLP's two Linear layers.")},
   };
   const auto it = sentences.find(kind);
   return it != sentences.end() ? it->second : QStringLiteral("A %1 step.").arg(kind);
@@ -139,7 +151,8 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
     // The first lanes, one kept for the stack; the selected head always shown.
     const int keep = std::max(1, fit - 1);
     std::vector<int> first(shown.begin(), shown.begin() + keep);
-    if (heads.count(m_state.head) && std::find(first.begin(), first.end(), m_state.head) == first.end()) {
+    if (heads.count(m_state.head) &&
+        std::find(first.begin(), first.end(), m_state.head) == first.end()) {
       first.back() = m_state.head;
     }
     lay.hiddenHeads = static_cast<int>(shown.size()) - keep;
@@ -191,7 +204,8 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
   }
   if (lay.hiddenHeads > 0 && !lay.lanes.isEmpty()) {
     const QRectF first = lay.lanes.front();
-    lay.stack = QRectF(rect.left() + shown.size() * laneWidth + 3, first.top(), laneWidth - 6, first.height());
+    lay.stack = QRectF(rect.left() + shown.size() * laneWidth + 3, first.top(), laneWidth - 6,
+                       first.height());
   }
   // Arrows: straight between neighbouring rows, else down beside the boxes and across.
   const double gap = pitch - boxHeight;
@@ -206,18 +220,23 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
       a.from = fromHidden ? -1 : in;
       a.to = toHidden ? -1 : static_cast<int>(i);
       // The stack stands for every hidden step: arrows meet it at the rows of the real steps.
-      const QRectF src = fromHidden ? QRectF(lay.stack.center().x() - 20, rowTop(depth[static_cast<std::size_t>(in)]), 40, boxHeight)
-                                    : boxOf[in];
-      const QRectF dst = toHidden ? QRectF(lay.stack.center().x() - 20, rowTop(depth[i]), 40, boxHeight)
-                                  : boxOf[static_cast<int>(i)];
+      const QRectF src = fromHidden
+                             ? QRectF(lay.stack.center().x() - 20,
+                                      rowTop(depth[static_cast<std::size_t>(in)]), 40, boxHeight)
+                             : boxOf[in];
+      const QRectF dst = toHidden
+                             ? QRectF(lay.stack.center().x() - 20, rowTop(depth[i]), 40, boxHeight)
+                             : boxOf[static_cast<int>(i)];
       if (toHidden || fromHidden) {
         // One arrow per hidden lane would be noise: draw it once.
         bool duplicate = false;
-        for (const Arrow& b : lay.arrows) duplicate |= (b.from == a.from && b.to == a.to && (a.from == -1 || a.to == -1));
+        for (const Arrow& b : lay.arrows)
+          duplicate |= (b.from == a.from && b.to == a.to && (a.from == -1 || a.to == -1));
         if (duplicate) continue;
       }
       const QPointF start(src.center().x(), src.bottom()), end(dst.center().x(), dst.top());
-      if (depth[i] - depth[static_cast<std::size_t>(in)] <= 1 || std::abs(start.x() - end.x()) < 1) {
+      if (depth[i] - depth[static_cast<std::size_t>(in)] <= 1 ||
+          std::abs(start.x() - end.x()) < 1) {
         a.path << start << end;
         a.labelAt = start + (end - start) * (std::abs(start.x() - end.x()) < 1 ? 0.5 : 0.62);
       } else {
@@ -234,21 +253,21 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
 }
 
 void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style =
-      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
+                                                     : RenderStyle::forExport(m_state);
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title);
   const LayerTrace* t = trace();
   if (!t || t->steps.empty()) {
-    painter.setPen(style.muted);
-    painter.setFont(style.font(14));
-    painter.drawText(area, Qt::AlignCenter,
-                     m_result ? QStringLiteral("No trace for layer %1").arg(m_state.layer) : QStringLiteral("No result yet"));
+    style.drawMessage(painter, area,
+                      m_result ? QStringLiteral("No trace for layer %1").arg(m_state.layer)
+                               : QStringLiteral("No result yet"));
     painter.restore();
     return;
   }
-  const QFont nameFont = style.font(12, true), shapeFont = style.font(11), labelFont = style.font(10);
+  const QFont nameFont = style.font(12, true), shapeFont = style.font(11),
+              labelFont = style.font(10);
   const QFontMetricsF fm(shapeFont);
   const QRectF diagram = QRectF(area).adjusted(10, fm.height() + 8, -10, -fm.height() * 2 - 8);
   const Layout lay = layoutFor(diagram, style);
@@ -282,7 +301,8 @@ void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString&
                      QStringLiteral("… %1 more heads\n(the same steps)").arg(lay.hiddenHeads));
   }
 
-  // Arrows, then boxes on top, then arrow labels on top of all (with a backing so they stay legible).
+  // Arrows, then boxes on top, then arrow labels on top of all (with a backing so they stay
+  // legible).
   const QColor arrowColor = style.muted;
   for (const Arrow& a : lay.arrows) {
     painter.setPen(QPen(arrowColor, 1.2));
@@ -308,12 +328,13 @@ void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString&
     painter.setFont(nameFont);
     painter.setPen(style.text);
     const QFontMetricsF nm(nameFont);
-    painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2), Qt::AlignCenter,
+    painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2),
+                     Qt::AlignCenter,
                      nm.elidedText(QString::fromStdString(s.name), Qt::ElideRight, inner.width()));
     painter.setFont(shapeFont);
     painter.setPen(style.muted);
-    painter.drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2), Qt::AlignCenter,
-                     fm.elidedText(shapeText(s), Qt::ElideMiddle, inner.width()));
+    painter.drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2),
+                     Qt::AlignCenter, fm.elidedText(shapeText(s), Qt::ElideMiddle, inner.width()));
   }
   painter.setFont(labelFont);
   const QFontMetricsF lm(labelFont);
@@ -323,7 +344,8 @@ void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString&
     const double w = lm.horizontalAdvance(a.label) + 8, h = lm.height() + 2;
     const QRectF r(a.labelAt.x() - w / 2, a.labelAt.y() - h / 2, w, h);
     // Fan-outs repeat one label many times: keep only those that do not collide.
-    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& o) { return o.intersects(r); })) continue;
+    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& o) { return o.intersects(r); }))
+      continue;
     taken << r;
     painter.setPen(Qt::NoPen);
     painter.setBrush(style.background);
@@ -333,14 +355,17 @@ void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString&
   }
   painter.setFont(style.font(11));
   painter.setPen(style.muted);
-  painter.drawText(QRectF(area.left() + 10, area.top(), area.width() - 20, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+  painter.drawText(QRectF(area.left() + 10, area.top(), area.width() - 20, fm.height() + 4),
+                   Qt::AlignLeft | Qt::AlignVCenter,
                    QStringLiteral("layer %1 · %2 attention · shapes of this run's tensors")
                        .arg(m_state.layer)
                        .arg(QString::fromStdString(t->variant)));
-  painter.drawText(QRectF(area.left() + 10, area.bottom() - fm.height() * 2, area.width() - 20, fm.height() * 2),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   QStringLiteral("B = batch, T = tokens, H = heads, hd = head size · arrows are labelled with the "
-                                  "operation that makes their target"));
+  painter.drawText(
+      QRectF(area.left() + 10, area.bottom() - fm.height() * 2, area.width() - 20, fm.height() * 2),
+      Qt::AlignLeft | Qt::AlignVCenter,
+      QStringLiteral(
+          "B = batch, T = tokens, H = heads, hd = head size · arrows are labelled with the "
+          "operation that makes their target"));
   painter.restore();
 }
 
@@ -359,7 +384,8 @@ void PipelineView::mouseMoveEvent(QMouseEvent* event) {
   for (const Box& b : lay.boxes)
     if (b.rect.contains(p)) text = stepText(b.step);
   if (text.isEmpty() && lay.stack.contains(p)) {
-    text = QStringLiteral("%1 more heads run the same steps as the lanes shown, each on its own weights.")
+    text = QStringLiteral(
+               "%1 more heads run the same steps as the lanes shown, each on its own weights.")
                .arg(lay.hiddenHeads);
   }
   if (text.isEmpty()) {
@@ -369,17 +395,20 @@ void PipelineView::mouseMoveEvent(QMouseEvent* event) {
         if (distanceToSegment(p, a.path[i - 1], a.path[i]) < 4 && t) {
           const int to = a.to >= 0 ? a.to : a.from;
           const TraceStep& s = t->steps[static_cast<std::size_t>(to)];
-          const QString from = a.from >= 0 ? QString::fromStdString(t->steps[static_cast<std::size_t>(a.from)].name)
-                                           : QStringLiteral("hidden heads");
+          const QString from =
+              a.from >= 0 ? QString::fromStdString(t->steps[static_cast<std::size_t>(a.from)].name)
+                          : QStringLiteral("hidden heads");
           text = QStringLiteral("%1 → %2: %3\nPyTorch: %4")
-                     .arg(from, QString::fromStdString(s.name), explain(QString::fromStdString(s.kind)),
-                          QString::fromStdString(s.op));
+                     .arg(from, QString::fromStdString(s.name),
+                          explain(QString::fromStdString(s.kind)), QString::fromStdString(s.op));
         }
       }
     }
   }
-  if (text.isEmpty()) QToolTip::hideText();
-  else QToolTip::showText(event->globalPosition().toPoint(), text, this);
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, this);
 }
 
 }  // namespace attnscope::render

@@ -46,9 +46,9 @@ class PipelineView final : public AttentionView {
   struct Layout {
     QVector<Box> boxes;
     QVector<Arrow> arrows;
-    QVector<QRectF> lanes;     // background of each head lane shown
-    QVector<int> laneHeads;    // the head of each lane
-    QRectF stack;              // empty when every head is shown
+    QVector<QRectF> lanes;   // background of each head lane shown
+    QVector<int> laneHeads;  // the head of each lane
+    QRectF stack;            // empty when every head is shown
     int hiddenHeads = 0;
   };
   /// The diagram's geometry inside rect (public for tests).

@@ -11,11 +11,16 @@ namespace attnscope::render {
 
 AttentionView* createView(ViewKind kind, QWidget* parent) {
   switch (kind) {
-    case ViewKind::Heatmap: return new HeatmapView(parent);
-    case ViewKind::Grid: return new GridView(parent);
-    case ViewKind::Compare: return new CompareView(parent);
-    case ViewKind::Stats: return new StatsView(parent);
-    case ViewKind::Pipeline: return new PipelineView(parent);
+    case ViewKind::Heatmap:
+      return new HeatmapView(parent);
+    case ViewKind::Grid:
+      return new GridView(parent);
+    case ViewKind::Compare:
+      return new CompareView(parent);
+    case ViewKind::Stats:
+      return new StatsView(parent);
+    case ViewKind::Pipeline:
+      return new PipelineView(parent);
   }
   return new HeatmapView(parent);
 }

@@ -31,8 +31,8 @@ using namespace attnscope::render;
 namespace {
 
 // Random causal (or full) attention, rows normalised over the allowed keys, plus a per-head trace.
-std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, bool causal, int batch = 1,
-                                            unsigned seed = 7) {
+std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, bool causal,
+                                            int batch = 1, unsigned seed = 7) {
   auto r = std::make_shared<AttentionResult>();
   r->modelName = "fake";
   r->attention = FloatTensor({layers, batch, heads, tokens, tokens});
@@ -80,8 +80,10 @@ std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, b
       const int k = t.add({"k", "heads[h].key(x)", "linear", {1, tokens, 16}, h, {x}});
       const int q = t.add({"q", "heads[h].query(x)", "linear", {1, tokens, 16}, h, {x}});
       const int v = t.add({"v", "heads[h].value(x)", "linear", {1, tokens, 16}, h, {x}});
-      const int w = t.add({"wei", "q @ k.transpose(-2, -1)", "matmul", {1, tokens, tokens}, h, {q, k}});
-      const int a = t.add({"attention", "F.softmax(wei, dim=-1)", "softmax", {1, tokens, tokens}, h, {w}});
+      const int w =
+          t.add({"wei", "q @ k.transpose(-2, -1)", "matmul", {1, tokens, tokens}, h, {q, k}});
+      const int a =
+          t.add({"attention", "F.softmax(wei, dim=-1)", "softmax", {1, tokens, tokens}, h, {w}});
       outs.push_back(t.add({"out", "wei @ v", "matmul", {1, tokens, 16}, h, {a, v}}));
     }
     const int c = t.add({"concat", "torch.cat(...)", "concat", {1, tokens, 64}, -1, outs});
@@ -117,7 +119,8 @@ class RenderTest : public QObject {
     QVERIFY(a == b);
     b.pinnedQuery = 3;
     QVERIFY(a != b);
-    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats, ViewKind::Pipeline}) {
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
+                       ViewKind::Pipeline}) {
       ViewKind parsed;
       QVERIFY(parseViewKind(toString(k), &parsed));
       QVERIFY(parsed == k);
@@ -133,7 +136,8 @@ class RenderTest : public QObject {
 
   void everyViewRendersToPng_data() {
     QTest::addColumn<int>("kind");
-    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats, ViewKind::Pipeline})
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
+                       ViewKind::Pipeline})
       QTest::newRow(toString(k).toLatin1().constData()) << static_cast<int>(k);
   }
   void everyViewRendersToPng() {
@@ -183,7 +187,9 @@ class RenderTest : public QObject {
         const QColor c = image.pixelColor(p);
         if (k > q) {
           QVERIFY2(near(c, zero, 2), qPrintable(QStringLiteral("cell (%1,%2) is %3, expected %4")
-                                                    .arg(q).arg(k).arg(c.name(), zero.name())));
+                                                    .arg(q)
+                                                    .arg(k)
+                                                    .arg(c.name(), zero.name())));
         } else if (!near(c, zero, 2)) {
           ++lowerDiffers;
         }
@@ -199,7 +205,8 @@ class RenderTest : public QObject {
     view.setResult(r);
     view.setViewState(ViewState());
     const float w = r->headMatrix(0, 0, 0)[1 * 4 + 0];
-    QCOMPARE(view.cellText(1, 0), QStringLiteral("query 'tok1' → key 'tok0': %1").arg(w, 0, 'f', 3));
+    QCOMPARE(view.cellText(1, 0),
+             QStringLiteral("query 'tok1' → key 'tok0': %1").arg(w, 0, 'f', 3));
     ViewState s;
     s.showScores = true;
     view.setViewState(s);
@@ -251,8 +258,9 @@ class RenderTest : public QObject {
     const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
     if (pdftoppm.isEmpty()) QSKIP("pdftoppm (poppler-utils) is not installed");
     const QString stem = m_dir.filePath(QStringLiteral("heatmap_pdf"));
-    QCOMPARE(QProcess::execute(pdftoppm, {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("50"),
-                                          QStringLiteral("-singlefile"), path, stem}),
+    QCOMPARE(QProcess::execute(pdftoppm,
+                               {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("50"),
+                                QStringLiteral("-singlefile"), path, stem}),
              0);
     const QImage image(stem + QStringLiteral(".png"));
     QVERIFY(!image.isNull());
@@ -266,7 +274,8 @@ class RenderTest : public QObject {
     QFile f(blocker);
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.close();
-    for (const QString& path : {m_dir.filePath(QStringLiteral("missing/dir/out.png")), blocker + QStringLiteral("/out.pdf")}) {
+    for (const QString& path : {m_dir.filePath(QStringLiteral("missing/dir/out.png")),
+                                blocker + QStringLiteral("/out.pdf")}) {
       ExportOptions o;
       o.format = path.endsWith(QLatin1String("pdf")) ? ImageFormat::Pdf : ImageFormat::Png;
       const QString error = Exporter::exportView(*view, path, o);
@@ -276,7 +285,8 @@ class RenderTest : public QObject {
     }
     ExportOptions bad;
     bad.width = 0;
-    QVERIFY(!Exporter::exportView(*view, m_dir.filePath(QStringLiteral("zero.png")), bad).isEmpty());
+    QVERIFY(
+        !Exporter::exportView(*view, m_dir.filePath(QStringLiteral("zero.png")), bad).isEmpty());
     QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("zero.png"))));
   }
 
@@ -299,7 +309,8 @@ class RenderTest : public QObject {
     QFile j(json);
     QVERIFY(j.open(QIODevice::ReadOnly));
     QVERIFY(j.readAll().contains("\"softmax\""));
-    QVERIFY(!Exporter::exportTraceJson(*r, m_dir.filePath(QStringLiteral("missing/x.json"))).isEmpty());
+    QVERIFY(
+        !Exporter::exportTraceJson(*r, m_dir.filePath(QStringLiteral("missing/x.json"))).isEmpty());
   }
 
   void allHeadsOneFileEach() {
@@ -352,7 +363,8 @@ class RenderTest : public QObject {
     QVERIFY(lay.laneHeads.contains(9));
     QCOMPARE(lay.laneHeads.size() + lay.hiddenHeads, 12);
     for (int i = 0; i < lay.boxes.size(); ++i)
-      for (int j = i + 1; j < lay.boxes.size(); ++j) QVERIFY(!lay.boxes[i].rect.intersects(lay.boxes[j].rect));
+      for (int j = i + 1; j < lay.boxes.size(); ++j)
+        QVERIFY(!lay.boxes[i].rect.intersects(lay.boxes[j].rect));
     QVERIFY(PipelineView::explain(QStringLiteral("softmax")).contains(QStringLiteral("sum to 1")));
     QVERIFY(view.stepText(0).contains(QStringLiteral("PyTorch")));
   }
@@ -371,8 +383,13 @@ class RenderTest : public QObject {
     const qint64 first = timer.restart();
     const QImage again = Exporter::renderImage(view, o);
     const qint64 cached = timer.elapsed();
-    qInfo("grid 12x12 heads, T=128, 1400x1200: first render %lld ms, cached %lld ms", first, cached);
+    qInfo("grid 12x12 heads, T=128, 1400x1200: first render %lld ms, cached %lld ms", first,
+          cached);
     QVERIFY(distinctColours(image) > 8);
+    // For looking at: ATTNSCOPE_RENDER_DIR=/tmp/x keeps the picture.
+    if (qEnvironmentVariableIsSet("ATTNSCOPE_RENDER_DIR"))
+      image.save(qEnvironmentVariable("ATTNSCOPE_RENDER_DIR") +
+                 QStringLiteral("/grid_12x12_T128.png"));
     QVERIFY2(first < 2000, "a full grid render must stay interactive");
   }
 
