@@ -288,19 +288,32 @@ void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderSt
 }
 
 void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
-  const QFont font = style.font(11), bold = style.font(11, true);
+  // Columns as wide as their header or a value; the font shrinks when the table would not fit.
+  const int columns = 8;
+  double pixels = 11;
+  double widths[columns];
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const QFontMetricsF bm(style.font(pixels, true));
+    const double value = bm.horizontalAdvance(QStringLiteral("00.000"));
+    double total = 0;
+    for (int c = 0; c < columns; ++c) {
+      widths[c] = std::max(value, bm.horizontalAdvance(QString::fromLatin1(kColumns[c]))) + 10;
+      total += widths[c];
+    }
+    if (total <= rect.width()) break;
+    pixels *= rect.width() / total * 0.98;
+  }
+  const QFont font = style.font(pixels), bold = style.font(pixels, true);
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
-  const int columns = 8;
-  const double widths[columns] = {0.09, 0.09, 0.14, 0.14, 0.12, 0.14, 0.14, 0.14};
   const int heads = m_result->heads();
   const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
   const int n = static_cast<int>(m_stats.size());
   const int shown = n > fit ? fit - 1 : n;
   auto cellRect = [&](int row, int col) {
     double x = rect.left();
-    for (int c = 0; c < col; ++c) x += widths[c] * rect.width();
-    return QRectF(x, rect.top() + row * rowH, widths[col] * rect.width() - 6, rowH);
+    for (int c = 0; c < col; ++c) x += widths[c];
+    return QRectF(x, rect.top() + row * rowH, widths[col] - 6, rowH);
   };
   painter.setFont(bold);
   painter.setPen(style.text);
@@ -357,7 +370,10 @@ void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& ti
     return;
   }
   // Table on the left, charts stacked on the right.
-  const double tableWidth = std::min(area.width() * 0.42, 560.0 * style.fontScale);
+  // The table gets its natural width (8 columns of a value or header), up to half the drawing.
+  const QFontMetricsF bm(style.font(11, true));
+  const double natural = 8 * (bm.horizontalAdvance(QStringLiteral("distance")) + 10);
+  const double tableWidth = std::min(area.width() * 0.5, natural);
   drawTable(painter, QRectF(area.left(), area.top(), tableWidth, area.height()), style);
   const QRectF charts(area.left() + tableWidth + 16, area.top(), area.width() - tableWidth - 16,
                       area.height());
