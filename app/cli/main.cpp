@@ -22,6 +22,7 @@ const char* kUsage =
     "  train      train a tiny character-level GPT on a text file\n"
     "  eval       print a tiny GPT's validation loss on a text file\n"
     "  sample     generate text with a tiny GPT\n"
+    "  export     render a view (heatmap, grid, compare, stats, pipeline) to PNG, SVG or PDF\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
       {"train", cli::trainCommand},
       {"eval", cli::evalCommand},
       {"sample", cli::sampleCommand},
+      {"export", cli::exportCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
