@@ -1,13 +1,40 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/model_spec.h"
 
+#include <filesystem>
+
 #include "attnscope/error.h"
+#include "attnscope/model_catalog.h"
+#include "gpt2_model.h"
 
 namespace attnscope {
+namespace {
+
+std::string folderName(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();  // "models/gpt2/"
+  return p.filename().string();
+}
+
+}  // namespace
 
 std::shared_ptr<Model> openModel(const ModelSpec& spec) {
-  if (spec.source == "toy") return makeToyModel(spec.toy);
-  throw Error(ErrorKind::InvalidArgument, "unknown model '" + spec.source + "' (choose toy)");
+  const std::string& source = spec.source;
+  if (source == "toy") return makeToyModel(spec.toy);
+
+  // Bundled and single-file checkpoints ("default", *.safetensors) are resolved here, before the
+  // folder and cache look-ups.
+
+  std::error_code ec;
+  if (std::filesystem::is_directory(source, ec)) return openGpt2Folder(source, folderName(source));
+  if (const auto cached = resolveCachedModel(source)) return openGpt2Folder(*cached, source);
+
+  std::string searched;
+  for (const std::string& dir : huggingFaceCacheDirs()) searched += (searched.empty() ? "" : ", ") + dir;
+  throw Error(ErrorKind::InvalidArgument,
+              "model '" + source + "' not found: not a folder, and not in the Hugging Face cache (searched: " +
+                  (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
+                  "); choose toy, a model folder, or a cached model name such as gpt2");
 }
 
 }  // namespace attnscope
