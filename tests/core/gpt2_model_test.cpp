@@ -143,7 +143,8 @@ TEST_P(Gpt2Layouts, LoadsAndMatchesThePlainLoopReference) {
 INSTANTIATE_TEST_SUITE_P(
     Gpt2, Gpt2Layouts,
     ::testing::Values(Variant{"prefixed", true, TinyStorage::F32}, Variant{"bare", false, TinyStorage::F32},
-                      Variant{"f16", true, TinyStorage::F16}, Variant{"sharded", false, TinyStorage::Sharded}),
+                      Variant{"f16", true, TinyStorage::F16}, Variant{"bf16", false, TinyStorage::BF16},
+                      Variant{"sharded", false, TinyStorage::Sharded}),
     [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
 
 class Gpt2Fixture : public ::testing::Test {
@@ -221,6 +222,13 @@ TEST_F(Gpt2Fixture, MemoryGuardRefusesBeforeRunning) {
   RunRequest request = textRequest({"hello the world"});
   request.limits.memoryLimitBytes = 4096;
   test::expectError([&] { open(folder())->run(request); }, ErrorKind::ResourceLimit, "memory limit");
+}
+
+TEST_F(Gpt2Fixture, CancelledRunsStop) {
+  const std::atomic<bool> cancel{true};
+  RunRequest request = textRequest({"hello"});
+  request.cancel = &cancel;
+  test::expectError([&] { open(folder())->run(request); }, ErrorKind::Cancelled, "cancelled");
 }
 
 TEST_F(Gpt2Fixture, RefusesRandomInputAndContext) {

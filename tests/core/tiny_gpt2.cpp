@@ -153,12 +153,25 @@ std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2
     stored.push_back({"lm_head.weight", weights.front().tensor});
   }
 
-  if (s.storage == TinyStorage::F16) {
+  if (s.storage == TinyStorage::F16 || s.storage == TinyStorage::BF16) {
+    const bool f16 = s.storage == TinyStorage::F16;
+    // bfloat16 is the top half of a float32, rounded to nearest even.
+    const auto toBf16 = [](float f) {
+      uint32_t x;
+      std::memcpy(&x, &f, 4);
+      return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    };
+    const auto fromBf16 = [](uint16_t h) {
+      const uint32_t x = static_cast<uint32_t>(h) << 16;
+      float f;
+      std::memcpy(&f, &x, 4);
+      return f;
+    };
     std::vector<RawTensor> raw;
     for (NamedTensor& w : stored) {
-      RawTensor r{w.name, "F16", w.tensor.shape, {}};
+      RawTensor r{w.name, f16 ? "F16" : "BF16", w.tensor.shape, {}};
       for (float& v : w.tensor.data) {
-        const uint16_t h = floatToHalf(v);
+        const uint16_t h = f16 ? floatToHalf(v) : toBf16(v);
         r.bytes.push_back(static_cast<char>(h & 0xff));
         r.bytes.push_back(static_cast<char>(h >> 8));
       }
@@ -166,7 +179,7 @@ std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2
     }
     writeText(at("model.safetensors"), rawSafetensors(raw));
     for (NamedTensor& w : weights) {
-      for (float& v : w.tensor.data) v = halfToFloat(floatToHalf(v));
+      for (float& v : w.tensor.data) v = f16 ? halfToFloat(floatToHalf(v)) : fromBf16(toBf16(v));
     }
   } else if (s.storage == TinyStorage::Sharded) {
     const std::size_t half = stored.size() / 2;

@@ -10,7 +10,7 @@
 namespace attnscope::test {
 
 /// How a test's tiny GPT-2 folder is laid out on disk.
-enum class TinyStorage { F32, F16, Sharded };
+enum class TinyStorage { F32, F16, BF16, Sharded };
 
 struct TinyGpt2 {
   int layers = 2;
@@ -27,7 +27,7 @@ struct TinyGpt2 {
 std::vector<NamedTensor> tinyGpt2Weights(const TinyGpt2& spec);
 
 /// Writes a complete Hugging Face folder (config.json, weights, vocab.json, merges.txt) and
-/// returns the weights as the model will see them (rounded through F16 for F16 storage).
+/// returns the weights as the model will see them (rounded through F16/BF16 for those storages).
 std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2& spec);
 
 /// One tensor of a hand-built safetensors file, in any dtype.
