@@ -42,7 +42,7 @@ expect 2 "unknown command 'fly'" -- fly
 expect 2 "cannot create --dump folder" -- run --text hi --dump /proc/attnscope-no/such
 expect 2 "--text is required" -- tokenize
 expect 2 "invalid UTF-8" -- tokenize --text $'\xc3('
-expect 2 "unknown model 'nonesuch'" -- run --text hi --model nonesuch
+expect 2 "model 'nonesuch' not found" -- run --text hi --model nonesuch
 if ! "$cli" run --text hi --device auto 2>/dev/null | grep -q "on cuda"; then
   expect 2 "device 'cuda' is not available" -- run --text hi --device cuda
 fi
