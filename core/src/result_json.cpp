@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
+#include "file_io.h"
 
 namespace attnscope {
 namespace {
