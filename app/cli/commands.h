@@ -10,5 +10,7 @@ namespace attnscope::cli {
 /// They throw UsageError / attnscope::Error; main maps those to exit codes.
 int runCommand(const std::vector<std::string>& args);
 int tokenizeCommand(const std::vector<std::string>& args);
+/// Needs Qt (offscreen when there is no display); the others run without it.
+int exportCommand(const std::vector<std::string>& args);
 
 }  // namespace attnscope::cli

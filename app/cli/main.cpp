@@ -19,6 +19,7 @@ const char* kUsage =
     "commands:\n"
     "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
     "  tokenize   split text into tokens\n"
+    "  export     render a view (heatmap, grid, compare, stats, pipeline) to PNG, SVG or PDF\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
       {"run", cli::runCommand},
       {"tokenize", cli::tokenizeCommand},
+      {"export", cli::exportCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

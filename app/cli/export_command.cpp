@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "arg_parser.h"
+#include "attnscope/error.h"
+#include "commands.h"
+#include "exporter.h"
+#include "model_options.h"
+#include "palette.h"
+#include "view_factory.h"
+
+namespace attnscope::cli {
+namespace {
+
+// Rendering needs a QApplication (fonts, QCustomPlot widgets) but never a display.
+std::unique_ptr<QApplication> startQt() {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  static int argc = 1;
+  static char name[] = "attnscope-cli";
+  static char* argv[] = {name, nullptr};
+  return std::make_unique<QApplication>(argc, argv);
+}
+
+// "--layer 3 is out of range: the model has 2 layers (0..1)".
+int indexFlag(const ArgParser& p, const std::string& flag, int fallback, int count, const char* noun) {
+  if (!p.has(flag)) return fallback;
+  const long long v = p.integer(flag, fallback, -(1ll << 40), 1ll << 40);
+  if (v < 0 || v >= count) {
+    throw UsageError(flag + " " + std::to_string(v) + " is out of range: the result has " +
+                     std::to_string(count) + " " + noun + (count == 1 ? "" : "s") + " (valid 0.." +
+                     std::to_string(count - 1) + ")");
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int exportCommand(const std::vector<std::string>& args) {
+  ArgParser p("attnscope-cli export", "Run a model and render one view of its attention to PNG, SVG or PDF.");
+  addModelFlags(p);
+  p.option("--view", "V", "heatmap (default), grid, compare, stats or pipeline")
+      .option("--layer", "L", "layer of the head shown (A in compare); default 0")
+      .option("--head", "H", "head shown (A in compare); default 0")
+      .option("--batch-item", "B", "batch item shown; default 0")
+      .option("--vs-layer", "L", "compare: layer of head B; default --layer")
+      .option("--vs-head", "H", "compare: head B; default the head after --head")
+      .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
+      .option("--format", "F", "png, svg or pdf; default from --out's extension, else png")
+      .option("--out", "FILE", "the file to write (required)")
+      .option("--width", "W", "drawing width in logical pixels (1/96 inch); default 1200")
+      .option("--height", "H", "drawing height; default 900")
+      .option("--dpi", "N", "PNG resolution: pixels = size x dpi / 96; default 150")
+      .option("--palette", "NAME", "viridis (default), magma, cividis or greyscale")
+      .flag("--scores", "heatmap: pre-softmax scores instead of weights")
+      .flag("--per-head-scale", "grid: scale each cell to its own maximum")
+      .flag("--classroom", "large fonts for projectors")
+      .option("--title", "TEXT", "title above the view; default describes the selection");
+  p.parse(args);
+  if (p.helpRequested()) {
+    std::cout << p.help();
+    return 0;
+  }
+  // Everything that needs no model is checked first, so mistakes fail fast.
+  render::ViewKind kind = render::ViewKind::Heatmap;
+  if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
+    throw UsageError("--view must be heatmap, grid, compare, stats or pipeline, got '" + p.value("--view") + "'");
+  }
+  if (!p.has("--out")) throw UsageError("--out FILE is required");
+  const QString out = QString::fromStdString(p.value("--out"));
+  render::ExportOptions options;
+  if (p.has("--format")) {
+    if (!render::parseImageFormat(QString::fromStdString(p.value("--format")), &options.format)) {
+      throw UsageError("--format must be png, svg or pdf, got '" + p.value("--format") + "'");
+    }
+  } else {
+    render::parseImageFormat(QFileInfo(out).suffix(), &options.format);
+  }
+  options.width = static_cast<int>(p.integer("--width", 1200, 16, 20000));
+  options.height = static_cast<int>(p.integer("--height", 900, 16, 20000));
+  options.dpi = static_cast<int>(p.integer("--dpi", 150, 24, 2400));
+  render::ViewState state;
+  if (p.has("--palette")) {
+    state.palette = QString::fromStdString(p.value("--palette")).toLower();
+    if (!render::Palette::names().contains(state.palette)) {
+      throw UsageError("--palette must be viridis, magma, cividis or greyscale, got '" + p.value("--palette") + "'");
+    }
+  }
+  state.showScores = p.has("--scores");
+  state.perHeadScale = p.has("--per-head-scale");
+  state.classroom = p.has("--classroom");
+  const QFileInfo outInfo(out);
+  const QFileInfo folder(outInfo.absolutePath());
+  if (!folder.isDir() || !folder.isWritable()) {
+    throw UsageError("--out " + p.value("--out") + ": folder " + folder.absoluteFilePath().toStdString() +
+                     " does not exist or is not writable");
+  }
+  if (outInfo.isDir()) throw UsageError("--out " + p.value("--out") + " is a folder; give a file name");
+
+  const RunRequest request = requestFromFlags(p);
+  const auto model = modelFromFlags(p);
+  auto result = std::make_shared<AttentionResult>(model->run(request));
+  for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+
+  state.layer = indexFlag(p, "--layer", 0, result->layers(), "layer");
+  state.head = indexFlag(p, "--head", 0, result->heads(), "head");
+  state.item = indexFlag(p, "--batch-item", 0, result->batch(), "batch item");
+  state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->layers(), "layer");
+  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % result->heads(), result->heads(), "head");
+  state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->batch(), "batch item");
+  if (p.has("--title")) {
+    options.title = QString::fromStdString(p.value("--title"));
+  } else {
+    const QString model = QString::fromStdString(result->modelName);
+    switch (kind) {
+      case render::ViewKind::Heatmap:
+        options.title = QStringLiteral("%1 · layer %2, head %3%4")
+                            .arg(model)
+                            .arg(state.layer)
+                            .arg(state.head)
+                            .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
+        break;
+      case render::ViewKind::Grid: options.title = QStringLiteral("%1 · all heads").arg(model); break;
+      case render::ViewKind::Compare:
+        options.title = QStringLiteral("%1 · L%2 H%3 vs L%4 H%5")
+                            .arg(model)
+                            .arg(state.layer)
+                            .arg(state.head)
+                            .arg(state.vsLayer)
+                            .arg(state.vsHead);
+        break;
+      case render::ViewKind::Stats: options.title = QStringLiteral("%1 · head statistics").arg(model); break;
+      case render::ViewKind::Pipeline:
+        options.title = QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
+        break;
+    }
+  }
+
+  const auto app = startQt();
+  std::unique_ptr<render::AttentionView> view(render::createView(kind));
+  view->resize(options.width, options.height);
+  view->setResult(result);
+  view->setViewState(state);
+  const QString error = render::Exporter::exportView(*view, out, options);
+  if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
+  static const char* kFormats[] = {"png", "svg", "pdf"};
+  std::printf("wrote %s (%s %s, %dx%d", out.toLocal8Bit().constData(),
+              render::toString(kind).toLatin1().constData(), kFormats[static_cast<int>(options.format)],
+              options.width, options.height);
+  if (options.format == render::ImageFormat::Png) std::printf(" at %d dpi", options.dpi);
+  std::printf(")\n");
+  return 0;
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "grid_view.h"
+
+#include <QFontMetricsF>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "head_matrix.h"
+#include "matrix_painter.h"
+#include "palette.h"
+#include "render_style.h"
+
+namespace attnscope::render {
+
+GridView::GridView(QWidget* parent) : AttentionView(parent) {
+  setMouseTracking(true);
+  setMinimumSize(200, 160);
+}
+
+void GridView::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  m_dirty = true;
+  update();
+}
+
+void GridView::setViewState(const ViewState& state) {
+  if (state.item != m_state.item || state.palette != m_state.palette ||
+      state.perHeadScale != m_state.perHeadScale) {
+    m_dirty = true;
+  }
+  m_state = state;
+  update();
+}
+
+void GridView::updateTiles() {
+  m_dirty = false;
+  m_tiles.clear();
+  m_max = 0;
+  if (!m_result || m_state.item < 0 || m_state.item >= m_result->batch()) return;
+  const AttentionResult& r = *m_result;
+  const int layers = r.layers(), heads = r.heads(), item = m_state.item;
+  const int rows = realQueries(r, item), cols = realKeys(r, item);
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  // Crop every head and build each layer's mean, then colour with one scale or one per cell.
+  std::vector<std::vector<float>> cells(static_cast<std::size_t>(layers) * (heads + 1),
+                                        std::vector<float>(n, 0.0f));
+  std::vector<float> maxima(cells.size(), 0.0f);
+  for (int l = 0; l < layers; ++l) {
+    std::vector<float>& mean = cells[static_cast<std::size_t>(l) * (heads + 1) + heads];
+    for (int h = 0; h < heads; ++h) {
+      std::vector<float>& cell = cells[static_cast<std::size_t>(l) * (heads + 1) + h];
+      const float* m = r.headMatrix(l, item, h);
+      for (int q = 0; q < rows; ++q) {
+        for (int k = 0; k < cols; ++k) {
+          const float v = m[static_cast<std::size_t>(q) * r.keys() + k];
+          cell[static_cast<std::size_t>(q) * cols + k] = v;
+          mean[static_cast<std::size_t>(q) * cols + k] += v / heads;
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    for (float v : cells[i]) maxima[i] = std::max(maxima[i], v);
+    m_max = std::max<double>(m_max, maxima[i]);
+  }
+  const Palette palette = Palette::named(m_state.palette);
+  m_tiles.reserve(static_cast<int>(cells.size()));
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const double hi = m_state.perHeadScale ? maxima[i] : m_max;
+    m_tiles.push_back(MatrixPainter::colorize(cells[i].data(), rows, cols, palette, 0.0,
+                                              std::max(hi, 1e-9)));
+  }
+}
+
+GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style) const {
+  Layout lay;
+  if (!m_result) return lay;
+  const int layers = m_result->layers(), columns = m_result->heads() + 1;
+  const QFontMetricsF fm(style.font(12));
+  const double left = fm.horizontalAdvance(QStringLiteral("L00")) + 14;
+  const double top = fm.height() + 10;
+  const double bottom = fm.height() * 2 + 8;  // room for the scale note
+  const double barSpace = MatrixPainter::colorBarWidth(style, 14) + 24;
+  const double width = area.width() - left - barSpace - 12, height = area.height() - top - bottom;
+  // Gaps shrink with the cell so that a 12×12 grid still gets most of the space.
+  double cell = std::min(width / (columns + 0.4), height / layers);
+  lay.gap = std::clamp(cell * 0.06, 1.0, 6.0);
+  lay.meanGap = std::clamp(cell * 0.35, 4.0, 24.0);
+  cell = std::min((width - lay.meanGap - lay.gap * columns) / columns, (height - lay.gap * layers) / layers);
+  lay.cell = std::max(cell, 2.0);
+  const double blockW = columns * (lay.cell + lay.gap) + lay.meanGap;
+  const double blockH = layers * (lay.cell + lay.gap);
+  lay.cells = QRectF(area.left() + left, area.top() + top, blockW, blockH);
+  lay.colorBar = QRectF(lay.cells.right() + 16, lay.cells.top(), 14, std::min(blockH, 360.0));
+  return lay;
+}
+
+QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
+  const int heads = m_result ? m_result->heads() : 0;
+  const double x = lay.cells.left() + head * (lay.cell + lay.gap) + (head >= heads ? lay.meanGap : 0);
+  const double y = lay.cells.top() + layer * (lay.cell + lay.gap);
+  return QRectF(x, y, lay.cell, lay.cell);
+}
+
+QRectF GridView::cellRect(const QRect& rect, const QString& title, int layer, int head) const {
+  const RenderStyle style = RenderStyle::forExport(m_state);
+  QFontMetricsF fm(style.font(16, true));
+  const QRect area = title.isEmpty() ? rect : rect.adjusted(0, static_cast<int>(std::ceil(fm.height() * 1.8)), 0, 0);
+  return cellIn(layoutFor(area, style), layer, head);
+}
+
+void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
+  const RenderStyle style =
+      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  if (m_dirty) updateTiles();
+  painter.save();
+  painter.fillRect(rect, style.background);
+  const QRect area = style.drawTitle(painter, rect, title);
+  if (!m_result || m_tiles.isEmpty()) {
+    painter.setPen(style.muted);
+    painter.setFont(style.font(14));
+    painter.drawText(area, Qt::AlignCenter, m_result ? QStringLiteral("Batch item out of range")
+                                                     : QStringLiteral("No result yet"));
+    painter.restore();
+    return;
+  }
+  const int layers = m_result->layers(), heads = m_result->heads();
+  const Layout lay = layoutFor(area, style);
+  const QFont font = style.font(12);
+  const QFontMetricsF fm(font);
+  painter.setFont(font);
+  // Label every n-th row/column when cells are smaller than the text.
+  const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() / (lay.cell + lay.gap))));
+  const int colStep = std::max(
+      1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("H00")) + 4) / (lay.cell + lay.gap))));
+  for (int l = 0; l < layers; ++l) {
+    for (int h = 0; h <= heads; ++h) {
+      const QRectF cell = cellIn(lay, l, h);
+      MatrixPainter::drawCells(painter, cell, m_tiles[l * (heads + 1) + h]);
+      painter.setPen(QPen(style.frame, 0));
+      painter.setBrush(Qt::NoBrush);
+      painter.drawRect(cell);
+    }
+    if (l % rowStep == 0) {
+      const QRectF c = cellIn(lay, l, 0);
+      painter.setPen(style.text);
+      painter.drawText(QRectF(area.left(), c.top(), c.left() - area.left() - 6, c.height()),
+                       Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+    }
+  }
+  painter.setPen(style.text);
+  for (int h = 0; h <= heads; ++h) {
+    if (h < heads && h % colStep != 0) continue;
+    const QRectF c = cellIn(lay, 0, h);
+    const QString label = h == heads ? QStringLiteral("mean") : QStringLiteral("H%1").arg(h);
+    painter.drawText(QRectF(c.center().x() - 40, c.top() - fm.height() - 6, 80, fm.height()),
+                     Qt::AlignHCenter | Qt::AlignBottom, label);
+  }
+  // The selected head.
+  if (m_state.layer >= 0 && m_state.layer < layers && m_state.head >= 0 && m_state.head < heads) {
+    const double w = std::clamp(lay.cell * 0.05, 1.5, 3.0);
+    painter.setPen(QPen(style.accent, w));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(cellIn(lay, m_state.layer, m_state.head).adjusted(-w / 2, -w / 2, w / 2, w / 2));
+  }
+  const Palette palette = Palette::named(m_state.palette);
+  if (m_state.perHeadScale) {
+    MatrixPainter::drawColorBar(painter, lay.colorBar, palette, 0, 1, style,
+                                QStringLiteral("fraction of the cell's max"));
+  } else {
+    MatrixPainter::drawColorBar(painter, lay.colorBar, palette, 0, m_max, style,
+                                QStringLiteral("attention weight"));
+  }
+  const int item = m_state.item;
+  painter.setPen(style.muted);
+  painter.setFont(style.font(11));
+  painter.drawText(QRectF(lay.cells.left(), lay.cells.bottom() + 6, area.right() - lay.cells.left(), fm.height() * 1.6),
+                   Qt::AlignLeft | Qt::AlignTop,
+                   QStringLiteral("batch item %1 · %2 queries × %3 keys · %4")
+                       .arg(item)
+                       .arg(realQueries(*m_result, item))
+                       .arg(realKeys(*m_result, item))
+                       .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
+                                                 : QStringLiteral("one colour scale for all cells")));
+  painter.restore();
+}
+
+void GridView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  renderTo(painter, rect(), QString());
+}
+
+bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
+  if (!m_result) return false;
+  const Layout lay = layoutFor(rect(), RenderStyle::forWidget(*this, m_state));
+  for (int l = 0; l < m_result->layers(); ++l) {
+    for (int h = 0; h <= m_result->heads(); ++h) {
+      if (cellIn(lay, l, h).contains(pos)) {
+        *layer = l;
+        *head = h;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void GridView::mouseMoveEvent(QMouseEvent* event) {
+  int l = 0, h = 0;
+  if (hit(event->position(), &l, &h)) {
+    const QString text = h == m_result->heads()
+                             ? QStringLiteral("layer %1, mean over heads").arg(l)
+                             : QStringLiteral("layer %1, head %2 (click to open)").arg(l).arg(h);
+    QToolTip::showText(event->globalPosition().toPoint(), text, this);
+  } else {
+    QToolTip::hideText();
+  }
+}
+
+void GridView::mouseReleaseEvent(QMouseEvent* event) {
+  int l = 0, h = 0;
+  if (event->button() == Qt::LeftButton && hit(event->position(), &l, &h) && h < m_result->heads()) {
+    Q_EMIT headActivated(l, h);
+  }
+}
+
+}  // namespace attnscope::render

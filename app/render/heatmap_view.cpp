@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "heatmap_view.h"
+
+#include <QFontMetricsF>
+#include <QPicture>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "matrix_painter.h"
+#include "palette.h"
+#include "qcustomplot_include.h"
+#include "render_style.h"
+
+namespace attnscope::render {
+namespace {
+
+constexpr int kMaxAnnotated = 16;  // write values into the cells up to this many tokens
+
+bool validSelection(const AttentionResult& r, const ViewState& s) {
+  return s.layer >= 0 && s.layer < r.layers() && s.head >= 0 && s.head < r.heads() && s.item >= 0 &&
+         s.item < r.batch();
+}
+
+QCPColorGradient gradientOf(const Palette& palette) {
+  QCPColorGradient g;
+  g.setColorStops(palette.stops());
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  g.setLevelCount(256);
+  g.setNanHandling(QCPColorGradient::nhNanColor);
+  g.setNanColor(palette.maskedColor());
+  return g;
+}
+
+void styleAxis(QCPAxis* axis, const RenderStyle& style) {
+  axis->setBasePen(QPen(style.frame, 1));
+  axis->setTickPen(QPen(style.frame, 1));
+  axis->setSubTicks(false);
+  axis->setTickLabelColor(style.text);
+  axis->setLabelColor(style.muted);
+  axis->setTickLabelFont(style.font(12));
+  axis->setLabelFont(style.font(13));
+  axis->grid()->setVisible(false);
+}
+
+// Text labels at every `step`-th position.
+QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int step) {
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (int i = 0; i < labels.size(); i += step) ticker->addTick(i, labels[i]);
+  return ticker;
+}
+
+}  // namespace
+
+HeatmapView::HeatmapView(QWidget* parent) : AttentionView(parent), m_plot(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+  m_plot->setInteractions(QCP::iRangeZoom | QCP::iRangeDrag);
+  m_plot->setMouseTracking(true);
+  connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+  connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+  connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onMouseRelease);
+}
+
+HeatmapView::~HeatmapView() = default;
+
+void HeatmapView::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  rebuild();
+}
+
+void HeatmapView::setViewState(const ViewState& state) {
+  if (state == m_state) return;
+  m_state = state;
+  rebuild();
+}
+
+void HeatmapView::resizeEvent(QResizeEvent* event) {
+  AttentionView::resizeEvent(event);
+  rebuild();  // label thinning and cell text depend on the size
+}
+
+void HeatmapView::rebuild() {
+  m_matrix = HeadMatrix();
+  if (m_result && validSelection(*m_result, m_state)) {
+    m_matrix = HeadMatrix::of(*m_result, m_state.layer, m_state.item, m_state.head, m_state.showScores);
+  }
+  // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
+  QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;
+  const bool keep = old && old->axis(QCPAxis::atBottom)->property("cols").toInt() == m_matrix.cols &&
+                    old->axis(QCPAxis::atLeft)->property("rows").toInt() == m_matrix.rows;
+  QCPRange xr, yr;
+  if (keep) {
+    xr = old->axis(QCPAxis::atBottom)->range();
+    yr = old->axis(QCPAxis::atLeft)->range();
+  }
+  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size());
+  if (keep && m_plot->axisRectCount()) {
+    m_plot->axisRect()->axis(QCPAxis::atBottom)->setRange(xr);
+    m_plot->axisRect()->axis(QCPAxis::atLeft)->setRange(yr);
+  }
+  m_plot->replot();
+}
+
+void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size) const {
+  plot.clearItems();
+  plot.clearPlottables();
+  plot.plotLayout()->clear();
+  plot.setBackground(style.background);
+  auto* rect = new QCPAxisRect(&plot);
+  plot.plotLayout()->addElement(0, 0, rect);
+  rect->setBackground(style.background);
+  QCPAxis* x = rect->axis(QCPAxis::atBottom);
+  QCPAxis* y = rect->axis(QCPAxis::atLeft);
+  styleAxis(x, style);
+  styleAxis(y, style);
+  rect->setRangeZoomAxes(x, y);
+  rect->setRangeDragAxes(x, y);
+  const HeadMatrix& m = m_matrix;
+  x->setProperty("cols", m.cols);
+  y->setProperty("rows", m.rows);
+  if (m.rows == 0 || m.cols == 0) {
+    x->setVisible(false);
+    y->setVisible(false);
+    auto* text = new QCPItemText(&plot);
+    text->position->setType(QCPItemPosition::ptViewportRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setText(m_result ? QStringLiteral("Selection out of range") : QStringLiteral("No result yet"));
+    text->setColor(style.muted);
+    text->setFont(style.font(14));
+    return;
+  }
+
+  // Thin labels so they never overlap; the estimate of the plot area is refined by QCustomPlot's
+  // layout, but it only decides how many labels fit.
+  const QFont tickFont = style.font(12);
+  const QFontMetricsF fm(tickFont);
+  const double rowLabelWidth = MatrixPainter::labelWidth(m.rowLabels, tickFont);
+  const double colLabelWidth = MatrixPainter::labelWidth(m.colLabels, tickFont);
+  const double plotWidth = std::max(50.0, size.width() - rowLabelWidth - 160.0);
+  const double cellWidth = plotWidth / m.cols;
+  const bool rotate = colLabelWidth + 6 > cellWidth;
+  const double plotHeight =
+      std::max(50.0, size.height() - (rotate ? colLabelWidth : fm.height()) - 60.0);
+  const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 * m.rows / plotHeight)));
+  const int colStep = rotate ? std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / cellWidth))) : 1;
+  x->setTicker(tokenTicker(m.colLabels, colStep));
+  y->setTicker(tokenTicker(m.rowLabels, rowStep));
+  x->setTickLabelRotation(rotate ? -90 : 0);
+  x->setRange(-0.5, m.cols - 0.5);
+  y->setRange(-0.5, m.rows - 0.5);
+  y->setRangeReversed(true);  // query 0 at the top, like the matrix
+  x->setLabel(QStringLiteral("key"));
+  y->setLabel(QStringLiteral("query"));
+
+  const Palette palette = Palette::named(m_state.palette);
+  auto* map = new QCPColorMap(x, y);
+  map->data()->setSize(m.cols, m.rows);
+  map->data()->setRange(QCPRange(0, std::max(1, m.cols - 1)), QCPRange(0, std::max(1, m.rows - 1)));
+  for (int q = 0; q < m.rows; ++q)
+    for (int k = 0; k < m.cols; ++k) map->data()->setCell(k, q, m.at(q, k));
+  map->setInterpolate(false);
+  map->setTightBoundary(false);
+  map->setGradient(gradientOf(palette));
+  // Weights: [0, max] so zero is the palette's first colour; scores: their finite range.
+  const double lo = m.scores ? m.minValue : 0.0;
+  const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
+                             : std::max<double>(m.maxValue, 1e-6);
+  map->setDataRange(QCPRange(lo, hi));
+
+  auto* scale = new QCPColorScale(&plot);
+  plot.plotLayout()->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->setGradient(map->gradient());
+  scale->setDataRange(map->dataRange());
+  scale->setBarWidth(14);
+  styleAxis(scale->axis(), style);
+  scale->axis()->setLabel(m.scores ? (m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
+                                                  : QStringLiteral("scaled score"))
+                                   : QStringLiteral("attention weight"));
+  map->setColorScale(scale);
+  auto* group = new QCPMarginGroup(&plot);
+  rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+
+  if (m.rows <= kMaxAnnotated && m.cols <= kMaxAnnotated) {
+    const double cellPixels = std::min(cellWidth, plotHeight / m.rows);
+    const double px = std::min(13.0, cellPixels / 3.3);
+    if (px >= 6) {
+      QFont f = style.font(px / style.fontScale);
+      for (int q = 0; q < m.rows; ++q) {
+        for (int k = 0; k < m.cols; ++k) {
+          const float v = m.at(q, k);
+          if (!m.scores && v == 0.0f) continue;  // causal zeros: the colour says it, text would clutter
+          auto* text = new QCPItemText(&plot);
+          text->position->setAxes(x, y);
+          text->position->setCoords(k, q);
+          text->setText(std::isfinite(v) ? MatrixPainter::formatValue(v, 2) : QStringLiteral("−∞"));
+          text->setFont(f);
+          const QColor c = std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
+          text->setColor(c.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250));
+          text->setClipToAxisRect(true);
+        }
+      }
+    }
+  }
+  if (m_state.pinnedQuery >= 0 && m_state.pinnedQuery < m.rows) {
+    auto* pin = new QCPItemRect(&plot);
+    pin->topLeft->setAxes(x, y);
+    pin->bottomRight->setAxes(x, y);
+    pin->topLeft->setCoords(-0.5, m_state.pinnedQuery - 0.5);
+    pin->bottomRight->setCoords(m.cols - 0.5, m_state.pinnedQuery + 0.5);
+    pin->setPen(QPen(style.accent, 2.5));
+    pin->setBrush(Qt::NoBrush);
+  }
+}
+
+void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
+  const RenderStyle style =
+      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  painter.save();
+  painter.fillRect(rect, style.background);
+  const QRect area = style.drawTitle(painter, rect, title);
+  // A private plot: exporting must not disturb the zoom of the one on screen.
+  QCustomPlot plot;
+  plot.resize(area.size());
+  buildPlot(plot, style, area.size());
+  QPicture picture;
+  {
+    QCPPainter recorder(&picture);
+    plot.toPainter(&recorder, area.width(), area.height());
+  }
+  painter.drawPicture(area.topLeft(), picture);
+  m_lastPlotArea = plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft())
+                                        : QRectF();
+  painter.restore();
+}
+
+QPointF HeatmapView::lastCellCenter(int query, int key) const {
+  if (m_matrix.rows == 0 || m_matrix.cols == 0) return {};
+  return {m_lastPlotArea.left() + (key + 0.5) * m_lastPlotArea.width() / m_matrix.cols,
+          m_lastPlotArea.top() + (query + 0.5) * m_lastPlotArea.height() / m_matrix.rows};
+}
+
+QString HeatmapView::cellText(int query, int key) const {
+  if (query < 0 || key < 0 || query >= m_matrix.rows || key >= m_matrix.cols) return {};
+  return QStringLiteral("query '%1' → key '%2': %3")
+      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key),
+           MatrixPainter::formatValue(m_matrix.at(query, key)));
+}
+
+bool HeatmapView::cellAt(const QPointF& pos, int* query, int* key) const {
+  if (!m_plot->axisRectCount() || m_matrix.rows == 0) return false;
+  QCPAxisRect* rect = m_plot->axisRect();
+  if (!rect->rect().contains(pos.toPoint())) return false;
+  *key = static_cast<int>(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+  *query = static_cast<int>(std::lround(rect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
+  return *key >= 0 && *key < m_matrix.cols && *query >= 0 && *query < m_matrix.rows;
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+  int q = 0, k = 0;
+  if (!(event->buttons() & Qt::LeftButton) && cellAt(event->position(), &q, &k)) {
+    QToolTip::showText(event->globalPosition().toPoint(), cellText(q, k), m_plot);
+  } else {
+    QToolTip::hideText();
+  }
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) { m_pressPos = event->position(); }
+
+void HeatmapView::onMouseRelease(QMouseEvent* event) {
+  // A click, not the end of a drag, pins (or unpins) the row under the mouse.
+  if ((event->position() - m_pressPos).manhattanLength() > 4) return;
+  int q = 0, k = 0;
+  if (event->button() != Qt::LeftButton || !cellAt(event->position(), &q, &k)) return;
+  ViewState edited = m_state;
+  edited.pinnedQuery = m_state.pinnedQuery == q ? -1 : q;
+  Q_EMIT viewStateEdited(edited);
+}
+
+}  // namespace attnscope::render

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QPointF>
+#include <QRectF>
+
+#include "attention_view.h"
+#include "head_matrix.h"
+
+class QCustomPlot;
+class QMouseEvent;
+
+namespace attnscope::render {
+
+struct RenderStyle;
+
+/// One head as a heatmap: queries on rows (top to bottom), keys on columns, token labels on both
+/// axes, a colour bar, and the weights written into the cells of short sequences. Weights map
+/// [0, max of the head] onto the palette, so 0 (and every causally masked cell) is always the
+/// palette's first colour; scores map [min, max] of the finite scores and masked (−inf) scores get
+/// the palette's masked colour. Padding beyond the item's real lengths is not shown.
+/// On screen it is an interactive QCustomPlot (wheel zoom, drag pan, hover, click to pin a query);
+/// exports build the same plot offscreen and draw it through a QPicture, so output stays vector.
+class HeatmapView final : public AttentionView {
+  Q_OBJECT
+ public:
+  explicit HeatmapView(QWidget* parent = nullptr);
+  ~HeatmapView() override;
+
+  ViewKind kind() const override { return ViewKind::Heatmap; }
+  void setResult(ResultPtr result) override;
+  void setViewState(const ViewState& state) override;
+  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
+
+  /// The hover text of a cell: "query 'tok_i' → key 'tok_j': 0.123".
+  QString cellText(int query, int key) const;
+  /// The centre of cell (query, key) in the last renderTo's painter coordinates (for tests).
+  QPointF lastCellCenter(int query, int key) const;
+  /// The matrix shown (cropped to real tokens).
+  const HeadMatrix& matrix() const { return m_matrix; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void rebuild();
+  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size) const;
+  bool cellAt(const QPointF& pos, int* query, int* key) const;
+  void onMouseMove(QMouseEvent* event);
+  void onMousePress(QMouseEvent* event);
+  void onMouseRelease(QMouseEvent* event);
+
+  QCustomPlot* m_plot = nullptr;
+  ResultPtr m_result;
+  ViewState m_state;
+  HeadMatrix m_matrix;
+  QRectF m_lastPlotArea;
+  QPointF m_pressPos;
+};
+
+}  // namespace attnscope::render

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QImage>
+#include <QRectF>
+#include <QStringList>
+#include <QVector>
+
+#include "palette.h"
+#include "render_style.h"
+
+class QPainter;
+
+namespace attnscope::render {
+
+struct HeadMatrix;
+
+/// The drawing pieces every painter-drawn matrix shares (grid cells, compare panels, the head
+/// similarity matrix): colouring into a QImage, nearest-neighbour drawing, token labels that thin
+/// and rotate to fit, and the colour bar.
+class MatrixPainter final {
+ public:
+  /// One pixel per cell; NaN cells get the palette's masked colour. Values map linearly from
+  /// [lo, hi] onto the palette (clamped).
+  static QImage colorize(const float* values, int rows, int cols, const Palette& palette, double lo,
+                         double hi);
+  static QImage colorize(const HeadMatrix& m, const Palette& palette, double lo, double hi);
+  /// Draws the cells without smoothing. Vector devices (SVG, PDF) get an upscaled copy, since
+  /// their viewers smooth small images when they enlarge them.
+  static void drawCells(QPainter& painter, const QRectF& target, const QImage& cells);
+  /// Labels to the left of `cells` (one per row), right-aligned, thinned to every n-th when rows
+  /// are shorter than the text.
+  static void drawRowLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,
+                            const QFont& font, const QColor& color);
+  /// Labels below `cells`, horizontal when they fit, else rotated to read upwards; thinned likewise.
+  /// Returns the height used.
+  static double drawColumnLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,
+                                 const QFont& font, const QColor& color);
+  /// The height drawColumnLabels will need for these labels at this cell width.
+  static double columnLabelHeight(const QStringList& labels, double cellWidth, const QFont& font);
+  /// The widest label, in pixels.
+  static double labelWidth(const QStringList& labels, const QFont& font);
+  /// A vertical colour bar with ticks and a caption; `masked` adds a swatch of the masked colour.
+  static void drawColorBar(QPainter& painter, const QRectF& bar, const Palette& palette, double lo,
+                           double hi, const RenderStyle& style, const QString& caption,
+                           bool masked = false);
+  /// The width drawColorBar needs beside a bar of `barWidth`.
+  static double colorBarWidth(const RenderStyle& style, double barWidth);
+  /// Round tick values covering [lo, hi], about `count` of them.
+  static QVector<double> niceTicks(double lo, double hi, int count);
+  /// "0.123", "−2.5": the format of every value the views print.
+  static QString formatValue(double v, int decimals = 3);
+};
+
+}  // namespace attnscope::render

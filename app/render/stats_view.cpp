@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "stats_view.h"
+
+#include <QComboBox>
+#include <QFontMetricsF>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPicture>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "head_matrix.h"
+#include "matrix_painter.h"
+#include "palette.h"
+#include "qcustomplot_include.h"
+#include "render_style.h"
+
+namespace attnscope::render {
+namespace {
+
+// Sorts by the number, shows it rounded.
+class NumberItem final : public QTableWidgetItem {
+ public:
+  NumberItem(double value, int decimals)
+      : QTableWidgetItem(MatrixPainter::formatValue(value, decimals)), m_value(value) {
+    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  bool operator<(const QTableWidgetItem& other) const override {
+    const auto* n = dynamic_cast<const NumberItem*>(&other);
+    return n ? m_value < n->m_value : QTableWidgetItem::operator<(other);
+  }
+
+ private:
+  double m_value;
+};
+
+const char* const kColumns[] = {"layer", "head", "entropy", "distance", "max", "prev", "diag", "first"};
+
+}  // namespace
+
+/// The painted part of the widget: bar chart and similarity matrix.
+class StatsView::Charts final : public QWidget {
+ public:
+  explicit Charts(StatsView* view) : QWidget(view), m_view(view) { setMinimumSize(240, 200); }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter painter(this);
+    const RenderStyle style = RenderStyle::forWidget(*this, m_view->m_state);
+    painter.fillRect(rect(), style.background);
+    m_view->drawCharts(painter, rect(), style);
+  }
+
+ private:
+  StatsView* m_view;
+};
+
+StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout;
+  m_statBox = new QComboBox(this);
+  m_statBox->addItems(statisticNames());
+  top->addWidget(new QLabel(tr("Bar chart of"), this));
+  top->addWidget(m_statBox);
+  top->addStretch(1);
+  layout->addLayout(top);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  m_table = new QTableWidget(split);
+  m_table->setSortingEnabled(true);
+  m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->verticalHeader()->setVisible(false);
+  m_charts = new Charts(this);
+  split->addWidget(m_table);
+  split->addWidget(m_charts);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  connect(m_statBox, qOverload<int>(&QComboBox::currentIndexChanged), this, &StatsView::setStatistic);
+  connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
+    const QTableWidgetItem* l = m_table->item(row, 0);
+    const QTableWidgetItem* h = m_table->item(row, 1);
+    if (l && h) Q_EMIT headActivated(l->text().toInt(), h->text().toInt());
+  });
+}
+
+StatsView::~StatsView() = default;
+
+QStringList StatsView::statisticNames() {
+  return {QStringLiteral("entropy (nats)"),         QStringLiteral("mean distance (tokens)"),
+          QStringLiteral("max weight"),             QStringLiteral("previous-token score"),
+          QStringLiteral("diagonal score"),         QStringLiteral("first-token score")};
+}
+
+double StatsView::statisticOf(const HeadStatistics& s, int index) {
+  switch (index) {
+    case 1: return s.meanDistance;
+    case 2: return s.maxWeight;
+    case 3: return s.previousToken;
+    case 4: return s.diagonal;
+    case 5: return s.firstToken;
+    default: return s.entropy;
+  }
+}
+
+void StatsView::setStatistic(int index) {
+  m_statistic = std::clamp(index, 0, static_cast<int>(statisticNames().size()) - 1);
+  if (m_statBox->currentIndex() != m_statistic) m_statBox->setCurrentIndex(m_statistic);
+  m_charts->update();
+}
+
+void StatsView::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  m_computedItem = -1;
+  rebuild();
+}
+
+void StatsView::setViewState(const ViewState& state) {
+  m_state = state;
+  rebuild();
+}
+
+void StatsView::rebuild() {
+  const bool valid = m_result && m_state.item >= 0 && m_state.item < m_result->batch();
+  if (!valid) {
+    m_stats.clear();
+    m_similarity.clear();
+    m_computedItem = -1;
+  } else if (m_computedItem != m_state.item) {
+    // The similarity matrix is the costly part (pairs × T²), so it is only redone for a new item.
+    const AttentionResult& r = *m_result;
+    m_stats.clear();
+    for (int l = 0; l < r.layers(); ++l)
+      for (int h = 0; h < r.heads(); ++h) m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
+    m_similarity = headSimilarity(r, m_state.item);
+    m_computedItem = m_state.item;
+  }
+  fillTable();
+  m_charts->update();
+}
+
+QString StatsView::headName(int index) const {
+  const int heads = m_result ? std::max(1, m_result->heads()) : 1;
+  return QStringLiteral("L%1H%2").arg(index / heads).arg(index % heads);
+}
+
+void StatsView::fillTable() {
+  m_table->setSortingEnabled(false);
+  m_table->clear();
+  m_table->setColumnCount(8);
+  QStringList headers;
+  for (const char* c : kColumns) headers << QString::fromLatin1(c);
+  m_table->setHorizontalHeaderLabels(headers);
+  m_table->setRowCount(static_cast<int>(m_stats.size()));
+  const int heads = m_result ? m_result->heads() : 1;
+  for (int i = 0; i < static_cast<int>(m_stats.size()); ++i) {
+    auto* layer = new NumberItem(i / heads, 0);
+    auto* head = new NumberItem(i % heads, 0);
+    m_table->setItem(i, 0, layer);
+    m_table->setItem(i, 1, head);
+    for (int s = 0; s < 6; ++s) m_table->setItem(i, 2 + s, new NumberItem(statisticOf(m_stats[i], s), 3));
+  }
+  m_table->setSortingEnabled(true);
+  m_table->resizeColumnsToContents();
+}
+
+void StatsView::drawBarChart(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+  QCustomPlot plot;
+  plot.resize(rect.size().toSize());
+  plot.setBackground(style.background);
+  plot.axisRect()->setBackground(style.background);
+  QCPAxis* x = plot.xAxis;
+  QCPAxis* y = plot.yAxis;
+  for (QCPAxis* a : {x, y}) {
+    a->setBasePen(QPen(style.frame, 1));
+    a->setTickPen(QPen(style.frame, 1));
+    a->setSubTicks(false);
+    a->setTickLabelColor(style.text);
+    a->setLabelColor(style.muted);
+    a->setTickLabelFont(style.font(11));
+    a->setLabelFont(style.font(12));
+    a->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
+  }
+  x->grid()->setVisible(false);
+  const int n = static_cast<int>(m_stats.size());
+  QVector<double> keys, values;
+  double top = 0;
+  for (int i = 0; i < n; ++i) {
+    keys << i;
+    values << statisticOf(m_stats[i], m_statistic);
+    top = std::max(top, values.back());
+  }
+  const Palette palette = Palette::named(m_state.palette);
+  auto* bars = new QCPBars(x, y);
+  bars->setData(keys, values, true);
+  bars->setWidth(0.75);
+  bars->setPen(Qt::NoPen);
+  bars->setBrush(palette.colorAt(0.35));
+  // The selected head stands out in the accent colour.
+  const int selected = m_result ? m_state.layer * m_result->heads() + m_state.head : -1;
+  if (selected >= 0 && selected < n) {
+    auto* mark = new QCPBars(x, y);
+    mark->setData(QVector<double>{double(selected)}, QVector<double>{values[selected]}, true);
+    mark->setWidth(0.75);
+    mark->setPen(Qt::NoPen);
+    mark->setBrush(style.accent);
+  }
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  const QFontMetricsF fm(style.font(11));
+  const double plotWidth = std::max(40.0, rect.width() - 80);
+  const bool rotate = fm.horizontalAdvance(QStringLiteral("L00H00")) + 6 > plotWidth / std::max(1, n);
+  const int step = std::max(1, static_cast<int>(std::ceil((rotate ? fm.height() * 1.1 : 1.0) / (plotWidth / std::max(1, n)))));
+  for (int i = 0; i < n; i += step) ticker->addTick(i, headName(i));
+  x->setTicker(ticker);
+  x->setTickLabelRotation(rotate ? -90 : 0);
+  x->setRange(-0.6, n - 0.4);
+  x->setLabel(QStringLiteral("head"));
+  y->setRange(0, top > 0 ? top * 1.08 : 1);
+  y->setLabel(statisticNames().value(m_statistic));
+  QPicture picture;
+  {
+    QCPPainter recorder(&picture);
+    plot.toPainter(&recorder, static_cast<int>(rect.width()), static_cast<int>(rect.height()));
+  }
+  painter.drawPicture(rect.topLeft(), picture);
+}
+
+void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+  const int n = static_cast<int>(m_stats.size());
+  if (n == 0 || m_similarity.size() != static_cast<std::size_t>(n) * n) return;
+  QStringList labels;
+  for (int i = 0; i < n; ++i) labels << headName(i);
+  const QFont font = style.font(11);
+  const QFontMetricsF fm(font);
+  const double heading = fm.height() * 1.8;
+  const double labelW = MatrixPainter::labelWidth(labels, font) + 8;
+  const double barSpace = MatrixPainter::colorBarWidth(style, 12) + 16;
+  const double side = std::max(10.0, std::min(rect.width() - labelW - barSpace - 8,
+                                              rect.height() - heading - labelW - 4));
+  const QRectF cells(rect.left() + labelW, rect.top() + heading, side, side);
+  std::vector<float> values(m_similarity.begin(), m_similarity.end());
+  const Palette palette = Palette::named(m_state.palette);
+  MatrixPainter::drawCells(painter, cells, MatrixPainter::colorize(values.data(), n, n, palette, 0, 1));
+  painter.setPen(QPen(style.frame, 0));
+  painter.setBrush(Qt::NoBrush);
+  painter.drawRect(cells);
+  MatrixPainter::drawRowLabels(painter, cells, labels, font, style.text);
+  MatrixPainter::drawColumnLabels(painter, cells, labels, font, style.text);
+  painter.setFont(style.font(12, true));
+  painter.setPen(style.text);
+  painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), heading), Qt::AlignLeft | Qt::AlignVCenter,
+                   QStringLiteral("Head similarity: 1 − mean Jensen–Shannon distance"));
+  MatrixPainter::drawColorBar(painter, QRectF(cells.right() + 12, cells.top(), 12, std::min(side, 300.0)),
+                              palette, 0, 1, style, QStringLiteral("similarity"));
+}
+
+void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+  if (m_stats.empty()) {
+    painter.setPen(style.muted);
+    painter.setFont(style.font(14));
+    painter.drawText(rect, Qt::AlignCenter,
+                     m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
+    return;
+  }
+  // Side by side when wide, stacked when tall.
+  if (rect.width() > rect.height() * 1.6) {
+    const double half = rect.width() / 2;
+    drawBarChart(painter, QRectF(rect.left(), rect.top(), half - 8, rect.height()), style);
+    drawSimilarity(painter, QRectF(rect.left() + half + 8, rect.top(), half - 8, rect.height()), style);
+  } else {
+    const double half = rect.height() * 0.45;
+    drawBarChart(painter, QRectF(rect.left(), rect.top(), rect.width(), half), style);
+    drawSimilarity(painter, QRectF(rect.left(), rect.top() + half + 10, rect.width(), rect.height() - half - 10),
+                   style);
+  }
+}
+
+void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+  const QFont font = style.font(11), bold = style.font(11, true);
+  const QFontMetricsF fm(font);
+  const double rowH = fm.height() * 1.35;
+  const int columns = 8;
+  const double widths[columns] = {0.09, 0.09, 0.14, 0.14, 0.12, 0.14, 0.14, 0.14};
+  const int heads = m_result->heads();
+  const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
+  const int n = static_cast<int>(m_stats.size());
+  const int shown = n > fit ? fit - 1 : n;
+  auto cellRect = [&](int row, int col) {
+    double x = rect.left();
+    for (int c = 0; c < col; ++c) x += widths[c] * rect.width();
+    return QRectF(x, rect.top() + row * rowH, widths[col] * rect.width() - 6, rowH);
+  };
+  painter.setFont(bold);
+  painter.setPen(style.text);
+  for (int c = 0; c < columns; ++c)
+    painter.drawText(cellRect(0, c), Qt::AlignRight | Qt::AlignVCenter, QString::fromLatin1(kColumns[c]));
+  painter.setPen(QPen(style.frame, 0));
+  painter.drawLine(QPointF(rect.left(), rect.top() + rowH), QPointF(rect.right(), rect.top() + rowH));
+  painter.setFont(font);
+  const int selected = m_state.layer * heads + m_state.head;
+  for (int i = 0; i < shown; ++i) {
+    if (i == selected) {
+      QColor band = style.accent;
+      band.setAlpha(40);
+      painter.fillRect(QRectF(rect.left(), rect.top() + (i + 1) * rowH, rect.width(), rowH), band);
+    }
+    painter.setPen(style.text);
+    painter.drawText(cellRect(i + 1, 0), Qt::AlignRight | Qt::AlignVCenter, QString::number(i / heads));
+    painter.drawText(cellRect(i + 1, 1), Qt::AlignRight | Qt::AlignVCenter, QString::number(i % heads));
+    for (int s = 0; s < 6; ++s) {
+      painter.drawText(cellRect(i + 1, 2 + s), Qt::AlignRight | Qt::AlignVCenter,
+                       MatrixPainter::formatValue(statisticOf(m_stats[i], s), 3));
+    }
+  }
+  if (shown < n) {
+    painter.setPen(style.muted);
+    painter.drawText(QRectF(rect.left(), rect.top() + (shown + 1) * rowH, rect.width(), rowH),
+                     Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("… %1 more heads").arg(n - shown));
+  }
+  painter.setPen(style.muted);
+  painter.drawText(QRectF(rect.left(), rect.top() + (std::min(shown, n) + (shown < n ? 2 : 1)) * rowH + 4,
+                          rect.width(), rowH * 3),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                   QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
+                                  "in tokens; prev, diag, first: mean weight on the previous token, "
+                                  "the query itself and the first token.")
+                       .arg(m_state.item));
+}
+
+void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
+  const RenderStyle style =
+      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  painter.save();
+  painter.fillRect(rect, style.background);
+  const QRect area = style.drawTitle(painter, rect, title).adjusted(8, 4, -8, -8);
+  if (m_stats.empty()) {
+    drawCharts(painter, area, style);
+    painter.restore();
+    return;
+  }
+  // Table on the left, charts stacked on the right.
+  const double tableWidth = std::min(area.width() * 0.42, 560.0 * style.fontScale);
+  drawTable(painter, QRectF(area.left(), area.top(), tableWidth, area.height()), style);
+  const QRectF charts(area.left() + tableWidth + 16, area.top(), area.width() - tableWidth - 16, area.height());
+  const double half = charts.height() * 0.42;
+  drawBarChart(painter, QRectF(charts.left(), charts.top(), charts.width(), half), style);
+  drawSimilarity(painter, QRectF(charts.left(), charts.top() + half + 12, charts.width(), charts.height() - half - 12),
+                 style);
+  painter.restore();
+}
+
+}  // namespace attnscope::render

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/head_statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace attnscope {
+
+MatrixView headView(const AttentionResult& result, int layer, int item, int head) {
+  MatrixView m;
+  m.data = result.headMatrix(layer, item, head);
+  m.stride = result.keys();
+  m.queries = item < static_cast<int>(result.queryLengths.size()) ? result.queryLengths[item]
+                                                                  : result.queries();
+  m.keys = item < static_cast<int>(result.keyLengths.size()) ? result.keyLengths[item] : result.keys();
+  m.queries = std::clamp(m.queries, 0, result.queries());
+  m.keys = std::clamp(m.keys, 0, result.keys());
+  return m;
+}
+
+HeadStatistics headStatistics(const MatrixView& m) {
+  HeadStatistics s;
+  if (m.queries <= 0 || m.keys <= 0) return s;
+  double previousSum = 0, diagonalSum = 0;
+  int previousCount = 0, diagonalCount = 0;
+  for (int q = 0; q < m.queries; ++q) {
+    const float* row = m.row(q);
+    for (int k = 0; k < m.keys; ++k) {
+      const double a = row[k];
+      if (a > 0) s.entropy -= a * std::log(a);
+      s.meanDistance += a * std::abs(q - k);
+      s.maxWeight = std::max(s.maxWeight, a);
+    }
+    if (q >= 1 && q - 1 < m.keys) {
+      previousSum += row[q - 1];
+      ++previousCount;
+    }
+    if (q < m.keys) {
+      diagonalSum += row[q];
+      ++diagonalCount;
+    }
+    s.firstToken += row[0];
+  }
+  s.entropy /= m.queries;
+  s.meanDistance /= m.queries;
+  s.firstToken /= m.queries;
+  s.previousToken = previousCount ? previousSum / previousCount : 0;
+  s.diagonal = diagonalCount ? diagonalSum / diagonalCount : 0;
+  return s;
+}
+
+double jensenShannonDistance(const float* p, const float* q, int n) {
+  if (n <= 0) return 0;
+  double sumP = 0, sumQ = 0;
+  for (int i = 0; i < n; ++i) {
+    sumP += std::max(0.0f, p[i]);
+    sumQ += std::max(0.0f, q[i]);
+  }
+  // An all-zero row (fully masked) carries no preference: treat it as uniform.
+  const auto prob = [n](const float* v, double sum, int i) {
+    return sum > 0 ? std::max(0.0f, v[i]) / sum : 1.0 / n;
+  };
+  double divergence = 0;
+  for (int i = 0; i < n; ++i) {
+    const double a = prob(p, sumP, i), b = prob(q, sumQ, i), m = 0.5 * (a + b);
+    if (a > 0) divergence += 0.5 * a * std::log2(a / m);
+    if (b > 0) divergence += 0.5 * b * std::log2(b / m);
+  }
+  // Rounding can leave a tiny negative or a value just above 1.
+  return std::sqrt(std::clamp(divergence, 0.0, 1.0));
+}
+
+double meanJensenShannonDistance(const MatrixView& a, const MatrixView& b) {
+  const int queries = std::min(a.queries, b.queries), keys = std::min(a.keys, b.keys);
+  if (queries <= 0 || keys <= 0) return 0;
+  double sum = 0;
+  for (int q = 0; q < queries; ++q) sum += jensenShannonDistance(a.row(q), b.row(q), keys);
+  return sum / queries;
+}
+
+std::vector<double> headSimilarity(const AttentionResult& result, int item) {
+  const int layers = result.layers(), heads = result.heads(), n = layers * heads;
+  std::vector<double> similarity(static_cast<std::size_t>(n) * n, 1.0);
+  std::vector<MatrixView> views;
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < heads; ++h) views.push_back(headView(result, l, item, h));
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const double s = 1.0 - meanJensenShannonDistance(views[i], views[j]);
+      similarity[static_cast<std::size_t>(i) * n + j] = s;
+      similarity[static_cast<std::size_t>(j) * n + i] = s;
+    }
+  }
+  return similarity;
+}
+
+}  // namespace attnscope

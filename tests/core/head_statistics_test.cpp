@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Expected values are worked out by hand in the comments, not taken from the code under test.
+#include "attnscope/head_statistics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace attnscope {
+namespace {
+
+// A causal 3×3 pattern:
+//   [1    0    0  ]
+//   [0.5  0.5  0  ]
+//   [0.25 0.25 0.5]
+const std::vector<float> kCausal = {1, 0, 0, 0.5f, 0.5f, 0, 0.25f, 0.25f, 0.5f};
+
+MatrixView view(const std::vector<float>& data, int queries, int keys, int stride) {
+  return MatrixView{data.data(), queries, keys, stride};
+}
+
+TEST(HeadStatistics, CausalPatternByHand) {
+  const HeadStatistics s = headStatistics(view(kCausal, 3, 3, 3));
+  // Rows: 0, ln 2, 0.5 ln 4 + 0.5 ln 2 = 1.5 ln 2; mean 2.5 ln 2 / 3.
+  EXPECT_NEAR(s.entropy, 2.5 * std::log(2.0) / 3, 1e-6);
+  // Rows: 0, 0.5·1, 0.25·2 + 0.25·1 = 0.75; mean 1.25 / 3.
+  EXPECT_NEAR(s.meanDistance, 1.25 / 3, 1e-6);
+  EXPECT_NEAR(s.maxWeight, 1.0, 1e-6);
+  // a10 = 0.5, a21 = 0.25 over the two queries that have a previous token.
+  EXPECT_NEAR(s.previousToken, 0.375, 1e-6);
+  // 1, 0.5, 0.5.
+  EXPECT_NEAR(s.diagonal, 2.0 / 3, 1e-6);
+  // 1, 0.5, 0.25.
+  EXPECT_NEAR(s.firstToken, 1.75 / 3, 1e-6);
+}
+
+TEST(HeadStatistics, UniformRowHasEntropyLogN) {
+  const std::vector<float> uniform(4 * 4, 0.25f);
+  const HeadStatistics s = headStatistics(view(uniform, 4, 4, 4));
+  EXPECT_NEAR(s.entropy, std::log(4.0), 1e-6);
+  // Row q: 0.25 Σ_k |q − k| = 0.25·{6, 4, 4, 6}; mean 0.25·5 = 1.25.
+  EXPECT_NEAR(s.meanDistance, 1.25, 1e-6);
+  EXPECT_NEAR(s.firstToken, 0.25, 1e-6);
+}
+
+TEST(HeadStatistics, StrideSkipsPaddingColumns) {
+  // Two real tokens stored with stride 3; the third column and row are padding (garbage here).
+  const std::vector<float> padded = {0.5f, 0.5f, 9, 0, 1, 9, 9, 9, 9};
+  const HeadStatistics s = headStatistics(view(padded, 2, 2, 3));
+  EXPECT_NEAR(s.maxWeight, 1.0, 1e-6);
+  EXPECT_NEAR(s.entropy, std::log(2.0) / 2, 1e-6);
+  EXPECT_NEAR(s.diagonal, 0.75, 1e-6);
+  EXPECT_NEAR(s.previousToken, 0.0, 1e-6);
+}
+
+TEST(HeadStatistics, EmptyMatrixIsAllZero) {
+  const HeadStatistics s = headStatistics(MatrixView{});
+  EXPECT_EQ(s.entropy, 0);
+  EXPECT_EQ(s.maxWeight, 0);
+}
+
+TEST(JensenShannon, KnownValues) {
+  const float a[] = {1, 0}, b[] = {0, 1}, c[] = {0.5f, 0.5f};
+  EXPECT_NEAR(jensenShannonDistance(a, a, 2), 0.0, 1e-7);
+  EXPECT_NEAR(jensenShannonDistance(a, b, 2), 1.0, 1e-7);  // disjoint supports: the maximum
+  // M = (0.75, 0.25); KL(a‖M) = log2(4/3) = 0.415037; KL(c‖M) = 0.5 log2(2/3) + 0.5 = 0.207519;
+  // JSD = 0.311278; distance = sqrt(JSD).
+  EXPECT_NEAR(jensenShannonDistance(a, c, 2), std::sqrt(0.311278), 1e-5);
+  EXPECT_NEAR(jensenShannonDistance(c, a, 2), jensenShannonDistance(a, c, 2), 1e-9);
+}
+
+TEST(JensenShannon, RenormalisesInputs) {
+  const float a[] = {2, 0}, c[] = {1, 1};
+  EXPECT_NEAR(jensenShannonDistance(a, c, 2), std::sqrt(0.311278), 1e-5);
+}
+
+TEST(JensenShannon, MeanOverCommonPrefix) {
+  // A is 3×3 (kCausal); B is 2×2 = [[1,0],[0,1]]. Common prefix: 2 queries × 2 keys.
+  // Row 0: [1,0] vs [1,0] → 0. Row 1: [0.5,0.5] vs [0,1] → sqrt(0.311278). Mean: half of that.
+  const std::vector<float> b = {1, 0, 0, 1};
+  const double d = meanJensenShannonDistance(view(kCausal, 3, 3, 3), view(b, 2, 2, 2));
+  EXPECT_NEAR(d, std::sqrt(0.311278) / 2, 1e-5);
+}
+
+TEST(HeadSimilarity, IdenticalHeadsAreOneAndMatrixIsSymmetric) {
+  AttentionResult r;
+  r.attention = FloatTensor({1, 1, 3, 2, 2});
+  const float heads[3][4] = {{1, 0, 0.5f, 0.5f}, {1, 0, 0.5f, 0.5f}, {1, 0, 0, 1}};
+  for (int h = 0; h < 3; ++h)
+    for (int i = 0; i < 4; ++i) r.attention.data[static_cast<std::size_t>(h) * 4 + i] = heads[h][i];
+  r.queryLengths = {2};
+  r.keyLengths = {2};
+  const std::vector<double> s = headSimilarity(r, 0);
+  ASSERT_EQ(s.size(), 9u);
+  EXPECT_NEAR(s[0 * 3 + 1], 1.0, 1e-7);
+  EXPECT_NEAR(s[0 * 3 + 2], 1.0 - std::sqrt(0.311278) / 2, 1e-5);
+  EXPECT_NEAR(s[2 * 3 + 0], s[0 * 3 + 2], 1e-12);
+  EXPECT_EQ(s[4], 1.0);
+}
+
+TEST(HeadView, CropsToRealTokens) {
+  AttentionResult r;
+  r.attention = FloatTensor({1, 2, 1, 4, 4});
+  r.queryLengths = {4, 2};
+  r.keyLengths = {4, 3};
+  const MatrixView m = headView(r, 0, 1, 0);
+  EXPECT_EQ(m.queries, 2);
+  EXPECT_EQ(m.keys, 3);
+  EXPECT_EQ(m.stride, 4);
+  EXPECT_EQ(m.data, r.attention.data.data() + 16);
+}
+
+}  // namespace
+}  // namespace attnscope
