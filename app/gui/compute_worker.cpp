@@ -21,12 +21,15 @@ void ComputeWorker::compute(const ComputeJob& job) {
   timer.start();
   ComputeOutcome outcome;
   outcome.generation = job.generation;
+  bool opening = false;
   try {
     if (!m_model || !sameModelSpec(m_modelSpec, job.spec)) {
+      opening = true;
       m_model.reset();  // free the old weights before allocating the new ones
       m_model = openModel(job.spec);
       m_modelSpec = job.spec;
       outcome.modelInfo = m_model->info();
+      opening = false;
     }
     outcome.result = std::make_shared<const AttentionResult>(m_model->run(job.request));
   } catch (const Error& e) {
@@ -40,7 +43,7 @@ void ComputeWorker::compute(const ComputeJob& job) {
     outcome.error = tr("internal error: %1").arg(QString::fromStdString(e.what()));
     outcome.errorKind = ErrorKind::Internal;
   }
-  if (!outcome.error.isEmpty() && !m_model) outcome.modelInfo.reset();
+  if (opening) outcome.error = tr("Could not open the model: %1").arg(outcome.error);
   outcome.computeMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   Q_EMIT computed(outcome);
 }

@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -100,11 +101,13 @@ void MainWindow::buildUi() {
   textLayout->addWidget(m_text);
 
   m_modelPanel = new ModelPanel(this);
-  auto* modelScroll = new QScrollArea(this);
+  m_modelScroll = new QScrollArea(this);
+  QScrollArea* modelScroll = m_modelScroll;
   modelScroll->setWidget(m_modelPanel);
   modelScroll->setWidgetResizable(true);
   modelScroll->setFrameShape(QFrame::NoFrame);
   modelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  fitModelPanel();
 
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(textBox);
@@ -140,7 +143,7 @@ void MainWindow::buildUi() {
   m_splitter->setChildrenCollapsible(false);
   // Font-relative, so the split looks the same on high-DPI screens and in classroom mode.
   const int em = fontMetrics().horizontalAdvance(QLatin1Char('M'));
-  m_splitter->setSizes({34 * em, 90 * em});
+  m_splitter->setSizes({std::max(36 * em, modelScroll->minimumWidth()), 90 * em});
   auto* central = new QWidget(this);
   auto* centralLayout = new QVBoxLayout(central);
   centralLayout->addWidget(m_splitter);
@@ -158,6 +161,18 @@ void MainWindow::buildUi() {
   for (QLabel* label : {m_tokensLabel, m_deviceLabel, m_computeLabel, m_renderLabel}) {
     statusBar()->addPermanentWidget(label);
   }
+}
+
+void MainWindow::fitModelPanel() {
+  // The panel never scrolls sideways, so the left side must be at least as wide as its fields,
+  // which grow with the font (classroom mode).
+  m_modelScroll->setMinimumWidth(m_modelPanel->minimumSizeHint().width() +
+                                 m_modelScroll->verticalScrollBar()->sizeHint().width());
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::FontChange && m_modelScroll) fitModelPanel();
+  QMainWindow::changeEvent(event);
 }
 
 void MainWindow::buildActions() {
@@ -435,8 +450,8 @@ void MainWindow::updateStatus() {
   }
   int tokens = 0;
   for (int n : r->queryLengths) tokens += n;
-  m_tokensLabel->setText(tr("%n token(s)", nullptr, tokens) + QStringLiteral(" · ") +
-                         tr("%n sentence(s)", nullptr, r->batch()));
+  m_tokensLabel->setText((tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) + QStringLiteral(" · ") +
+                         (r->batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->batch())));
   m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
   m_computeLabel->setText(tr("Compute %1 ms").arg(m_document->computeMs(), 0, 'f', 1));
   m_renderLabel->setText(tr("Render %1 ms").arg(m_renderMs, 0, 'f', 1));

@@ -15,6 +15,7 @@ class QAction;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
+class QScrollArea;
 class QSplitter;
 class QTabWidget;
 
@@ -56,6 +57,7 @@ class MainWindow final : public QMainWindow {
   QString bannerMessage() const;
 
  protected:
+  void changeEvent(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
@@ -70,6 +72,7 @@ class MainWindow final : public QMainWindow {
   };
 
   void buildUi();
+  void fitModelPanel();
   void buildActions();
   void connectDocument();
   void updateViews(bool resultChanged);
@@ -107,6 +110,7 @@ class MainWindow final : public QMainWindow {
   QSplitter* m_splitter = nullptr;
   QPlainTextEdit* m_text = nullptr;
   ModelPanel* m_modelPanel = nullptr;
+  QScrollArea* m_modelScroll = nullptr;
   ErrorBanner* m_banner = nullptr;
   ViewSelectorBar* m_selector = nullptr;
   QTabWidget* m_tabs = nullptr;

@@ -176,10 +176,10 @@ void ModelPanel::setRunOptions(const RunOptions& options) {
 
 void ModelPanel::setModelInfo(const ModelInfo& info) {
   const int headSize = info.heads > 0 ? info.dModel / info.heads : 0;
-  QString text = tr("%1 · %n layer(s) · %2 heads of %3 · d_model %4", nullptr, info.layers)
-                     .arg(QString::fromStdString(info.name))
-                     .arg(info.heads)
-                     .arg(headSize)
+  QString text = QStringLiteral("%1 · %2 · %3 · d_model %4")
+                     .arg(QString::fromStdString(info.name),
+                          info.layers == 1 ? tr("1 layer") : tr("%1 layers").arg(info.layers),
+                          tr("%1 heads of %2").arg(info.heads).arg(headSize))
                      .arg(info.dModel);
   if (info.causal) text += tr(" · causal");
   if (info.parameterBytes > 0) text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);

@@ -34,7 +34,8 @@ if [[ $have_xdotool == 1 ]]; then
   if [[ -z "$wid" ]]; then echo "FAIL: no attnscope window"; kill "$pid"; exit 1; fi
   xdotool windowfocus --sync "$wid" 2>/dev/null || true
   xdotool key --clearmodifiers ctrl+End
-  xdotool type --delay 40 $'\nA third sentence arrives.'
+  xdotool key --clearmodifiers Return
+  xdotool type --delay 40 'A third sentence arrives.'
   sleep 2
 fi
 import -window root "$shot"
