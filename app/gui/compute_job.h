@@ -28,11 +28,11 @@ struct ComputeJob {
 /// What came back for one job: a result, or an error for the banner.
 struct ComputeOutcome {
   quint64 generation = 0;
-  render::ResultPtr result;           // null on error
-  QString error;                      // empty on success
+  render::ResultPtr result;  // null on error
+  QString error;             // empty on success
   ErrorKind errorKind = ErrorKind::Internal;
   std::optional<ModelInfo> modelInfo;  // set when the model was (re)opened for this job
-  double computeMs = 0;               // wall time in the worker, opening included
+  double computeMs = 0;                // wall time in the worker, opening included
 };
 
 }  // namespace attnscope::gui

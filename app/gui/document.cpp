@@ -38,7 +38,8 @@ Document::Document(QObject* parent)
   m_worker = new ComputeWorker(m_latestGeneration);
   m_worker->moveToThread(m_thread);
   connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
-  connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute, Qt::QueuedConnection);
+  connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute,
+          Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::computed, this, &Document::onComputed, Qt::QueuedConnection);
   m_thread->start();
 }

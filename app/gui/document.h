@@ -22,7 +22,8 @@ class ComputeWorker;
 /// The application state: text, model, run options, view state, current result and error. Views
 /// and panels observe its signals and send intents back through its slots. Edits recompute after
 /// a short debounce on a worker thread; every request carries a generation number and a result
-/// that is not for the latest generation is dropped, so a slow old run never overwrites a newer one.
+/// that is not for the latest generation is dropped, so a slow old run never overwrites a newer
+/// one.
 class Document final : public QObject {
   Q_OBJECT
  public:
@@ -107,7 +108,8 @@ class Document final : public QObject {
   double m_computeMs = 0;
 
   quint64 m_generation = 0;
-  std::shared_ptr<std::atomic<quint64>> m_latestGeneration;  // read by the worker to skip stale jobs
+  std::shared_ptr<std::atomic<quint64>>
+      m_latestGeneration;  // read by the worker to skip stale jobs
   std::shared_ptr<std::atomic<bool>> m_cancelCurrent;
   QTimer m_debounce;
   QThread* m_thread = nullptr;

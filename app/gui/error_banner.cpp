@@ -8,7 +8,8 @@
 
 namespace attnscope::gui {
 
-ErrorBanner::ErrorBanner(QWidget* parent) : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)) {
+ErrorBanner::ErrorBanner(QWidget* parent)
+    : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)) {
   setObjectName(QStringLiteral("errorBanner"));
   setFrameShape(QFrame::StyledPanel);
   // Tool-tip colours come from the theme and are meant to stand out from the window, in light
@@ -39,7 +40,8 @@ void ErrorBanner::showMessage(const QString& message, Level level) {
     return;
   }
   const int size = style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, this);
-  const auto icon = level == Level::Error ? QStyle::SP_MessageBoxWarning : QStyle::SP_MessageBoxInformation;
+  const auto icon =
+      level == Level::Error ? QStyle::SP_MessageBoxWarning : QStyle::SP_MessageBoxInformation;
   m_icon->setPixmap(style()->standardIcon(icon).pixmap(size, size));
   m_text->setText(message);
   setProperty("level", level == Level::Error ? "error" : "notice");
@@ -51,6 +53,8 @@ void ErrorBanner::clearMessage() {
   hide();
 }
 
-QString ErrorBanner::message() const { return isVisible() || !isHidden() ? m_text->text() : QString(); }
+QString ErrorBanner::message() const {
+  return isVisible() || !isHidden() ? m_text->text() : QString();
+}
 
 }  // namespace attnscope::gui

@@ -9,10 +9,15 @@
 
 namespace attnscope::gui {
 
-ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptions& d, QWidget* parent)
-    : QDialog(parent), m_format(format), m_width(new QSpinBox(this)), m_height(new QSpinBox(this)),
-      m_dpi(new QSpinBox(this)), m_title(new QLineEdit(d.title, this)) {
-  const QString name = format == render::ImageFormat::Png ? QStringLiteral("PNG")
+ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptions& d,
+                           QWidget* parent)
+    : QDialog(parent),
+      m_format(format),
+      m_width(new QSpinBox(this)),
+      m_height(new QSpinBox(this)),
+      m_dpi(new QSpinBox(this)),
+      m_title(new QLineEdit(d.title, this)) {
+  const QString name = format == render::ImageFormat::Png   ? QStringLiteral("PNG")
                        : format == render::ImageFormat::Svg ? QStringLiteral("SVG")
                                                             : QStringLiteral("PDF");
   setWindowTitle(tr("Export %1").arg(name));
@@ -35,9 +40,11 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
   auto* pixels = new QLabel(this);
   form->addRow(QString(), pixels);
   const auto updatePixels = [this, pixels] {
-    const int w = m_width->value() * m_dpi->value() / 96, h = m_height->value() * m_dpi->value() / 96;
-    pixels->setText(m_format == render::ImageFormat::Png ? tr("Image: %1 × %2 pixels").arg(w).arg(h)
-                                                         : tr("Vector output; resolution applies to raster parts"));
+    const int w = m_width->value() * m_dpi->value() / 96,
+              h = m_height->value() * m_dpi->value() / 96;
+    pixels->setText(m_format == render::ImageFormat::Png
+                        ? tr("Image: %1 × %2 pixels").arg(w).arg(h)
+                        : tr("Vector output; resolution applies to raster parts"));
   };
   connect(m_width, &QSpinBox::valueChanged, this, updatePixels);
   connect(m_height, &QSpinBox::valueChanged, this, updatePixels);

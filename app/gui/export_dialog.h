@@ -16,7 +16,8 @@ namespace attnscope::gui {
 class ExportDialog final : public QDialog {
   Q_OBJECT
  public:
-  ExportDialog(render::ImageFormat format, const render::ExportOptions& defaults, QWidget* parent = nullptr);
+  ExportDialog(render::ImageFormat format, const render::ExportOptions& defaults,
+               QWidget* parent = nullptr);
   render::ExportOptions options() const;
 
   /// Runs the dialog; nullopt when cancelled.

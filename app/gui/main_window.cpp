@@ -53,7 +53,8 @@ const ViewTab kTabs[] = {
     {render::ViewKind::Heatmap, QT_TRANSLATE_NOOP("MainWindow", "Heatmap"),
      QT_TRANSLATE_NOOP("MainWindow", "One head: how much each query token attends to each key")},
     {render::ViewKind::Grid, QT_TRANSLATE_NOOP("MainWindow", "All heads"),
-     QT_TRANSLATE_NOOP("MainWindow", "Every head of every layer; click one to open it in the heatmap")},
+     QT_TRANSLATE_NOOP("MainWindow",
+                       "Every head of every layer; click one to open it in the heatmap")},
     {render::ViewKind::Compare, QT_TRANSLATE_NOOP("MainWindow", "Compare"),
      QT_TRANSLATE_NOOP("MainWindow", "Two heads side by side and their difference")},
     {render::ViewKind::Stats, QT_TRANSLATE_NOOP("MainWindow", "Statistics"),
@@ -62,12 +63,17 @@ const ViewTab kTabs[] = {
      QT_TRANSLATE_NOOP("MainWindow", "The tensor shapes of each step of the layer")},
 };
 
-bool isSessionPath(const QString& path) { return path.endsWith(QStringLiteral(".attnscope"), Qt::CaseInsensitive); }
+bool isSessionPath(const QString& path) {
+  return path.endsWith(QStringLiteral(".attnscope"), Qt::CaseInsensitive);
+}
 
 }  // namespace
 
 MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
-    : QMainWindow(parent), m_document(document), m_settings(settings), m_baseFont(QApplication::font()) {
+    : QMainWindow(parent),
+      m_document(document),
+      m_settings(settings),
+      m_baseFont(QApplication::font()) {
   m_lastDir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
   buildUi();
   buildActions();
@@ -77,7 +83,8 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
   if (m_settings) {
     restoreGeometry(m_settings->windowGeometry());
     restoreState(m_settings->windowState());
-    if (!m_settings->splitterState().isEmpty()) m_splitter->restoreState(m_settings->splitterState());
+    if (!m_settings->splitterState().isEmpty())
+      m_splitter->restoreState(m_settings->splitterState());
   }
   updateTitle();
   updateStatus();
@@ -188,25 +195,35 @@ void MainWindow::buildActions() {
 
   // File
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* openSession = action(tr("&Open Session…"), QKeySequence::Open, [this] { openSessionDialog(); });
+  QAction* openSession =
+      action(tr("&Open Session…"), QKeySequence::Open, [this] { openSessionDialog(); });
   openSession->setIcon(s->standardIcon(QStyle::SP_DialogOpenButton));
   file->addAction(openSession);
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   QAction* saveAct = action(tr("&Save Session"), QKeySequence::Save, [this] { save(); });
   saveAct->setIcon(s->standardIcon(QStyle::SP_DialogSaveButton));
   file->addAction(saveAct);
-  file->addAction(action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { saveSessionAs(); }));
+  file->addAction(
+      action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { saveSessionAs(); }));
   file->addSeparator();
-  file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")), [this] { openTextDialog(); }));
+  file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")),
+                         [this] { openTextDialog(); }));
   file->addSeparator();
   QMenu* exportMenu = file->addMenu(tr("&Export"));
-  QAction* png = action(tr("View as &PNG…"), QKeySequence(tr("Ctrl+E")), [this] { exportImage(render::ImageFormat::Png); });
-  QAction* svg = action(tr("View as &SVG…"), QKeySequence(tr("Ctrl+Alt+S")), [this] { exportImage(render::ImageFormat::Svg); });
-  QAction* pdf = action(tr("View as P&DF…"), QKeySequence(tr("Ctrl+Alt+P")), [this] { exportImage(render::ImageFormat::Pdf); });
-  QAction* allHeads = action(tr("&All Heads to Folder…"), QKeySequence(tr("Ctrl+Shift+E")), [this] { exportAllHeads(); });
-  QAction* npy = action(tr("Attention as .&npy…"), QKeySequence(), [this] { exportData(QStringLiteral("npy")); });
-  QAction* csv = action(tr("Attention as .&csv…"), QKeySequence(), [this] { exportData(QStringLiteral("csv")); });
-  QAction* json = action(tr("&Trace as .json…"), QKeySequence(), [this] { exportData(QStringLiteral("json")); });
+  QAction* png = action(tr("View as &PNG…"), QKeySequence(tr("Ctrl+E")),
+                        [this] { exportImage(render::ImageFormat::Png); });
+  QAction* svg = action(tr("View as &SVG…"), QKeySequence(tr("Ctrl+Alt+S")),
+                        [this] { exportImage(render::ImageFormat::Svg); });
+  QAction* pdf = action(tr("View as P&DF…"), QKeySequence(tr("Ctrl+Alt+P")),
+                        [this] { exportImage(render::ImageFormat::Pdf); });
+  QAction* allHeads = action(tr("&All Heads to Folder…"), QKeySequence(tr("Ctrl+Shift+E")),
+                             [this] { exportAllHeads(); });
+  QAction* npy = action(tr("Attention as .&npy…"), QKeySequence(),
+                        [this] { exportData(QStringLiteral("npy")); });
+  QAction* csv = action(tr("Attention as .&csv…"), QKeySequence(),
+                        [this] { exportData(QStringLiteral("csv")); });
+  QAction* json = action(tr("&Trace as .json…"), QKeySequence(),
+                         [this] { exportData(QStringLiteral("json")); });
   png->setIcon(s->standardIcon(QStyle::SP_DriveFDIcon));
   exportMenu->addActions({png, svg, pdf});
   exportMenu->addSeparator();
@@ -218,7 +235,8 @@ void MainWindow::buildActions() {
 
   // Edit
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-  QAction* copy = action(tr("&Copy View Image"), QKeySequence(tr("Ctrl+Shift+C")), [this] { copyImage(); });
+  QAction* copy =
+      action(tr("&Copy View Image"), QKeySequence(tr("Ctrl+Shift+C")), [this] { copyImage(); });
   copy->setIcon(s->standardIcon(QStyle::SP_FileDialogDetailedView));
   edit->addAction(copy);
   // Plain Ctrl+C copies the image only while the views have focus; in the text box it copies text.
@@ -228,14 +246,19 @@ void MainWindow::buildActions() {
   connect(copyInViews, &QAction::triggered, this, [this] { copyImage(); });
   m_tabs->addAction(copyInViews);
   edit->addSeparator();
-  edit->addAction(action(tr("&Recompute Now"), QKeySequence(Qt::Key_F5), [this] { m_document->recompute(); }));
+  edit->addAction(
+      action(tr("&Recompute Now"), QKeySequence(Qt::Key_F5), [this] { m_document->recompute(); }));
 
   // View
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
-  viewMenu->addAction(action(tr("Next &Head"), QKeySequence(tr("Alt+Right")), [this] { m_document->stepHead(1); }));
-  viewMenu->addAction(action(tr("Previous H&ead"), QKeySequence(tr("Alt+Left")), [this] { m_document->stepHead(-1); }));
-  viewMenu->addAction(action(tr("Next &Layer"), QKeySequence(tr("Alt+Down")), [this] { m_document->stepLayer(1); }));
-  viewMenu->addAction(action(tr("Previous La&yer"), QKeySequence(tr("Alt+Up")), [this] { m_document->stepLayer(-1); }));
+  viewMenu->addAction(
+      action(tr("Next &Head"), QKeySequence(tr("Alt+Right")), [this] { m_document->stepHead(1); }));
+  viewMenu->addAction(action(tr("Previous H&ead"), QKeySequence(tr("Alt+Left")),
+                             [this] { m_document->stepHead(-1); }));
+  viewMenu->addAction(action(tr("Next &Layer"), QKeySequence(tr("Alt+Down")),
+                             [this] { m_document->stepLayer(1); }));
+  viewMenu->addAction(action(tr("Previous La&yer"), QKeySequence(tr("Alt+Up")),
+                             [this] { m_document->stepLayer(-1); }));
   viewMenu->addAction(action(tr("Next &Sentence"), QKeySequence(tr("Alt+PgDown")), [this] {
     const int batch = m_document->result() ? m_document->result()->batch() : 1;
     m_document->selectItem((m_document->viewState().item + 1) % std::max(1, batch));
@@ -246,7 +269,8 @@ void MainWindow::buildActions() {
   }));
   viewMenu->addSeparator();
   for (int i = 0; i < m_tabs->count(); ++i) {
-    viewMenu->addAction(action(m_tabs->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
+    viewMenu->addAction(action(m_tabs->tabText(i),
+                               QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
                                [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();
@@ -257,14 +281,15 @@ void MainWindow::buildActions() {
   });
   scores->setCheckable(true);
   viewMenu->addAction(scores);
-  connect(m_document, &Document::viewStateChanged, scores, [scores](const render::ViewState& st) {
-    scores->setChecked(st.showScores);
-  });
-  m_classroomAction = action(tr("Classroom &Mode"), QKeySequence(tr("Ctrl+Shift+M")), [this](bool on) { setClassroomMode(on); });
+  connect(m_document, &Document::viewStateChanged, scores,
+          [scores](const render::ViewState& st) { scores->setChecked(st.showScores); });
+  m_classroomAction = action(tr("Classroom &Mode"), QKeySequence(tr("Ctrl+Shift+M")),
+                             [this](bool on) { setClassroomMode(on); });
   m_classroomAction->setCheckable(true);
   m_classroomAction->setToolTip(tr("Large fonts for projectors"));
   m_fullScreenAction = action(tr("&Full Screen"), QKeySequence(Qt::Key_F11), [this](bool on) {
-    setWindowState(on ? (windowState() | Qt::WindowFullScreen) : (windowState() & ~Qt::WindowFullScreen));
+    setWindowState(on ? (windowState() | Qt::WindowFullScreen)
+                      : (windowState() & ~Qt::WindowFullScreen));
   });
   m_fullScreenAction->setCheckable(true);
   viewMenu->addAction(m_classroomAction);
@@ -272,7 +297,8 @@ void MainWindow::buildActions() {
 
   // Help
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(action(tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] { showShortcuts(); }));
+  help->addAction(
+      action(tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] { showShortcuts(); }));
   help->addAction(action(tr("&About attnscope"), QKeySequence(), [this] { showAbout(); }));
 
   QToolBar* toolbar = addToolBar(tr("Main"));
@@ -293,7 +319,8 @@ void MainWindow::connectDocument() {
   Document* d = m_document;
   // Text: the box edits the document; the document updates the box only when it differs, so the
   // cursor stays where the user is typing.
-  connect(m_text, &QPlainTextEdit::textChanged, d, [this] { m_document->setText(m_text->toPlainText()); });
+  connect(m_text, &QPlainTextEdit::textChanged, d,
+          [this] { m_document->setText(m_text->toPlainText()); });
   connect(d, &Document::textChanged, this, [this](const QString& text) {
     if (m_text->toPlainText() != text) m_text->setPlainText(text);
     setWindowModified(true);
@@ -382,7 +409,9 @@ render::AttentionView* MainWindow::view(render::ViewKind kind) const {
   return nullptr;
 }
 
-QString MainWindow::bannerMessage() const { return m_banner->isHidden() ? QString() : m_banner->message(); }
+QString MainWindow::bannerMessage() const {
+  return m_banner->isHidden() ? QString() : m_banner->message();
+}
 
 void MainWindow::syncSlot(ViewSlot& slot) {
   if (slot.stateStale) {
@@ -435,9 +464,7 @@ void MainWindow::onError(const QString& message) {
   m_bannerFromDocument = true;
 }
 
-void MainWindow::onBusy(bool busy) {
-  m_busyLabel->setText(busy ? tr("Computing…") : QString());
-}
+void MainWindow::onBusy(bool busy) { m_busyLabel->setText(busy ? tr("Computing…") : QString()); }
 
 void MainWindow::updateStatus() {
   const render::ResultPtr& r = m_document->result();
@@ -450,7 +477,8 @@ void MainWindow::updateStatus() {
   }
   int tokens = 0;
   for (int n : r->queryLengths) tokens += n;
-  m_tokensLabel->setText((tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) + QStringLiteral(" · ") +
+  m_tokensLabel->setText((tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) +
+                         QStringLiteral(" · ") +
                          (r->batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->batch())));
   m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
   m_computeLabel->setText(tr("Compute %1 ms").arg(m_document->computeMs(), 0, 'f', 1));
@@ -458,7 +486,8 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::updateTitle() {
-  const QString name = m_sessionPath.isEmpty() ? tr("Untitled") : QFileInfo(m_sessionPath).fileName();
+  const QString name =
+      m_sessionPath.isEmpty() ? tr("Untitled") : QFileInfo(m_sessionPath).fileName();
   setWindowTitle(QStringLiteral("%1[*] — attnscope").arg(name));
 }
 
@@ -479,12 +508,7 @@ bool MainWindow::openSession(const QString& path) {
   }
   m_document->loadSession(session);
   setClassroomMode(session.view.classroom);
-  m_sessionPath = QFileInfo(path).absoluteFilePath();
-  m_lastDir = QFileInfo(path).absolutePath();
-  if (m_settings) m_settings->addRecentSession(m_sessionPath);
-  rebuildRecentMenu();
-  setWindowModified(false);
-  updateTitle();
+  rememberSessionPath(path);
   statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(path).fileName()), 4000);
   return true;
 }
@@ -495,33 +519,41 @@ bool MainWindow::saveSession(const QString& path) {
     showActionError(tr("Could not save the session"), error);
     return false;
   }
+  rememberSessionPath(path);
+  statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+  return true;
+}
+
+void MainWindow::rememberSessionPath(const QString& path) {
   m_sessionPath = QFileInfo(path).absoluteFilePath();
   m_lastDir = QFileInfo(path).absolutePath();
   if (m_settings) m_settings->addRecentSession(m_sessionPath);
   rebuildRecentMenu();
   setWindowModified(false);
   updateTitle();
-  statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
-  return true;
 }
 
 void MainWindow::openSessionDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), m_lastDir,
-                                                    tr("attnscope sessions (*.attnscope);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Session"), m_lastDir, tr("attnscope sessions (*.attnscope);;All files (*)"));
   if (!path.isEmpty()) openSession(path);
 }
 
 bool MainWindow::saveSessionAs() {
-  const QString suggested = m_sessionPath.isEmpty() ? QDir(m_lastDir).filePath(tr("untitled.attnscope")) : m_sessionPath;
-  QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggested, tr("attnscope sessions (*.attnscope)"));
+  const QString suggested =
+      m_sessionPath.isEmpty() ? QDir(m_lastDir).filePath(tr("untitled.attnscope")) : m_sessionPath;
+  QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggested,
+                                              tr("attnscope sessions (*.attnscope)"));
   if (path.isEmpty()) return false;
   if (!isSessionPath(path)) path += QStringLiteral(".attnscope");
   return saveSession(path);
 }
 
 void MainWindow::save() {
-  if (m_sessionPath.isEmpty()) saveSessionAs();
-  else saveSession(m_sessionPath);
+  if (m_sessionPath.isEmpty())
+    saveSessionAs();
+  else
+    saveSession(m_sessionPath);
 }
 
 void MainWindow::rebuildRecentMenu() {
@@ -529,7 +561,8 @@ void MainWindow::rebuildRecentMenu() {
   const QStringList recent = m_settings ? m_settings->recentSessions() : QStringList();
   for (int i = 0; i < recent.size(); ++i) {
     const QString path = recent[i];
-    QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()));
+    QAction* a = m_recentMenu->addAction(
+        QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()));
     a->setToolTip(path);
     a->setStatusTip(path);
     connect(a, &QAction::triggered, this, [this, path] {
@@ -583,8 +616,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
     return;
   }
   const QString path = url.toLocalFile();
-  if (isSessionPath(path)) openSession(path);
-  else loadTextFile(path);
+  if (isSessionPath(path))
+    openSession(path);
+  else
+    loadTextFile(path);
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
@@ -617,8 +652,12 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 
 QString MainWindow::defaultTitle() const {
   const render::ViewState& s = m_document->viewState();
-  const QString model = m_document->modelInfo() ? QString::fromStdString(m_document->modelInfo()->name) : QString();
-  QString title = tr("%1 — layer %2, head %3").arg(m_tabs->tabText(m_tabs->currentIndex())).arg(s.layer).arg(s.head);
+  const QString model =
+      m_document->modelInfo() ? QString::fromStdString(m_document->modelInfo()->name) : QString();
+  QString title = tr("%1 — layer %2, head %3")
+                      .arg(m_tabs->tabText(m_tabs->currentIndex()))
+                      .arg(s.layer)
+                      .arg(s.head);
   if (!model.isEmpty()) title += QStringLiteral(" — ") + model;
   return title;
 }
@@ -627,7 +666,8 @@ QString MainWindow::defaultExportName(const QString& extension) const {
   const render::ViewState& s = m_document->viewState();
   const render::AttentionView* v = currentView();
   const QString kind = v ? render::toString(v->kind()) : QStringLiteral("view");
-  return QDir(m_lastDir).filePath(QStringLiteral("attnscope-%1-L%2-H%3.%4").arg(kind).arg(s.layer).arg(s.head).arg(extension));
+  return QDir(m_lastDir).filePath(
+      QStringLiteral("attnscope-%1-L%2-H%3.%4").arg(kind).arg(s.layer).arg(s.head).arg(extension));
 }
 
 render::ExportOptions MainWindow::defaultExportOptions(render::ImageFormat format) const {
@@ -637,25 +677,33 @@ render::ExportOptions MainWindow::defaultExportOptions(render::ImageFormat forma
   return o;
 }
 
+void MainWindow::reportExport(const QString& error, const QString& done) {
+  if (!error.isEmpty())
+    showActionError(tr("Export failed"), error);
+  else
+    statusBar()->showMessage(done, 4000);
+}
+
 void MainWindow::exportImage(render::ImageFormat format) {
   render::AttentionView* v = currentView();
   if (!v || !m_document->result()) {
     showActionError(tr("Nothing to export"), tr("there is no result yet"));
     return;
   }
-  std::optional<render::ExportOptions> options = ExportDialog::ask(this, format, defaultExportOptions(format));
+  std::optional<render::ExportOptions> options =
+      ExportDialog::ask(this, format, defaultExportOptions(format));
   if (!options) return;
-  const QString extension = format == render::ImageFormat::Png ? QStringLiteral("png")
+  const QString extension = format == render::ImageFormat::Png   ? QStringLiteral("png")
                             : format == render::ImageFormat::Svg ? QStringLiteral("svg")
                                                                  : QStringLiteral("pdf");
-  QString path = QFileDialog::getSaveFileName(this, tr("Export View"), defaultExportName(extension),
-                                              tr("%1 files (*.%2)").arg(extension.toUpper(), extension));
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export View"), defaultExportName(extension),
+                                   tr("%1 files (*.%2)").arg(extension.toUpper(), extension));
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + extension;
   m_lastDir = QFileInfo(path).absolutePath();
   const QString error = render::Exporter::exportView(*v, path, *options);
-  if (!error.isEmpty()) showActionError(tr("Export failed"), error);
-  else statusBar()->showMessage(tr("Exported %1").arg(QFileInfo(path).fileName()), 4000);
+  reportExport(error, tr("Exported %1").arg(QFileInfo(path).fileName()));
 }
 
 void MainWindow::copyImage() {
@@ -682,15 +730,16 @@ void MainWindow::exportAllHeads() {
     showActionError(tr("Nothing to export"), tr("there is no result yet"));
     return;
   }
-  std::optional<render::ExportOptions> options =
-      ExportDialog::ask(this, render::ImageFormat::Png, defaultExportOptions(render::ImageFormat::Png));
+  std::optional<render::ExportOptions> options = ExportDialog::ask(
+      this, render::ImageFormat::Png, defaultExportOptions(render::ImageFormat::Png));
   if (!options) return;
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export All Heads to Folder"), m_lastDir);
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Export All Heads to Folder"), m_lastDir);
   if (dir.isEmpty()) return;
   m_lastDir = dir;
-  const QString error = render::Exporter::exportAllHeads(m_document->result(), m_document->viewState(), dir, *options);
-  if (!error.isEmpty()) showActionError(tr("Export failed"), error);
-  else statusBar()->showMessage(tr("Exported every head to %1").arg(dir), 4000);
+  const QString error = render::Exporter::exportAllHeads(m_document->result(),
+                                                         m_document->viewState(), dir, *options);
+  reportExport(error, tr("Exported every head to %1").arg(dir));
 }
 
 void MainWindow::exportData(const QString& kind) {
@@ -699,18 +748,22 @@ void MainWindow::exportData(const QString& kind) {
     showActionError(tr("Nothing to export"), tr("there is no result yet"));
     return;
   }
-  const QString stem = kind == QStringLiteral("json") ? QStringLiteral("attnscope-trace") : QStringLiteral("attnscope-attention");
-  QString path = QFileDialog::getSaveFileName(this, tr("Export Data"), QDir(m_lastDir).filePath(stem + QLatin1Char('.') + kind),
-                                              tr("%1 files (*.%2)").arg(kind.toUpper(), kind));
+  const QString stem = kind == QStringLiteral("json") ? QStringLiteral("attnscope-trace")
+                                                      : QStringLiteral("attnscope-attention");
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Export Data"), QDir(m_lastDir).filePath(stem + QLatin1Char('.') + kind),
+      tr("%1 files (*.%2)").arg(kind.toUpper(), kind));
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + kind;
   m_lastDir = QFileInfo(path).absolutePath();
   QString error;
-  if (kind == QStringLiteral("npy")) error = render::Exporter::exportAttentionNpy(*result, path);
-  else if (kind == QStringLiteral("csv")) error = render::Exporter::exportAttentionCsv(*result, path);
-  else error = render::Exporter::exportTraceJson(*result, path);
-  if (!error.isEmpty()) showActionError(tr("Export failed"), error);
-  else statusBar()->showMessage(tr("Exported %1").arg(QFileInfo(path).fileName()), 4000);
+  if (kind == QStringLiteral("npy"))
+    error = render::Exporter::exportAttentionNpy(*result, path);
+  else if (kind == QStringLiteral("csv"))
+    error = render::Exporter::exportAttentionCsv(*result, path);
+  else
+    error = render::Exporter::exportTraceJson(*result, path);
+  reportExport(error, tr("Exported %1").arg(QFileInfo(path).fileName()));
 }
 
 // --- preferences and help ---------------------------------------------------------------------
@@ -718,8 +771,10 @@ void MainWindow::exportData(const QString& kind) {
 void MainWindow::setClassroomMode(bool on) {
   QFont font = m_baseFont;
   if (on) {
-    if (font.pointSizeF() > 0) font.setPointSizeF(font.pointSizeF() * kClassroomScale);
-    else font.setPixelSize(static_cast<int>(font.pixelSize() * kClassroomScale));
+    if (font.pointSizeF() > 0)
+      font.setPointSizeF(font.pointSizeF() * kClassroomScale);
+    else
+      font.setPixelSize(static_cast<int>(font.pixelSize() * kClassroomScale));
   }
   QApplication::setFont(font);
   {
@@ -738,10 +793,11 @@ void MainWindow::showShortcuts() {
 }
 
 void MainWindow::showAbout() {
-  QMessageBox::about(this, tr("About attnscope"),
-                     tr("<h3>attnscope %1</h3><p>See what every attention head of a transformer does "
-                        "with the text you type.</p><p>Licensed under the GPL, version 3 or later.</p>")
-                         .arg(QApplication::applicationVersion()));
+  QMessageBox::about(
+      this, tr("About attnscope"),
+      tr("<h3>attnscope %1</h3><p>See what every attention head of a transformer does "
+         "with the text you type.</p><p>Licensed under the GPL, version 3 or later.</p>")
+          .arg(QApplication::applicationVersion()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -85,6 +85,8 @@ class MainWindow final : public QMainWindow {
   void rebuildRecentMenu();
   void showActionError(const QString& what, const QString& reason);
 
+  void rememberSessionPath(const QString& path);
+  void reportExport(const QString& error, const QString& done);
   void exportImage(render::ImageFormat format);
   void copyImage();
   void exportAllHeads();

@@ -69,12 +69,22 @@ QList<QPair<QString, ToyConfig>> ModelPanel::presets() {
 }
 
 ModelPanel::ModelPanel(QWidget* parent)
-    : QWidget(parent), m_model(new QComboBox(this)), m_preset(new QComboBox(this)),
-      m_toyBox(new QGroupBox(tr("Toy attention layer"), this)), m_variant(new QComboBox(this)),
-      m_inputDim(widthBox(this)), m_dModel(widthBox(this)), m_heads(new QComboBox(this)),
-      m_mask(new QComboBox(this)), m_scale(new QComboBox(this)), m_tokenizer(new QComboBox(this)),
-      m_seed(new QSpinBox(this)), m_useContext(new QCheckBox(tr("Cross-attention context:"), this)),
-      m_context(new QLineEdit(this)), m_device(new QComboBox(this)), m_info(new QLabel(this)) {
+    : QWidget(parent),
+      m_model(new QComboBox(this)),
+      m_preset(new QComboBox(this)),
+      m_toyBox(new QGroupBox(tr("Toy attention layer"), this)),
+      m_variant(new QComboBox(this)),
+      m_inputDim(widthBox(this)),
+      m_dModel(widthBox(this)),
+      m_heads(new QComboBox(this)),
+      m_mask(new QComboBox(this)),
+      m_scale(new QComboBox(this)),
+      m_tokenizer(new QComboBox(this)),
+      m_seed(new QSpinBox(this)),
+      m_useContext(new QCheckBox(tr("Cross-attention context:"), this)),
+      m_context(new QLineEdit(this)),
+      m_device(new QComboBox(this)),
+      m_info(new QLabel(this)) {
   m_model->addItem(tr("Toy layer (configurable)"), QStringLiteral("toy"));
   m_model->insertSeparator(m_model->count());
   m_model->addItem(tr("Open checkpoint file…"), kOpenFile);
@@ -182,7 +192,8 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
                           tr("%1 heads of %2").arg(info.heads).arg(headSize))
                      .arg(info.dModel);
   if (info.causal) text += tr(" · causal");
-  if (info.parameterBytes > 0) text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
+  if (info.parameterBytes > 0)
+    text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
   m_info->setText(text);
 }
 
@@ -190,7 +201,8 @@ void ModelPanel::addSourceItem(const QString& source) {
   if (m_model->findData(source) >= 0) return;
   // Paths go above the separator, so the "Open…" entries stay last.
   const int at = m_model->findData(kOpenFile) - 1;
-  m_model->insertItem(at, QFileInfo(source).fileName().isEmpty() ? source : QFileInfo(source).fileName(), source);
+  m_model->insertItem(
+      at, QFileInfo(source).fileName().isEmpty() ? source : QFileInfo(source).fileName(), source);
   m_model->setItemData(at, source, Qt::ToolTipRole);
 }
 
@@ -199,8 +211,8 @@ void ModelPanel::showSpec() {
   addSourceItem(source);
   const ToyConfig& c = m_spec.toy;
   {
-    const QSignalBlocker b0(m_model), b1(m_variant), b2(m_inputDim), b3(m_dModel), b4(m_mask), b5(m_scale),
-        b6(m_tokenizer), b7(m_seed), b8(m_preset);
+    const QSignalBlocker b0(m_model), b1(m_variant), b2(m_inputDim), b3(m_dModel), b4(m_mask),
+        b5(m_scale), b6(m_tokenizer), b7(m_seed), b8(m_preset);
     m_model->setCurrentIndex(m_model->findData(source));
     selectEnum(m_variant, c.variant);
     m_inputDim->setValue(c.inputDim);
@@ -237,8 +249,9 @@ void ModelPanel::onModelChosen(int index) {
   const QString data = m_model->itemData(index).toString();
   QString source = data;
   if (data == kOpenFile) {
-    source = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
-                                          tr("Checkpoints (*.safetensors *.pt *.bin);;All files (*)"));
+    source =
+        QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
+                                     tr("Checkpoints (*.safetensors *.pt *.bin);;All files (*)"));
   } else if (data == kOpenFolder) {
     source = QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
   }

@@ -33,7 +33,8 @@ void requireKeys(const QJsonObject& object, const QString& where, const QStringL
                  const QStringList& required) {
   const QSet<QString> known(allowed.begin(), allowed.end());
   for (auto it = object.begin(); it != object.end(); ++it) {
-    if (!known.contains(it.key())) fail(QStringLiteral("unknown key \"%1\" in %2").arg(it.key(), where));
+    if (!known.contains(it.key()))
+      fail(QStringLiteral("unknown key \"%1\" in %2").arg(it.key(), where));
   }
   for (const QString& key : required) {
     if (!object.contains(key)) fail(QStringLiteral("missing \"%1\" in %2").arg(key, where));
@@ -124,7 +125,8 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   constexpr int kMax = 1 << 20;
   render::ViewState s;
   if (o.contains("tab") && !render::parseViewKind(stringAt(o, "tab", where), current)) {
-    fail(QStringLiteral("unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats or pipeline)")
+    fail(QStringLiteral(
+             "unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats or pipeline)")
              .arg(o.value("tab").toString()));
   }
   s.layer = intAt(o, "layer", where, 0, kMax, s.layer);
@@ -137,7 +139,8 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
     s.palette = stringAt(o, "palette", where);
     const QStringList palettes = {"viridis", "magma", "cividis", "greyscale"};
     if (!palettes.contains(s.palette)) {
-      fail(QStringLiteral("unknown palette \"%1\" in view (choose %2)").arg(s.palette, palettes.join(", ")));
+      fail(QStringLiteral("unknown palette \"%1\" in view (choose %2)")
+               .arg(s.palette, palettes.join(", ")));
     }
   }
   s.showScores = boolAt(o, "show_scores", where, s.showScores);
@@ -148,7 +151,8 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
 }
 
 Session parseSession(const QJsonObject& root) {
-  requireKeys(root, QStringLiteral("the file"), {"format", "version", "text", "model", "run", "view"},
+  requireKeys(root, QStringLiteral("the file"),
+              {"format", "version", "text", "model", "run", "view"},
               {"format", "version", "text", "model"});
   if (root.value("format") != QJsonValue(QString::fromLatin1(kFormat))) {
     fail(QStringLiteral("not an attnscope session (\"format\" must be \"%1\")").arg(kFormat));
@@ -168,8 +172,10 @@ Session parseSession(const QJsonObject& root) {
   requireKeys(model, QStringLiteral("model"), {"source", "toy"}, {"source"});
   s.model.source = stringAt(model, "source", QStringLiteral("model")).toStdString();
   if (s.model.source.empty()) fail(QStringLiteral("\"source\" in model must not be empty"));
-  if (model.contains("toy")) s.model.toy = parseToy(objectAt(model, "toy", QStringLiteral("model")));
-  else if (s.model.source == "toy") fail(QStringLiteral("missing \"toy\" in model (source is toy)"));
+  if (model.contains("toy"))
+    s.model.toy = parseToy(objectAt(model, "toy", QStringLiteral("model")));
+  else if (s.model.source == "toy")
+    fail(QStringLiteral("missing \"toy\" in model (source is toy)"));
 
   if (root.contains("run")) {
     const QJsonObject run = objectAt(root, "run", QStringLiteral("the file"));
@@ -180,7 +186,8 @@ Session parseSession(const QJsonObject& root) {
       s.run.useContext = true;
       s.run.context = context.toString();
     }
-    if (run.contains("device")) s.run.device = parseEnum(run, "device", QStringLiteral("run"), parseDevice);
+    if (run.contains("device"))
+      s.run.device = parseEnum(run, "device", QStringLiteral("run"), parseDevice);
   }
   if (root.contains("view")) {
     s.view = parseView(objectAt(root, "view", QStringLiteral("the file")), &s.currentView);
@@ -217,7 +224,7 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"pinned_query", v.pinnedQuery},
                    {"classroom", v.classroom}};
   QJsonObject root{{"format", kFormat}, {"version", kVersion}, {"text", s.text},
-                   {"model", model},    {"run", run},           {"view", view}};
+                   {"model", model},    {"run", run},          {"view", view}};
   return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
@@ -226,7 +233,9 @@ bool SessionFile::fromJson(const QByteArray& bytes, Session* session, QString* e
   const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
   try {
     if (parseError.error != QJsonParseError::NoError) {
-      fail(QStringLiteral("not valid JSON at byte %1: %2").arg(parseError.offset).arg(parseError.errorString()));
+      fail(QStringLiteral("not valid JSON at byte %1: %2")
+               .arg(parseError.offset)
+               .arg(parseError.errorString()));
     }
     if (!doc.isObject()) fail(QStringLiteral("the top level must be a JSON object"));
     *session = parseSession(doc.object());

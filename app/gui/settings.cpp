@@ -52,7 +52,9 @@ std::optional<Session> Settings::lastConfiguration() const {
   if (!SessionFile::fromJson(json, &s, &error)) return std::nullopt;
   return s;
 }
-void Settings::setLastConfiguration(const Session& s) { m_settings->setValue(kLast, SessionFile::toJson(s)); }
+void Settings::setLastConfiguration(const Session& s) {
+  m_settings->setValue(kLast, SessionFile::toJson(s));
+}
 
 QStringList Settings::recentSessions() const { return m_settings->value(kRecent).toStringList(); }
 

@@ -9,7 +9,8 @@
 
 namespace attnscope::gui {
 
-ShortcutsDialog::ShortcutsDialog(const QList<QAction*>& actions, QWidget* parent) : QDialog(parent) {
+ShortcutsDialog::ShortcutsDialog(const QList<QAction*>& actions, QWidget* parent)
+    : QDialog(parent) {
   setWindowTitle(tr("Keyboard Shortcuts"));
   auto* table = new QTableWidget(this);
   table->setColumnCount(2);
@@ -23,7 +24,9 @@ ShortcutsDialog::ShortcutsDialog(const QList<QAction*>& actions, QWidget* parent
     for (const QKeySequence& k : action->shortcuts()) keys << k.toString(QKeySequence::NativeText);
     const int row = table->rowCount();
     table->insertRow(row);
-    table->setItem(row, 0, new QTableWidgetItem(action->text().remove(QLatin1Char('&')).remove(QStringLiteral("…"))));
+    table->setItem(
+        row, 0,
+        new QTableWidgetItem(action->text().remove(QLatin1Char('&')).remove(QStringLiteral("…"))));
     table->setItem(row, 1, new QTableWidgetItem(keys.join(QStringLiteral(", "))));
   }
   table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);

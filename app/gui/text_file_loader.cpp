@@ -13,7 +13,8 @@ namespace attnscope::gui {
 QString TextFileLoader::load(const QString& path, QString* text) {
   const QString name = QFileInfo(path).fileName();
   QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return QStringLiteral("cannot open %1: %2").arg(name, file.errorString());
+  if (!file.open(QIODevice::ReadOnly))
+    return QStringLiteral("cannot open %1: %2").arg(name, file.errorString());
   if (file.size() > kMaxBytes) {
     return QStringLiteral("%1 is too large (%2 KiB; text files up to %3 KiB can be loaded)")
         .arg(name)
@@ -26,11 +27,15 @@ QString TextFileLoader::load(const QString& path, QString* text) {
 
 QString TextFileLoader::decode(const QByteArray& bytes, const QString& name, QString* text) {
   if (bytes.size() > kMaxBytes) {
-    return QStringLiteral("%1 is too large (text files up to %2 KiB can be loaded)").arg(name).arg(kMaxBytes / 1024);
+    return QStringLiteral("%1 is too large (text files up to %2 KiB can be loaded)")
+        .arg(name)
+        .arg(kMaxBytes / 1024);
   }
-  if (bytes.contains('\0')) return QStringLiteral("%1 looks like a binary file, not text").arg(name);
+  if (bytes.contains('\0'))
+    return QStringLiteral("%1 looks like a binary file, not text").arg(name);
   std::size_t bad = 0;
-  if (!isValidUtf8(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), &bad)) {
+  if (!isValidUtf8(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())),
+                   &bad)) {
     return QStringLiteral("%1 is not UTF-8 text (invalid byte at offset %2)").arg(name).arg(bad);
   }
   QString decoded = QString::fromUtf8(bytes);

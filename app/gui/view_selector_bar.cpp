@@ -11,8 +11,12 @@
 namespace attnscope::gui {
 
 ViewSelectorBar::ViewSelectorBar(QWidget* parent)
-    : QWidget(parent), m_layer(new QSpinBox(this)), m_head(new QSpinBox(this)), m_item(new QComboBox(this)),
-      m_palette(new QComboBox(this)), m_scores(new QCheckBox(tr("Scores"), this)),
+    : QWidget(parent),
+      m_layer(new QSpinBox(this)),
+      m_head(new QSpinBox(this)),
+      m_item(new QComboBox(this)),
+      m_palette(new QComboBox(this)),
+      m_scores(new QCheckBox(tr("Scores"), this)),
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)) {
   m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
   m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
@@ -70,7 +74,8 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
 
 void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
-  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item), b4(m_palette), b5(m_scores), b6(m_perHeadScale);
+  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item), b4(m_palette), b5(m_scores),
+      b6(m_perHeadScale);
   m_layer->setValue(state.layer);
   m_head->setValue(state.head);
   if (state.item < m_item->count()) m_item->setCurrentIndex(state.item);

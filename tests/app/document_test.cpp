@@ -95,8 +95,8 @@ class DocumentTest : public QObject {
     doc.setModelSpec(big);
     doc.setText(QString(600, QLatin1Char('x')));
     QSignalSpy results(&doc, &Document::resultChanged);
-    doc.recompute();   // slow: big model, long text
-    QTest::qWait(5);   // let the worker start on it
+    doc.recompute();  // slow: big model, long text
+    QTest::qWait(5);  // let the worker start on it
     attnscope::ModelSpec small = big;
     small.toy.inputDim = small.toy.dModel = 32;
     small.toy.heads = 2;
@@ -124,7 +124,8 @@ class DocumentTest : public QObject {
     doc.setModelSpec(spec);
     doc.recompute();
     QCOMPARE(errors.count(), 1);
-    QVERIFY2(doc.error().contains(QStringLiteral("heads (3) must divide d_model (64)")), qPrintable(doc.error()));
+    QVERIFY2(doc.error().contains(QStringLiteral("heads (3) must divide d_model (64)")),
+             qPrintable(doc.error()));
     QCOMPARE(doc.result(), good);
     QVERIFY(!doc.isBusy());
 
@@ -158,7 +159,8 @@ class DocumentTest : public QObject {
     doc.setText(QStringLiteral("fine"));
     doc.recompute();
     QVERIFY(errors.wait(kWaitMs));
-    QVERIFY2(doc.error().contains(QStringLiteral("/nonexistent/model.safetensors")), qPrintable(doc.error()));
+    QVERIFY2(doc.error().contains(QStringLiteral("/nonexistent/model.safetensors")),
+             qPrintable(doc.error()));
     QCOMPARE(doc.result(), good);
 
     // Fixing it clears the error and brings a new result.

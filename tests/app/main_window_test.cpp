@@ -70,7 +70,8 @@ class MainWindowTest : public QObject {
     f.write(QByteArray("\x89PNG\0\0", 6));
     f.close();
     QVERIFY(!window.loadTextFile(binary));
-    QVERIFY2(window.bannerMessage().contains(QStringLiteral("binary")), qPrintable(window.bannerMessage()));
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("binary")),
+             qPrintable(window.bannerMessage()));
     QCOMPARE(doc.text(), QStringLiteral("abc"));
 
     QVERIFY(!window.openSession(dir.filePath(QStringLiteral("none.attnscope"))));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// .attnscope files: a round trip keeps every field; malformed files give messages naming the problem.
+// .attnscope files: a round trip keeps every field; malformed files give messages naming the
+// problem.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -46,7 +47,9 @@ QByteArray sampleWith(const std::function<void(QJsonObject&)>& edit) {
   return QJsonDocument(root).toJson();
 }
 
-QJsonObject child(const QJsonObject& o, const char* key) { return o.value(QLatin1String(key)).toObject(); }
+QJsonObject child(const QJsonObject& o, const char* key) {
+  return o.value(QLatin1String(key)).toObject();
+}
 
 }  // namespace
 
@@ -79,7 +82,8 @@ class SessionFileTest : public QObject {
     const QJsonObject root = QJsonDocument::fromJson(SessionFile::toJson(sample())).object();
     QCOMPARE(root.value("version").toInt(), 1);
     QCOMPARE(root.value("format").toString(), QStringLiteral("attnscope-session"));
-    QCOMPARE(child(child(root, "model"), "toy").value("variant").toString(), QStringLiteral("per-head"));
+    QCOMPARE(child(child(root, "model"), "toy").value("variant").toString(),
+             QStringLiteral("per-head"));
     QCOMPARE(child(root, "view").value("tab").toString(), QStringLiteral("compare"));
   }
 
@@ -99,12 +103,18 @@ class SessionFileTest : public QObject {
     QTest::newRow("not json") << QByteArray("{\"version\": 1,") << "not valid JSON";
     QTest::newRow("array") << QByteArray("[1, 2]") << "must be a JSON object";
     QTest::newRow("empty") << QByteArray() << "not valid JSON";
-    QTest::newRow("no format") << sampleWith([](QJsonObject& r) { r.remove("format"); }) << "missing \"format\"";
-    QTest::newRow("other format") << sampleWith([](QJsonObject& r) { r["format"] = "png"; }) << "not an attnscope session";
-    QTest::newRow("future version") << sampleWith([](QJsonObject& r) { r["version"] = 2; }) << "version 2 is not supported";
-    QTest::newRow("version string") << sampleWith([](QJsonObject& r) { r["version"] = "1"; }) << "\"version\" must be a number";
-    QTest::newRow("text number") << sampleWith([](QJsonObject& r) { r["text"] = 5; }) << "\"text\" in the file must be a string";
-    QTest::newRow("unknown key") << sampleWith([](QJsonObject& r) { r["colour"] = "red"; }) << "unknown key \"colour\"";
+    QTest::newRow("no format") << sampleWith([](QJsonObject& r) { r.remove("format"); })
+                               << "missing \"format\"";
+    QTest::newRow("other format") << sampleWith([](QJsonObject& r) { r["format"] = "png"; })
+                                  << "not an attnscope session";
+    QTest::newRow("future version")
+        << sampleWith([](QJsonObject& r) { r["version"] = 2; }) << "version 2 is not supported";
+    QTest::newRow("version string")
+        << sampleWith([](QJsonObject& r) { r["version"] = "1"; }) << "\"version\" must be a number";
+    QTest::newRow("text number") << sampleWith([](QJsonObject& r) { r["text"] = 5; })
+                                 << "\"text\" in the file must be a string";
+    QTest::newRow("unknown key") << sampleWith([](QJsonObject& r) { r["colour"] = "red"; })
+                                 << "unknown key \"colour\"";
     QTest::newRow("heads do not divide") << sampleWith([](QJsonObject& r) {
       QJsonObject m = r["model"].toObject(), t = m["toy"].toObject();
       t["heads"] = 5;
@@ -129,8 +139,9 @@ class SessionFileTest : public QObject {
       m["toy"] = t;
       r["model"] = m;
     }) << "unknown variant 'sparse'";
-    QTest::newRow("toy missing") << sampleWith([](QJsonObject& r) { r["model"] = QJsonObject{{"source", "toy"}}; })
-                                 << "missing \"toy\" in model";
+    QTest::newRow("toy missing") << sampleWith([](QJsonObject& r) {
+      r["model"] = QJsonObject{{"source", "toy"}};
+    }) << "missing \"toy\" in model";
     QTest::newRow("bad device") << sampleWith([](QJsonObject& r) {
       r["run"] = QJsonObject{{"device", "tpu"}};
     }) << "unknown device 'tpu'";
@@ -168,7 +179,8 @@ class SessionFileTest : public QObject {
   void fileErrorsNameTheFile() {
     QTemporaryDir dir;
     Session s;
-    QVERIFY(SessionFile::load(dir.filePath(QStringLiteral("missing.attnscope")), &s).contains(QStringLiteral("missing.attnscope")));
+    QVERIFY(SessionFile::load(dir.filePath(QStringLiteral("missing.attnscope")), &s)
+                .contains(QStringLiteral("missing.attnscope")));
 
     const QString big = dir.filePath(QStringLiteral("big.attnscope"));
     QFile f(big);
@@ -182,11 +194,13 @@ class SessionFileTest : public QObject {
     QVERIFY(g.open(QIODevice::WriteOnly));
     g.write("{}");
     g.close();
-    QCOMPARE(SessionFile::load(bad, &s), QStringLiteral("bad.attnscope: missing \"format\" in the file"));
+    QCOMPARE(SessionFile::load(bad, &s),
+             QStringLiteral("bad.attnscope: missing \"format\" in the file"));
   }
 
   void saveToAnUnwritablePlaceFails() {
-    const QString error = SessionFile::save(QStringLiteral("/nonexistent-dir/x.attnscope"), sample());
+    const QString error =
+        SessionFile::save(QStringLiteral("/nonexistent-dir/x.attnscope"), sample());
     QVERIFY2(error.startsWith(QStringLiteral("cannot write")), qPrintable(error));
   }
 };

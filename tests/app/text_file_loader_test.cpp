@@ -11,16 +11,23 @@ class TextFileLoaderTest : public QObject {
  private Q_SLOTS:
   void acceptsUtf8TextAndNormalisesLineEnds() {
     QString text;
-    QCOMPARE(TextFileLoader::decode("\xEF\xBB\xBFGr\xC3\xBC\xC3\x9F" "e\r\nzwei\n", "a.txt", &text), QString());
+    QCOMPARE(TextFileLoader::decode("\xEF\xBB\xBFGr\xC3\xBC\xC3\x9F"
+                                    "e\r\nzwei\n",
+                                    "a.txt", &text),
+             QString());
     QCOMPARE(text, QStringLiteral("Grüße\nzwei\n"));
   }
 
   void refusesBinaryInvalidAndHugeFiles() {
     QString text = QStringLiteral("unchanged");
-    QVERIFY(TextFileLoader::decode(QByteArray("PNG\0\x01", 5), "x.png", &text).contains(QStringLiteral("binary")));
+    QVERIFY(TextFileLoader::decode(QByteArray("PNG\0\x01", 5), "x.png", &text)
+                .contains(QStringLiteral("binary")));
     const QString invalid = TextFileLoader::decode("caf\xE9", "latin1.txt", &text);
-    QVERIFY2(invalid.contains(QStringLiteral("not UTF-8")) && invalid.contains(QStringLiteral("offset 3")), qPrintable(invalid));
-    QVERIFY(TextFileLoader::decode(QByteArray(TextFileLoader::kMaxBytes + 1, 'a'), "big.txt", &text).contains(QStringLiteral("too large")));
+    QVERIFY2(invalid.contains(QStringLiteral("not UTF-8")) &&
+                 invalid.contains(QStringLiteral("offset 3")),
+             qPrintable(invalid));
+    QVERIFY(TextFileLoader::decode(QByteArray(TextFileLoader::kMaxBytes + 1, 'a'), "big.txt", &text)
+                .contains(QStringLiteral("too large")));
     QCOMPARE(text, QStringLiteral("unchanged"));
   }
 
@@ -34,7 +41,8 @@ class TextFileLoaderTest : public QObject {
     QString text;
     QCOMPARE(TextFileLoader::load(path, &text), QString());
     QCOMPARE(text, QStringLiteral("hello\nworld"));
-    QVERIFY(TextFileLoader::load(dir.filePath(QStringLiteral("nope.txt")), &text).contains(QStringLiteral("nope.txt")));
+    QVERIFY(TextFileLoader::load(dir.filePath(QStringLiteral("nope.txt")), &text)
+                .contains(QStringLiteral("nope.txt")));
   }
 };
 
