@@ -29,7 +29,8 @@ std::unique_ptr<QApplication> startQt() {
 }
 
 // "--layer 3 is out of range: the model has 2 layers (0..1)".
-int indexFlag(const ArgParser& p, const std::string& flag, int fallback, int count, const char* noun) {
+int indexFlag(const ArgParser& p, const std::string& flag, int fallback, int count,
+              const char* noun) {
   if (!p.has(flag)) return fallback;
   const long long v = p.integer(flag, fallback, -(1ll << 40), 1ll << 40);
   if (v < 0 || v >= count) {
@@ -43,7 +44,8 @@ int indexFlag(const ArgParser& p, const std::string& flag, int fallback, int cou
 }  // namespace
 
 int exportCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli export", "Run a model and render one view of its attention to PNG, SVG or PDF.");
+  ArgParser p("attnscope-cli export",
+              "Run a model and render one view of its attention to PNG, SVG or PDF.");
   addModelFlags(p);
   p.option("--view", "V", "heatmap (default), grid, compare, stats or pipeline")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
@@ -70,7 +72,8 @@ int exportCommand(const std::vector<std::string>& args) {
   // Everything that needs no model is checked first, so mistakes fail fast.
   render::ViewKind kind = render::ViewKind::Heatmap;
   if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
-    throw UsageError("--view must be heatmap, grid, compare, stats or pipeline, got '" + p.value("--view") + "'");
+    throw UsageError("--view must be heatmap, grid, compare, stats or pipeline, got '" +
+                     p.value("--view") + "'");
   }
   if (!p.has("--out")) throw UsageError("--out FILE is required");
   const QString out = QString::fromStdString(p.value("--out"));
@@ -89,7 +92,8 @@ int exportCommand(const std::vector<std::string>& args) {
   if (p.has("--palette")) {
     state.palette = QString::fromStdString(p.value("--palette")).toLower();
     if (!render::Palette::names().contains(state.palette)) {
-      throw UsageError("--palette must be viridis, magma, cividis or greyscale, got '" + p.value("--palette") + "'");
+      throw UsageError("--palette must be viridis, magma, cividis or greyscale, got '" +
+                       p.value("--palette") + "'");
     }
   }
   state.showScores = p.has("--scores");
@@ -98,10 +102,12 @@ int exportCommand(const std::vector<std::string>& args) {
   const QFileInfo outInfo(out);
   const QFileInfo folder(outInfo.absolutePath());
   if (!folder.isDir() || !folder.isWritable()) {
-    throw UsageError("--out " + p.value("--out") + ": folder " + folder.absoluteFilePath().toStdString() +
+    throw UsageError("--out " + p.value("--out") + ": folder " +
+                     folder.absoluteFilePath().toStdString() +
                      " does not exist or is not writable");
   }
-  if (outInfo.isDir()) throw UsageError("--out " + p.value("--out") + " is a folder; give a file name");
+  if (outInfo.isDir())
+    throw UsageError("--out " + p.value("--out") + " is a folder; give a file name");
 
   const RunRequest request = requestFromFlags(p);
   const auto model = modelFromFlags(p);
@@ -112,7 +118,8 @@ int exportCommand(const std::vector<std::string>& args) {
   state.head = indexFlag(p, "--head", 0, result->heads(), "head");
   state.item = indexFlag(p, "--batch-item", 0, result->batch(), "batch item");
   state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->layers(), "layer");
-  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % result->heads(), result->heads(), "head");
+  state.vsHead =
+      indexFlag(p, "--vs-head", (state.head + 1) % result->heads(), result->heads(), "head");
   state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->batch(), "batch item");
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));
@@ -126,7 +133,9 @@ int exportCommand(const std::vector<std::string>& args) {
                             .arg(state.head)
                             .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
         break;
-      case render::ViewKind::Grid: options.title = QStringLiteral("%1 · all heads").arg(model); break;
+      case render::ViewKind::Grid:
+        options.title = QStringLiteral("%1 · all heads").arg(model);
+        break;
       case render::ViewKind::Compare:
         options.title = QStringLiteral("%1 · L%2 H%3 vs L%4 H%5")
                             .arg(model)
@@ -135,7 +144,9 @@ int exportCommand(const std::vector<std::string>& args) {
                             .arg(state.vsLayer)
                             .arg(state.vsHead);
         break;
-      case render::ViewKind::Stats: options.title = QStringLiteral("%1 · head statistics").arg(model); break;
+      case render::ViewKind::Stats:
+        options.title = QStringLiteral("%1 · head statistics").arg(model);
+        break;
       case render::ViewKind::Pipeline:
         options.title = QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
         break;
@@ -151,8 +162,8 @@ int exportCommand(const std::vector<std::string>& args) {
   if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
   static const char* kFormats[] = {"png", "svg", "pdf"};
   std::printf("wrote %s (%s %s, %dx%d", out.toLocal8Bit().constData(),
-              render::toString(kind).toLatin1().constData(), kFormats[static_cast<int>(options.format)],
-              options.width, options.height);
+              render::toString(kind).toLatin1().constData(),
+              kFormats[static_cast<int>(options.format)], options.width, options.height);
   if (options.format == render::ImageFormat::Png) std::printf(" at %d dpi", options.dpi);
   std::printf(")\n");
   return 0;

@@ -18,7 +18,8 @@ namespace attnscope::render {
 namespace {
 
 bool validHead(const AttentionResult& r, int layer, int head, int item) {
-  return layer >= 0 && layer < r.layers() && head >= 0 && head < r.heads() && item >= 0 && item < r.batch();
+  return layer >= 0 && layer < r.layers() && head >= 0 && head < r.heads() && item >= 0 &&
+         item < r.batch();
 }
 
 }  // namespace
@@ -48,21 +49,24 @@ void CompareView::rebuild() {
     m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false);
     m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false);
     m_diff = HeadMatrix::difference(m_a, m_b);
-    m_distance = meanJensenShannonDistance(headView(r, m_state.layer, m_state.item, m_state.head),
-                                           headView(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead));
+    m_distance =
+        meanJensenShannonDistance(headView(r, m_state.layer, m_state.item, m_state.head),
+                                  headView(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead));
   }
   update();
 }
 
 QString CompareView::summary() const {
   if (!m_valid) return {};
-  QString s = QStringLiteral("Jensen–Shannon distance %1  (base 2: 0 = same pattern, 1 = disjoint; "
-                             "mean over %2 queries)")
+  QString s = QStringLiteral(
+                  "Jensen–Shannon distance %1  (base 2: 0 = same pattern, 1 = disjoint; "
+                  "mean over %2 queries)")
                   .arg(MatrixPainter::formatValue(m_distance))
                   .arg(m_diff.rows);
   if (m_a.rows != m_b.rows || m_a.cols != m_b.cols) {
-    s += QStringLiteral("\nThe items differ in length (A %1×%2, B %3×%4 tokens): compared over the "
-                        "common first %5 queries × %6 keys, rows renormalised.")
+    s += QStringLiteral(
+             "\nThe items differ in length (A %1×%2, B %3×%4 tokens): compared over the "
+             "common first %5 queries × %6 keys, rows renormalised.")
              .arg(m_a.rows)
              .arg(m_a.cols)
              .arg(m_b.rows)
@@ -87,7 +91,8 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
   const double widthForCells = area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
   // Column labels need the cell width to decide on rotation: estimate with rotated labels.
   const double colLabels = std::max(MatrixPainter::labelWidth(m_a.colLabels, font),
-                                    MatrixPainter::labelWidth(m_b.colLabels, font)) + 10;
+                                    MatrixPainter::labelWidth(m_b.colLabels, font)) +
+                           10;
   const double heightForCells = area.height() - heading - colLabels - summaryHeight - 20;
   lay.cell = std::max(1.0, std::min(widthForCells / (3.0 * cols), heightForCells / rows));
   const double top = area.top() + heading + 8;
@@ -104,8 +109,9 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
     }
   }
   lay.differenceBar = QRectF(x + 4, top, 12, std::min(lay.cell * rows, 320.0));
-  const double colHeight = std::max({MatrixPainter::columnLabelHeight(m_a.colLabels, lay.cell, font),
-                                     MatrixPainter::columnLabelHeight(m_b.colLabels, lay.cell, font)});
+  const double colHeight =
+      std::max({MatrixPainter::columnLabelHeight(m_a.colLabels, lay.cell, font),
+                MatrixPainter::columnLabelHeight(m_b.colLabels, lay.cell, font)});
   lay.summary = QRectF(area.left() + 12, top + lay.cell * rows + colHeight + 10, area.width() - 24,
                        summaryHeight);
   return lay;
@@ -113,28 +119,34 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
 
 void CompareView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
   const bool screen = painter.device() == this;
-  const RenderStyle style = screen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const RenderStyle style =
+      screen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title);
   if (!m_valid) {
-    painter.setPen(style.muted);
-    painter.setFont(style.font(14));
-    painter.drawText(area, Qt::AlignCenter,
-                     m_result ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
+    style.drawMessage(
+        painter, area,
+        m_result ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
     painter.restore();
     return;
   }
   const Layout lay = layoutFor(area, style);
   const Palette palette = Palette::named(m_state.palette);
-  const double hi = std::max({static_cast<double>(m_a.maxValue), static_cast<double>(m_b.maxValue), 1e-6});
+  const double hi =
+      std::max({static_cast<double>(m_a.maxValue), static_cast<double>(m_b.maxValue), 1e-6});
   const double span = std::max({std::abs(static_cast<double>(m_diff.minValue)),
                                 std::abs(static_cast<double>(m_diff.maxValue)), 1e-6});
   const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
-  const QString headings[3] = {
-      QStringLiteral("A · layer %1, head %2, item %3").arg(m_state.layer).arg(m_state.head).arg(m_state.item),
-      QStringLiteral("B · layer %1, head %2, item %3").arg(m_state.vsLayer).arg(m_state.vsHead).arg(m_state.vsItem),
-      QStringLiteral("A − B")};
+  const QString headings[3] = {QStringLiteral("A · layer %1, head %2, item %3")
+                                   .arg(m_state.layer)
+                                   .arg(m_state.head)
+                                   .arg(m_state.item),
+                               QStringLiteral("B · layer %1, head %2, item %3")
+                                   .arg(m_state.vsLayer)
+                                   .arg(m_state.vsHead)
+                                   .arg(m_state.vsItem),
+                               QStringLiteral("A − B")};
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
   for (int i = 0; i < 3; ++i) {
@@ -152,13 +164,15 @@ void CompareView::renderTo(QPainter& painter, const QRect& rect, const QString& 
                             std::max(lay.cells[i].width(), 240.0), fm.height() * 1.6),
                      Qt::AlignLeft | Qt::AlignBottom, headings[i]);
     // Synchronised hover: the same (query, key) in every panel.
-    if (m_hoverQuery >= 0 && m_hoverQuery < m[i]->rows && m_hoverKey >= 0 && m_hoverKey < m[i]->cols) {
+    if (m_hoverQuery >= 0 && m_hoverQuery < m[i]->rows && m_hoverKey >= 0 &&
+        m_hoverKey < m[i]->cols) {
       painter.setPen(QPen(style.accent, 2));
       painter.drawRect(QRectF(lay.cells[i].left() + m_hoverKey * lay.cell,
                               lay.cells[i].top() + m_hoverQuery * lay.cell, lay.cell, lay.cell));
     }
   }
-  MatrixPainter::drawColorBar(painter, lay.weightBar, palette, 0, hi, style, QStringLiteral("attention weight"));
+  MatrixPainter::drawColorBar(painter, lay.weightBar, palette, 0, hi, style,
+                              QStringLiteral("attention weight"));
   MatrixPainter::drawColorBar(painter, lay.differenceBar, Palette::diverging(), -span, span, style,
                               QStringLiteral("A − B"));
   painter.setFont(style.font(13));
@@ -190,15 +204,17 @@ void CompareView::mouseMoveEvent(QMouseEvent* event) {
   }
   if (m_hoverQuery >= 0) {
     const auto value = [this](const HeadMatrix& m) {
-      return m_hoverQuery < m.rows && m_hoverKey < m.cols ? MatrixPainter::formatValue(m.at(m_hoverQuery, m_hoverKey))
-                                                          : QStringLiteral("–");
+      return m_hoverQuery < m.rows && m_hoverKey < m.cols
+                 ? MatrixPainter::formatValue(m.at(m_hoverQuery, m_hoverKey))
+                 : QStringLiteral("–");
     };
     const HeadMatrix& labels = m_hoverQuery < m_a.rows && m_hoverKey < m_a.cols ? m_a : m_b;
-    QToolTip::showText(event->globalPosition().toPoint(),
-                       QStringLiteral("query '%1' → key '%2': A %3 · B %4 · A − B %5")
-                           .arg(labels.rowLabels.value(m_hoverQuery), labels.colLabels.value(m_hoverKey),
-                                value(m_a), value(m_b), value(m_diff)),
-                       this);
+    QToolTip::showText(
+        event->globalPosition().toPoint(),
+        QStringLiteral("query '%1' → key '%2': A %3 · B %4 · A − B %5")
+            .arg(labels.rowLabels.value(m_hoverQuery), labels.colLabels.value(m_hoverKey),
+                 value(m_a), value(m_b), value(m_diff)),
+        this);
   } else {
     QToolTip::hideText();
   }

@@ -34,10 +34,12 @@ QString checkOptions(const ExportOptions& o) {
         .arg(o.height)
         .arg(kMaxSide);
   }
-  if (o.dpi < 24 || o.dpi > 2400) return QStringLiteral("dpi %1 must be between 24 and 2400").arg(o.dpi);
+  if (o.dpi < 24 || o.dpi > 2400)
+    return QStringLiteral("dpi %1 must be between 24 and 2400").arg(o.dpi);
   if (o.format == ImageFormat::Png &&
       static_cast<double>(o.width) * o.height * (o.dpi / 96.0) * (o.dpi / 96.0) > 400e6) {
-    return QStringLiteral("a %1×%2 PNG at %3 dpi would exceed 400 megapixels: lower the size or dpi")
+    return QStringLiteral(
+               "a %1×%2 PNG at %3 dpi would exceed 400 megapixels: lower the size or dpi")
         .arg(o.width)
         .arg(o.height)
         .arg(o.dpi);
@@ -73,9 +75,12 @@ QString writeBytes(const QString& path, const QByteArray& bytes) {
 
 QString extensionOf(ImageFormat f) {
   switch (f) {
-    case ImageFormat::Svg: return QStringLiteral("svg");
-    case ImageFormat::Pdf: return QStringLiteral("pdf");
-    case ImageFormat::Png: break;
+    case ImageFormat::Svg:
+      return QStringLiteral("svg");
+    case ImageFormat::Pdf:
+      return QStringLiteral("pdf");
+    case ImageFormat::Png:
+      break;
   }
   return QStringLiteral("png");
 }
@@ -85,10 +90,14 @@ QString extensionOf(ImageFormat f) {
 bool parseImageFormat(const QString& s, ImageFormat* out) {
   const QString f = s.toLower();
   ImageFormat format;
-  if (f == QLatin1String("png")) format = ImageFormat::Png;
-  else if (f == QLatin1String("svg")) format = ImageFormat::Svg;
-  else if (f == QLatin1String("pdf")) format = ImageFormat::Pdf;
-  else return false;
+  if (f == QLatin1String("png"))
+    format = ImageFormat::Png;
+  else if (f == QLatin1String("svg"))
+    format = ImageFormat::Svg;
+  else if (f == QLatin1String("pdf"))
+    format = ImageFormat::Pdf;
+  else
+    return false;
   if (out) *out = format;
   return true;
 }
@@ -113,7 +122,8 @@ QImage Exporter::renderImage(AttentionView& view, const ExportOptions& options) 
   return image;
 }
 
-QString Exporter::exportView(AttentionView& view, const QString& path, const ExportOptions& options) {
+QString Exporter::exportView(AttentionView& view, const QString& path,
+                             const ExportOptions& options) {
   if (const QString bad = checkOptions(options); !bad.isEmpty()) return bad;
   const QRect rect(0, 0, options.width, options.height);
   return saveAtomically(path, [&](QSaveFile& file) -> QString {
@@ -143,8 +153,8 @@ QString Exporter::exportView(AttentionView& view, const QString& path, const Exp
         pdf.setCreator(QStringLiteral("attnscope"));
         pdf.setTitle(options.title);
         // One logical pixel is 1/96 inch, as on screen and in SVG.
-        pdf.setPageSize(QPageSize(QSizeF(options.width * 0.75, options.height * 0.75), QPageSize::Point,
-                                  QString(), QPageSize::ExactMatch));
+        pdf.setPageSize(QPageSize(QSizeF(options.width * 0.75, options.height * 0.75),
+                                  QPageSize::Point, QString(), QPageSize::ExactMatch));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         pdf.setResolution(96);
         QPainter painter;
@@ -159,10 +169,11 @@ QString Exporter::exportView(AttentionView& view, const QString& path, const Exp
   });
 }
 
-QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state, const QString& dir,
-                                 const ExportOptions& options) {
+QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state,
+                                 const QString& dir, const ExportOptions& options) {
   if (!result) return QStringLiteral("nothing to export: run a model first");
-  if (!QDir().mkpath(dir)) return QStringLiteral("cannot create folder %1").arg(QDir::toNativeSeparators(dir));
+  if (!QDir().mkpath(dir))
+    return QStringLiteral("cannot create folder %1").arg(QDir::toNativeSeparators(dir));
   std::unique_ptr<AttentionView> view(createView(ViewKind::Heatmap));
   view->setResult(result);
   for (int l = 0; l < result->layers(); ++l) {
@@ -205,8 +216,9 @@ QString Exporter::exportAttentionCsv(const AttentionResult& result, const QStrin
           const float* m = result.headMatrix(l, b, h);
           for (int q = 0; q < queries; ++q) {
             for (int k = 0; k < keys; ++k) {
-              const int n = std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%.9g\n", l, b, h, q, k,
-                                          static_cast<double>(m[static_cast<std::size_t>(q) * result.keys() + k]));
+              const int n = std::snprintf(
+                  line, sizeof line, "%d,%d,%d,%d,%d,%.9g\n", l, b, h, q, k,
+                  static_cast<double>(m[static_cast<std::size_t>(q) * result.keys() + k]));
               out.append(line, n);
             }
           }

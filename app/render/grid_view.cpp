@@ -71,8 +71,8 @@ void GridView::updateTiles() {
   m_tiles.reserve(static_cast<int>(cells.size()));
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const double hi = m_state.perHeadScale ? maxima[i] : m_max;
-    m_tiles.push_back(MatrixPainter::colorize(cells[i].data(), rows, cols, palette, 0.0,
-                                              std::max(hi, 1e-9)));
+    m_tiles.push_back(
+        MatrixPainter::colorize(cells[i].data(), rows, cols, palette, 0.0, std::max(hi, 1e-9)));
   }
 }
 
@@ -90,7 +90,8 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
   double cell = std::min(width / (columns + 0.4), height / layers);
   lay.gap = std::clamp(cell * 0.06, 1.0, 6.0);
   lay.meanGap = std::clamp(cell * 0.35, 4.0, 24.0);
-  cell = std::min((width - lay.meanGap - lay.gap * columns) / columns, (height - lay.gap * layers) / layers);
+  cell = std::min((width - lay.meanGap - lay.gap * columns) / columns,
+                  (height - lay.gap * layers) / layers);
   lay.cell = std::max(cell, 2.0);
   const double blockW = columns * (lay.cell + lay.gap) + lay.meanGap;
   const double blockH = layers * (lay.cell + lay.gap);
@@ -101,7 +102,8 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
 
 QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
   const int heads = m_result ? m_result->heads() : 0;
-  const double x = lay.cells.left() + head * (lay.cell + lay.gap) + (head >= heads ? lay.meanGap : 0);
+  const double x =
+      lay.cells.left() + head * (lay.cell + lay.gap) + (head >= heads ? lay.meanGap : 0);
   const double y = lay.cells.top() + layer * (lay.cell + lay.gap);
   return QRectF(x, y, lay.cell, lay.cell);
 }
@@ -109,22 +111,23 @@ QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
 QRectF GridView::cellRect(const QRect& rect, const QString& title, int layer, int head) const {
   const RenderStyle style = RenderStyle::forExport(m_state);
   QFontMetricsF fm(style.font(16, true));
-  const QRect area = title.isEmpty() ? rect : rect.adjusted(0, static_cast<int>(std::ceil(fm.height() * 1.8)), 0, 0);
+  const QRect area = title.isEmpty()
+                         ? rect
+                         : rect.adjusted(0, static_cast<int>(std::ceil(fm.height() * 1.8)), 0, 0);
   return cellIn(layoutFor(area, style), layer, head);
 }
 
 void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style =
-      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
+                                                     : RenderStyle::forExport(m_state);
   if (m_dirty) updateTiles();
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title);
   if (!m_result || m_tiles.isEmpty()) {
-    painter.setPen(style.muted);
-    painter.setFont(style.font(14));
-    painter.drawText(area, Qt::AlignCenter, m_result ? QStringLiteral("Batch item out of range")
-                                                     : QStringLiteral("No result yet"));
+    style.drawMessage(
+        painter, area,
+        m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
     painter.restore();
     return;
   }
@@ -135,8 +138,9 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   painter.setFont(font);
   // Label every n-th row/column when cells are smaller than the text.
   const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() / (lay.cell + lay.gap))));
-  const int colStep = std::max(
-      1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("H00")) + 4) / (lay.cell + lay.gap))));
+  const int colStep =
+      std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("H00")) + 4) /
+                                             (lay.cell + lay.gap))));
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h <= heads; ++h) {
       const QRectF cell = cellIn(lay, l, h);
@@ -165,7 +169,8 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     const double w = std::clamp(lay.cell * 0.05, 1.5, 3.0);
     painter.setPen(QPen(style.accent, w));
     painter.setBrush(Qt::NoBrush);
-    painter.drawRect(cellIn(lay, m_state.layer, m_state.head).adjusted(-w / 2, -w / 2, w / 2, w / 2));
+    painter.drawRect(
+        cellIn(lay, m_state.layer, m_state.head).adjusted(-w / 2, -w / 2, w / 2, w / 2));
   }
   const Palette palette = Palette::named(m_state.palette);
   if (m_state.perHeadScale) {
@@ -178,14 +183,16 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   const int item = m_state.item;
   painter.setPen(style.muted);
   painter.setFont(style.font(11));
-  painter.drawText(QRectF(lay.cells.left(), lay.cells.bottom() + 6, area.right() - lay.cells.left(), fm.height() * 1.6),
-                   Qt::AlignLeft | Qt::AlignTop,
-                   QStringLiteral("batch item %1 · %2 queries × %3 keys · %4")
-                       .arg(item)
-                       .arg(realQueries(*m_result, item))
-                       .arg(realKeys(*m_result, item))
-                       .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
-                                                 : QStringLiteral("one colour scale for all cells")));
+  painter.drawText(
+      QRectF(lay.cells.left(), lay.cells.bottom() + 6, area.right() - lay.cells.left(),
+             fm.height() * 1.6),
+      Qt::AlignLeft | Qt::AlignTop,
+      QStringLiteral("batch item %1 · %2 queries × %3 keys · %4")
+          .arg(item)
+          .arg(realQueries(*m_result, item))
+          .arg(realKeys(*m_result, item))
+          .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
+                                    : QStringLiteral("one colour scale for all cells")));
   painter.restore();
 }
 
@@ -223,7 +230,8 @@ void GridView::mouseMoveEvent(QMouseEvent* event) {
 
 void GridView::mouseReleaseEvent(QMouseEvent* event) {
   int l = 0, h = 0;
-  if (event->button() == Qt::LeftButton && hit(event->position(), &l, &h) && h < m_result->heads()) {
+  if (event->button() == Qt::LeftButton && hit(event->position(), &l, &h) &&
+      h < m_result->heads()) {
     Q_EMIT headActivated(l, h);
   }
 }

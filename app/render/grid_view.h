@@ -36,8 +36,8 @@ class GridView final : public AttentionView {
 
  private:
   struct Layout {
-    QRectF cells;      // the block of all cells
-    double cell = 0;   // side of one cell
+    QRectF cells;     // the block of all cells
+    double cell = 0;  // side of one cell
     double gap = 0;
     double meanGap = 0;  // extra space before the mean column
     QRectF colorBar;

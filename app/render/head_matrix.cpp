@@ -48,15 +48,17 @@ int realKeys(const AttentionResult& r, int item) {
 }
 
 QStringList queryLabels(const AttentionResult& r, int item) {
-  const auto& tokens = item < static_cast<int>(r.tokens.size()) ? r.tokens[static_cast<std::size_t>(item)]
-                                                                : std::vector<Token>{};
+  const auto& tokens = item < static_cast<int>(r.tokens.size())
+                           ? r.tokens[static_cast<std::size_t>(item)]
+                           : std::vector<Token>{};
   return labelsOf(tokens, realQueries(r, item));
 }
 
 QStringList keyLabels(const AttentionResult& r, int item) {
   const auto& source = r.contextTokens.empty() ? r.tokens : r.contextTokens;
-  const auto& tokens = item < static_cast<int>(source.size()) ? source[static_cast<std::size_t>(item)]
-                                                              : std::vector<Token>{};
+  const auto& tokens = item < static_cast<int>(source.size())
+                           ? source[static_cast<std::size_t>(item)]
+                           : std::vector<Token>{};
   return labelsOf(tokens, realKeys(r, item));
 }
 

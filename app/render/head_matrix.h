@@ -12,13 +12,13 @@ namespace attnscope::render {
 /// One head's [query, key] matrix of one batch item, cropped to the real (non-padding) tokens,
 /// with the labels of both axes: what every matrix-drawing view shows.
 struct HeadMatrix {
-  int rows = 0, cols = 0;     // real queries, real keys
-  std::vector<float> values;  // [rows, cols]; masked scores are NaN
-  QStringList rowLabels;      // query tokens
-  QStringList colLabels;      // key tokens (the context's for cross-attention)
+  int rows = 0, cols = 0;            // real queries, real keys
+  std::vector<float> values;         // [rows, cols]; masked scores are NaN
+  QStringList rowLabels;             // query tokens
+  QStringList colLabels;             // key tokens (the context's for cross-attention)
   float minValue = 0, maxValue = 0;  // over finite values
-  bool hasMasked = false;     // some score was -inf
-  bool scores = false;        // pre-softmax scores rather than weights
+  bool hasMasked = false;            // some score was -inf
+  bool scores = false;               // pre-softmax scores rather than weights
 
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
 

@@ -2,7 +2,6 @@
 #include "heatmap_view.h"
 
 #include <QFontMetricsF>
-#include <QPicture>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -11,6 +10,7 @@
 
 #include "matrix_painter.h"
 #include "palette.h"
+#include "plot_painter.h"
 #include "qcustomplot_include.h"
 #include "render_style.h"
 
@@ -32,17 +32,6 @@ QCPColorGradient gradientOf(const Palette& palette) {
   g.setNanHandling(QCPColorGradient::nhNanColor);
   g.setNanColor(palette.maskedColor());
   return g;
-}
-
-void styleAxis(QCPAxis* axis, const RenderStyle& style) {
-  axis->setBasePen(QPen(style.frame, 1));
-  axis->setTickPen(QPen(style.frame, 1));
-  axis->setSubTicks(false);
-  axis->setTickLabelColor(style.text);
-  axis->setLabelColor(style.muted);
-  axis->setTickLabelFont(style.font(12));
-  axis->setLabelFont(style.font(13));
-  axis->grid()->setVisible(false);
 }
 
 // Text labels at every `step`-th position.
@@ -86,11 +75,13 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 void HeatmapView::rebuild() {
   m_matrix = HeadMatrix();
   if (m_result && validSelection(*m_result, m_state)) {
-    m_matrix = HeadMatrix::of(*m_result, m_state.layer, m_state.item, m_state.head, m_state.showScores);
+    m_matrix =
+        HeadMatrix::of(*m_result, m_state.layer, m_state.item, m_state.head, m_state.showScores);
   }
   // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
   QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;
-  const bool keep = old && old->axis(QCPAxis::atBottom)->property("cols").toInt() == m_matrix.cols &&
+  const bool keep = old &&
+                    old->axis(QCPAxis::atBottom)->property("cols").toInt() == m_matrix.cols &&
                     old->axis(QCPAxis::atLeft)->property("rows").toInt() == m_matrix.rows;
   QCPRange xr, yr;
   if (keep) {
@@ -115,8 +106,8 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   rect->setBackground(style.background);
   QCPAxis* x = rect->axis(QCPAxis::atBottom);
   QCPAxis* y = rect->axis(QCPAxis::atLeft);
-  styleAxis(x, style);
-  styleAxis(y, style);
+  PlotPainter::styleAxis(x, style);
+  PlotPainter::styleAxis(y, style);
   rect->setRangeZoomAxes(x, y);
   rect->setRangeDragAxes(x, y);
   const HeadMatrix& m = m_matrix;
@@ -128,7 +119,8 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptViewportRatio);
     text->position->setCoords(0.5, 0.5);
-    text->setText(m_result ? QStringLiteral("Selection out of range") : QStringLiteral("No result yet"));
+    text->setText(m_result ? QStringLiteral("Selection out of range")
+                           : QStringLiteral("No result yet"));
     text->setColor(style.muted);
     text->setFont(style.font(14));
     return;
@@ -145,8 +137,10 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   const bool rotate = colLabelWidth + 6 > cellWidth;
   const double plotHeight =
       std::max(50.0, size.height() - (rotate ? colLabelWidth : fm.height()) - 60.0);
-  const int rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 * m.rows / plotHeight)));
-  const int colStep = rotate ? std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / cellWidth))) : 1;
+  const int rowStep =
+      std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 * m.rows / plotHeight)));
+  const int colStep =
+      rotate ? std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / cellWidth))) : 1;
   x->setTicker(tokenTicker(m.colLabels, colStep));
   y->setTicker(tokenTicker(m.rowLabels, rowStep));
   x->setTickLabelRotation(rotate ? -90 : 0);
@@ -177,7 +171,7 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   scale->setGradient(map->gradient());
   scale->setDataRange(map->dataRange());
   scale->setBarWidth(14);
-  styleAxis(scale->axis(), style);
+  PlotPainter::styleAxis(scale->axis(), style);
   scale->axis()->setLabel(m.scores ? (m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
                                                   : QStringLiteral("scaled score"))
                                    : QStringLiteral("attention weight"));
@@ -194,13 +188,15 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
       for (int q = 0; q < m.rows; ++q) {
         for (int k = 0; k < m.cols; ++k) {
           const float v = m.at(q, k);
-          if (!m.scores && v == 0.0f) continue;  // causal zeros: the colour says it, text would clutter
+          if (!m.scores && v == 0.0f)
+            continue;  // causal zeros: the colour says it, text would clutter
           auto* text = new QCPItemText(&plot);
           text->position->setAxes(x, y);
           text->position->setCoords(k, q);
           text->setText(std::isfinite(v) ? MatrixPainter::formatValue(v, 2) : QStringLiteral("−∞"));
           text->setFont(f);
-          const QColor c = std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
+          const QColor c =
+              std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
           text->setColor(c.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250));
           text->setClipToAxisRect(true);
         }
@@ -219,8 +215,8 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
 }
 
 void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style =
-      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
+                                                     : RenderStyle::forExport(m_state);
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title);
@@ -228,14 +224,9 @@ void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& 
   QCustomPlot plot;
   plot.resize(area.size());
   buildPlot(plot, style, area.size());
-  QPicture picture;
-  {
-    QCPPainter recorder(&picture);
-    plot.toPainter(&recorder, area.width(), area.height());
-  }
-  painter.drawPicture(area.topLeft(), picture);
-  m_lastPlotArea = plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft())
-                                        : QRectF();
+  PlotPainter::draw(painter, plot, area);
+  m_lastPlotArea =
+      plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft()) : QRectF();
   painter.restore();
 }
 
@@ -247,9 +238,12 @@ QPointF HeatmapView::lastCellCenter(int query, int key) const {
 
 QString HeatmapView::cellText(int query, int key) const {
   if (query < 0 || key < 0 || query >= m_matrix.rows || key >= m_matrix.cols) return {};
+  const float v = m_matrix.at(query, key);
+  // NaN is how HeadMatrix keeps masked (−inf) scores.
+  const QString value =
+      std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);
   return QStringLiteral("query '%1' → key '%2': %3")
-      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key),
-           MatrixPainter::formatValue(m_matrix.at(query, key)));
+      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key), value);
 }
 
 bool HeatmapView::cellAt(const QPointF& pos, int* query, int* key) const {

@@ -45,7 +45,8 @@ void MatrixPainter::drawCells(QPainter& painter, const QRectF& target, const QIm
   painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
   const QPaintDevice* device = painter.device();
   const bool vector = device && device->devType() != QInternal::Image &&
-                      device->devType() != QInternal::Pixmap && device->devType() != QInternal::Widget;
+                      device->devType() != QInternal::Pixmap &&
+                      device->devType() != QInternal::Widget;
   if (vector && cells.width() > 0 && cells.height() > 0) {
     // At least ~8 device pixels per cell, at most 2048 pixels a side.
     const int fx = std::clamp(static_cast<int>(std::ceil(target.width() * 2 / cells.width())), 1,
@@ -94,15 +95,17 @@ void MatrixPainter::drawRowLabels(QPainter& painter, const QRectF& cells, const 
   painter.restore();
 }
 
-double MatrixPainter::columnLabelHeight(const QStringList& labels, double cellWidth, const QFont& font) {
+double MatrixPainter::columnLabelHeight(const QStringList& labels, double cellWidth,
+                                        const QFont& font) {
   const QFontMetricsF fm(font);
   const double widest = labelWidth(labels, font);
   const bool rotate = widest + 4 > cellWidth;
   return (rotate ? widest : fm.height()) + 6;
 }
 
-double MatrixPainter::drawColumnLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,
-                                       const QFont& font, const QColor& color) {
+double MatrixPainter::drawColumnLabels(QPainter& painter, const QRectF& cells,
+                                       const QStringList& labels, const QFont& font,
+                                       const QColor& color) {
   if (labels.isEmpty()) return 0;
   const QFontMetricsF fm(font);
   const double cell = cells.width() / labels.size();
@@ -161,9 +164,9 @@ double MatrixPainter::colorBarWidth(const RenderStyle& style, double barWidth) {
   return barWidth + 6 + fm.horizontalAdvance(QStringLiteral("−00.00")) + 4 + fm.height() + 4;
 }
 
-void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Palette& palette, double lo,
-                                 double hi, const RenderStyle& style, const QString& caption,
-                                 bool masked) {
+void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Palette& palette,
+                                 double lo, double hi, const RenderStyle& style,
+                                 const QString& caption, bool masked) {
   painter.save();
   QRectF gradientRect = bar;
   const QFont font = style.font(11);
@@ -182,7 +185,10 @@ void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Pal
   int decimals = 0;
   if (ticks.size() > 1) {
     const double step = ticks[1] - ticks[0];
-    decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) + 1e-9)), 0, 4);
+    // The fewest decimals that write the step exactly (0.25 → 2, 0.1 → 1, 5 → 0).
+    while (decimals < 4 && std::abs(step * std::pow(10.0, decimals) -
+                                    std::round(step * std::pow(10.0, decimals))) > 1e-6)
+      ++decimals;
   }
   for (double t : ticks) {
     if (hi <= lo) break;
@@ -193,7 +199,8 @@ void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Pal
                      Qt::AlignLeft | Qt::AlignVCenter, formatValue(t, decimals));
   }
   if (masked) {
-    const QRectF swatch(bar.left(), bar.bottom() - fm.height() * 1.2, bar.width(), fm.height() * 1.2);
+    const QRectF swatch(bar.left(), bar.bottom() - fm.height() * 1.2, bar.width(),
+                        fm.height() * 1.2);
     painter.fillRect(swatch, palette.maskedColor());
     painter.setPen(QPen(style.frame, 0));
     painter.drawRect(swatch);
@@ -207,8 +214,9 @@ void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Pal
     painter.translate(x + fm.height(), gradientRect.center().y());
     painter.rotate(-90);
     painter.setPen(style.muted);
-    painter.drawText(QRectF(-gradientRect.height() / 2, -fm.height(), gradientRect.height(), fm.height()),
-                     Qt::AlignCenter, caption);
+    painter.drawText(
+        QRectF(-gradientRect.height() / 2, -fm.height(), gradientRect.height(), fm.height()),
+        Qt::AlignCenter, caption);
   }
   painter.restore();
 }

@@ -32,8 +32,8 @@ class MatrixPainter final {
   /// are shorter than the text.
   static void drawRowLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,
                             const QFont& font, const QColor& color);
-  /// Labels below `cells`, horizontal when they fit, else rotated to read upwards; thinned likewise.
-  /// Returns the height used.
+  /// Labels below `cells`, horizontal when they fit, else rotated to read upwards; thinned
+  /// likewise. Returns the height used.
   static double drawColumnLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,
                                  const QFont& font, const QColor& color);
   /// The height drawColumnLabels will need for these labels at this cell width.

@@ -29,13 +29,15 @@ Palette Palette::named(const QString& name) {
   const QString n = name.toLower();
   // Nine samples of each matplotlib map at 0, 1/8, …, 1.
   if (n == QLatin1String("magma")) {
-    return Palette(n, stopsOf({"#000004", "#1c1044", "#4f127b", "#812581", "#b5367a", "#e55064",
-                               "#fb8761", "#fec287", "#fcfdbf"}),
+    return Palette(n,
+                   stopsOf({"#000004", "#1c1044", "#4f127b", "#812581", "#b5367a", "#e55064",
+                            "#fb8761", "#fec287", "#fcfdbf"}),
                    QColor(QStringLiteral("#9ecae1")));
   }
   if (n == QLatin1String("cividis")) {
-    return Palette(n, stopsOf({"#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678",
-                               "#a59c74", "#c3b369", "#fee838"}),
+    return Palette(n,
+                   stopsOf({"#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678",
+                            "#a59c74", "#c3b369", "#fee838"}),
                    QColor(QStringLiteral("#e7b7c8")));
   }
   if (n == QLatin1String("greyscale") || n == QLatin1String("grayscale")) {

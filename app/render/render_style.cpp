@@ -48,4 +48,12 @@ QRect RenderStyle::drawTitle(QPainter& painter, const QRect& rect, const QString
   return rect.adjusted(0, height, 0, 0);
 }
 
+void RenderStyle::drawMessage(QPainter& painter, const QRectF& rect, const QString& message) const {
+  painter.save();
+  painter.setPen(muted);
+  painter.setFont(font(14));
+  painter.drawText(rect, Qt::AlignCenter | Qt::TextWordWrap, message);
+  painter.restore();
+}
+
 }  // namespace attnscope::render

@@ -30,6 +30,8 @@ struct RenderStyle {
   QFont font(double pixels, bool bold = false) const;
   /// Draws a title strip at the top of rect (nothing for an empty title); returns what is left.
   QRect drawTitle(QPainter& painter, const QRect& rect, const QString& title) const;
+  /// A muted sentence centred in rect: what a view shows when it has nothing to draw.
+  void drawMessage(QPainter& painter, const QRectF& rect, const QString& message) const;
 };
 
 }  // namespace attnscope::render

@@ -7,7 +7,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
-#include <QPicture>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -18,6 +17,7 @@
 #include "head_matrix.h"
 #include "matrix_painter.h"
 #include "palette.h"
+#include "plot_painter.h"
 #include "qcustomplot_include.h"
 #include "render_style.h"
 
@@ -40,7 +40,8 @@ class NumberItem final : public QTableWidgetItem {
   double m_value;
 };
 
-const char* const kColumns[] = {"layer", "head", "entropy", "distance", "max", "prev", "diag", "first"};
+const char* const kColumns[] = {"layer", "head", "entropy", "distance",
+                                "max",   "prev", "diag",    "first"};
 
 }  // namespace
 
@@ -81,7 +82,8 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   split->addWidget(m_charts);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
-  connect(m_statBox, qOverload<int>(&QComboBox::currentIndexChanged), this, &StatsView::setStatistic);
+  connect(m_statBox, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          &StatsView::setStatistic);
   connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
     const QTableWidgetItem* l = m_table->item(row, 0);
     const QTableWidgetItem* h = m_table->item(row, 1);
@@ -92,19 +94,25 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
 StatsView::~StatsView() = default;
 
 QStringList StatsView::statisticNames() {
-  return {QStringLiteral("entropy (nats)"),         QStringLiteral("mean distance (tokens)"),
-          QStringLiteral("max weight"),             QStringLiteral("previous-token score"),
-          QStringLiteral("diagonal score"),         QStringLiteral("first-token score")};
+  return {QStringLiteral("entropy (nats)"), QStringLiteral("mean distance (tokens)"),
+          QStringLiteral("max weight"),     QStringLiteral("previous-token score"),
+          QStringLiteral("diagonal score"), QStringLiteral("first-token score")};
 }
 
 double StatsView::statisticOf(const HeadStatistics& s, int index) {
   switch (index) {
-    case 1: return s.meanDistance;
-    case 2: return s.maxWeight;
-    case 3: return s.previousToken;
-    case 4: return s.diagonal;
-    case 5: return s.firstToken;
-    default: return s.entropy;
+    case 1:
+      return s.meanDistance;
+    case 2:
+      return s.maxWeight;
+    case 3:
+      return s.previousToken;
+    case 4:
+      return s.diagonal;
+    case 5:
+      return s.firstToken;
+    default:
+      return s.entropy;
   }
 }
 
@@ -136,7 +144,8 @@ void StatsView::rebuild() {
     const AttentionResult& r = *m_result;
     m_stats.clear();
     for (int l = 0; l < r.layers(); ++l)
-      for (int h = 0; h < r.heads(); ++h) m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
+      for (int h = 0; h < r.heads(); ++h)
+        m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
     m_similarity = headSimilarity(r, m_state.item);
     m_computedItem = m_state.item;
   }
@@ -163,30 +172,25 @@ void StatsView::fillTable() {
     auto* head = new NumberItem(i % heads, 0);
     m_table->setItem(i, 0, layer);
     m_table->setItem(i, 1, head);
-    for (int s = 0; s < 6; ++s) m_table->setItem(i, 2 + s, new NumberItem(statisticOf(m_stats[i], s), 3));
+    for (int s = 0; s < 6; ++s)
+      m_table->setItem(i, 2 + s, new NumberItem(statisticOf(m_stats[i], s), 3));
   }
   m_table->setSortingEnabled(true);
   m_table->resizeColumnsToContents();
 }
 
-void StatsView::drawBarChart(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
+                             const RenderStyle& style) const {
   QCustomPlot plot;
   plot.resize(rect.size().toSize());
   plot.setBackground(style.background);
   plot.axisRect()->setBackground(style.background);
   QCPAxis* x = plot.xAxis;
   QCPAxis* y = plot.yAxis;
-  for (QCPAxis* a : {x, y}) {
-    a->setBasePen(QPen(style.frame, 1));
-    a->setTickPen(QPen(style.frame, 1));
-    a->setSubTicks(false);
-    a->setTickLabelColor(style.text);
-    a->setLabelColor(style.muted);
-    a->setTickLabelFont(style.font(11));
-    a->setLabelFont(style.font(12));
-    a->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
-  }
-  x->grid()->setVisible(false);
+  PlotPainter::styleAxis(x, style, 11);
+  PlotPainter::styleAxis(y, style, 11);
+  y->grid()->setVisible(true);
+  y->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
   const int n = static_cast<int>(m_stats.size());
   QVector<double> keys, values;
   double top = 0;
@@ -213,8 +217,10 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect, const Render
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   const QFontMetricsF fm(style.font(11));
   const double plotWidth = std::max(40.0, rect.width() - 80);
-  const bool rotate = fm.horizontalAdvance(QStringLiteral("L00H00")) + 6 > plotWidth / std::max(1, n);
-  const int step = std::max(1, static_cast<int>(std::ceil((rotate ? fm.height() * 1.1 : 1.0) / (plotWidth / std::max(1, n)))));
+  const bool rotate =
+      fm.horizontalAdvance(QStringLiteral("L00H00")) + 6 > plotWidth / std::max(1, n);
+  const int step = std::max(1, static_cast<int>(std::ceil((rotate ? fm.height() * 1.1 : 1.0) /
+                                                          (plotWidth / std::max(1, n)))));
   for (int i = 0; i < n; i += step) ticker->addTick(i, headName(i));
   x->setTicker(ticker);
   x->setTickLabelRotation(rotate ? -90 : 0);
@@ -222,15 +228,11 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect, const Render
   x->setLabel(QStringLiteral("head"));
   y->setRange(0, top > 0 ? top * 1.08 : 1);
   y->setLabel(statisticNames().value(m_statistic));
-  QPicture picture;
-  {
-    QCPPainter recorder(&picture);
-    plot.toPainter(&recorder, static_cast<int>(rect.width()), static_cast<int>(rect.height()));
-  }
-  painter.drawPicture(rect.topLeft(), picture);
+  PlotPainter::draw(painter, plot, rect);
 }
 
-void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
+void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
+                               const RenderStyle& style) const {
   const int n = static_cast<int>(m_stats.size());
   if (n == 0 || m_similarity.size() != static_cast<std::size_t>(n) * n) return;
   QStringList labels;
@@ -240,12 +242,13 @@ void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect, const Rend
   const double heading = fm.height() * 1.8;
   const double labelW = MatrixPainter::labelWidth(labels, font) + 8;
   const double barSpace = MatrixPainter::colorBarWidth(style, 12) + 16;
-  const double side = std::max(10.0, std::min(rect.width() - labelW - barSpace - 8,
-                                              rect.height() - heading - labelW - 4));
+  const double side = std::max(
+      10.0, std::min(rect.width() - labelW - barSpace - 8, rect.height() - heading - labelW - 4));
   const QRectF cells(rect.left() + labelW, rect.top() + heading, side, side);
   std::vector<float> values(m_similarity.begin(), m_similarity.end());
   const Palette palette = Palette::named(m_state.palette);
-  MatrixPainter::drawCells(painter, cells, MatrixPainter::colorize(values.data(), n, n, palette, 0, 1));
+  MatrixPainter::drawCells(painter, cells,
+                           MatrixPainter::colorize(values.data(), n, n, palette, 0, 1));
   painter.setPen(QPen(style.frame, 0));
   painter.setBrush(Qt::NoBrush);
   painter.drawRect(cells);
@@ -253,54 +256,73 @@ void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect, const Rend
   MatrixPainter::drawColumnLabels(painter, cells, labels, font, style.text);
   painter.setFont(style.font(12, true));
   painter.setPen(style.text);
-  painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), heading), Qt::AlignLeft | Qt::AlignVCenter,
+  painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), heading),
+                   Qt::AlignLeft | Qt::AlignVCenter,
                    QStringLiteral("Head similarity: 1 − mean Jensen–Shannon distance"));
-  MatrixPainter::drawColorBar(painter, QRectF(cells.right() + 12, cells.top(), 12, std::min(side, 300.0)),
+  MatrixPainter::drawColorBar(painter,
+                              QRectF(cells.right() + 12, cells.top(), 12, std::min(side, 300.0)),
                               palette, 0, 1, style, QStringLiteral("similarity"));
 }
 
 void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
   if (m_stats.empty()) {
-    painter.setPen(style.muted);
-    painter.setFont(style.font(14));
-    painter.drawText(rect, Qt::AlignCenter,
-                     m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
+    style.drawMessage(
+        painter, rect,
+        m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
     return;
   }
   // Side by side when wide, stacked when tall.
   if (rect.width() > rect.height() * 1.6) {
     const double half = rect.width() / 2;
     drawBarChart(painter, QRectF(rect.left(), rect.top(), half - 8, rect.height()), style);
-    drawSimilarity(painter, QRectF(rect.left() + half + 8, rect.top(), half - 8, rect.height()), style);
+    drawSimilarity(painter, QRectF(rect.left() + half + 8, rect.top(), half - 8, rect.height()),
+                   style);
   } else {
     const double half = rect.height() * 0.45;
     drawBarChart(painter, QRectF(rect.left(), rect.top(), rect.width(), half), style);
-    drawSimilarity(painter, QRectF(rect.left(), rect.top() + half + 10, rect.width(), rect.height() - half - 10),
-                   style);
+    drawSimilarity(
+        painter,
+        QRectF(rect.left(), rect.top() + half + 10, rect.width(), rect.height() - half - 10),
+        style);
   }
 }
 
 void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
-  const QFont font = style.font(11), bold = style.font(11, true);
+  // Columns as wide as their header or a value; the font shrinks when the table would not fit.
+  const int columns = 8;
+  double pixels = 11;
+  double widths[columns];
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const QFontMetricsF bm(style.font(pixels, true));
+    const double value = bm.horizontalAdvance(QStringLiteral("00.000"));
+    double total = 0;
+    for (int c = 0; c < columns; ++c) {
+      widths[c] = std::max(value, bm.horizontalAdvance(QString::fromLatin1(kColumns[c]))) + 10;
+      total += widths[c];
+    }
+    if (total <= rect.width()) break;
+    pixels *= rect.width() / total * 0.98;
+  }
+  const QFont font = style.font(pixels), bold = style.font(pixels, true);
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
-  const int columns = 8;
-  const double widths[columns] = {0.09, 0.09, 0.14, 0.14, 0.12, 0.14, 0.14, 0.14};
   const int heads = m_result->heads();
   const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
   const int n = static_cast<int>(m_stats.size());
   const int shown = n > fit ? fit - 1 : n;
   auto cellRect = [&](int row, int col) {
     double x = rect.left();
-    for (int c = 0; c < col; ++c) x += widths[c] * rect.width();
-    return QRectF(x, rect.top() + row * rowH, widths[col] * rect.width() - 6, rowH);
+    for (int c = 0; c < col; ++c) x += widths[c];
+    return QRectF(x, rect.top() + row * rowH, widths[col] - 6, rowH);
   };
   painter.setFont(bold);
   painter.setPen(style.text);
   for (int c = 0; c < columns; ++c)
-    painter.drawText(cellRect(0, c), Qt::AlignRight | Qt::AlignVCenter, QString::fromLatin1(kColumns[c]));
+    painter.drawText(cellRect(0, c), Qt::AlignRight | Qt::AlignVCenter,
+                     QString::fromLatin1(kColumns[c]));
   painter.setPen(QPen(style.frame, 0));
-  painter.drawLine(QPointF(rect.left(), rect.top() + rowH), QPointF(rect.right(), rect.top() + rowH));
+  painter.drawLine(QPointF(rect.left(), rect.top() + rowH),
+                   QPointF(rect.right(), rect.top() + rowH));
   painter.setFont(font);
   const int selected = m_state.layer * heads + m_state.head;
   for (int i = 0; i < shown; ++i) {
@@ -310,8 +332,10 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
       painter.fillRect(QRectF(rect.left(), rect.top() + (i + 1) * rowH, rect.width(), rowH), band);
     }
     painter.setPen(style.text);
-    painter.drawText(cellRect(i + 1, 0), Qt::AlignRight | Qt::AlignVCenter, QString::number(i / heads));
-    painter.drawText(cellRect(i + 1, 1), Qt::AlignRight | Qt::AlignVCenter, QString::number(i % heads));
+    painter.drawText(cellRect(i + 1, 0), Qt::AlignRight | Qt::AlignVCenter,
+                     QString::number(i / heads));
+    painter.drawText(cellRect(i + 1, 1), Qt::AlignRight | Qt::AlignVCenter,
+                     QString::number(i % heads));
     for (int s = 0; s < 6; ++s) {
       painter.drawText(cellRect(i + 1, 2 + s), Qt::AlignRight | Qt::AlignVCenter,
                        MatrixPainter::formatValue(statisticOf(m_stats[i], s), 3));
@@ -320,21 +344,23 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   if (shown < n) {
     painter.setPen(style.muted);
     painter.drawText(QRectF(rect.left(), rect.top() + (shown + 1) * rowH, rect.width(), rowH),
-                     Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("… %1 more heads").arg(n - shown));
+                     Qt::AlignLeft | Qt::AlignVCenter,
+                     QStringLiteral("… %1 more heads").arg(n - shown));
   }
   painter.setPen(style.muted);
-  painter.drawText(QRectF(rect.left(), rect.top() + (std::min(shown, n) + (shown < n ? 2 : 1)) * rowH + 4,
-                          rect.width(), rowH * 3),
-                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                   QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
-                                  "in tokens; prev, diag, first: mean weight on the previous token, "
-                                  "the query itself and the first token.")
-                       .arg(m_state.item));
+  painter.drawText(
+      QRectF(rect.left(), rect.top() + (std::min(shown, n) + (shown < n ? 2 : 1)) * rowH + 4,
+             rect.width(), rowH * 3),
+      Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+      QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
+                     "in tokens; prev, diag, first: mean weight on the previous token, "
+                     "the query itself and the first token.")
+          .arg(m_state.item));
 }
 
 void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style =
-      painter.device() == this ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
+                                                     : RenderStyle::forExport(m_state);
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title).adjusted(8, 4, -8, -8);
@@ -344,13 +370,19 @@ void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& ti
     return;
   }
   // Table on the left, charts stacked on the right.
-  const double tableWidth = std::min(area.width() * 0.42, 560.0 * style.fontScale);
+  // The table gets its natural width (8 columns of a value or header), up to half the drawing.
+  const QFontMetricsF bm(style.font(11, true));
+  const double natural = 8 * (bm.horizontalAdvance(QStringLiteral("distance")) + 10);
+  const double tableWidth = std::min(area.width() * 0.5, natural);
   drawTable(painter, QRectF(area.left(), area.top(), tableWidth, area.height()), style);
-  const QRectF charts(area.left() + tableWidth + 16, area.top(), area.width() - tableWidth - 16, area.height());
+  const QRectF charts(area.left() + tableWidth + 16, area.top(), area.width() - tableWidth - 16,
+                      area.height());
   const double half = charts.height() * 0.42;
   drawBarChart(painter, QRectF(charts.left(), charts.top(), charts.width(), half), style);
-  drawSimilarity(painter, QRectF(charts.left(), charts.top() + half + 12, charts.width(), charts.height() - half - 12),
-                 style);
+  drawSimilarity(
+      painter,
+      QRectF(charts.left(), charts.top() + half + 12, charts.width(), charts.height() - half - 12),
+      style);
   painter.restore();
 }
 

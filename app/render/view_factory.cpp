@@ -4,17 +4,23 @@
 #include "compare_view.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
+#include "pipeline_view.h"
 #include "stats_view.h"
 
 namespace attnscope::render {
 
 AttentionView* createView(ViewKind kind, QWidget* parent) {
   switch (kind) {
-    case ViewKind::Heatmap: return new HeatmapView(parent);
-    case ViewKind::Grid: return new GridView(parent);
-    case ViewKind::Compare: return new CompareView(parent);
-    case ViewKind::Stats: return new StatsView(parent);
-    case ViewKind::Pipeline: break;
+    case ViewKind::Heatmap:
+      return new HeatmapView(parent);
+    case ViewKind::Grid:
+      return new GridView(parent);
+    case ViewKind::Compare:
+      return new CompareView(parent);
+    case ViewKind::Stats:
+      return new StatsView(parent);
+    case ViewKind::Pipeline:
+      return new PipelineView(parent);
   }
   return new HeatmapView(parent);
 }

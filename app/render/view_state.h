@@ -10,18 +10,18 @@
 namespace attnscope::render {
 
 enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline };
-QString toString(ViewKind kind);          // "heatmap" | "grid" | "compare" | "stats" | "pipeline"
+QString toString(ViewKind kind);  // "heatmap" | "grid" | "compare" | "stats" | "pipeline"
 bool parseViewKind(const QString& s, ViewKind* out);
 
 /// What the user has selected: shared by every view, owned by the document, saved in sessions.
 struct ViewState {
-  int layer = 0, head = 0, item = 0;        // the selected head (A in Compare)
-  int vsLayer = 0, vsHead = 1, vsItem = 0;  // B in Compare
+  int layer = 0, head = 0, item = 0;            // the selected head (A in Compare)
+  int vsLayer = 0, vsHead = 1, vsItem = 0;      // B in Compare
   QString palette = QStringLiteral("viridis");  // viridis | magma | cividis | greyscale
-  bool showScores = false;     // pre-softmax scores instead of weights
-  bool perHeadScale = false;   // grid: each cell scaled to its own max
-  int pinnedQuery = -1;        // heatmap: highlighted query row, -1 for none
-  bool classroom = false;      // large fonts for projectors
+  bool showScores = false;                      // pre-softmax scores instead of weights
+  bool perHeadScale = false;                    // grid: each cell scaled to its own max
+  int pinnedQuery = -1;                         // heatmap: highlighted query row, -1 for none
+  bool classroom = false;                       // large fonts for projectors
 
   bool operator==(const ViewState& o) const;
   bool operator!=(const ViewState& o) const { return !(*this == o); }

@@ -13,7 +13,8 @@ MatrixView headView(const AttentionResult& result, int layer, int item, int head
   m.stride = result.keys();
   m.queries = item < static_cast<int>(result.queryLengths.size()) ? result.queryLengths[item]
                                                                   : result.queries();
-  m.keys = item < static_cast<int>(result.keyLengths.size()) ? result.keyLengths[item] : result.keys();
+  m.keys =
+      item < static_cast<int>(result.keyLengths.size()) ? result.keyLengths[item] : result.keys();
   m.queries = std::clamp(m.queries, 0, result.queries());
   m.keys = std::clamp(m.keys, 0, result.keys());
   return m;

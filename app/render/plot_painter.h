@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QRectF>
+
+class QCPAxis;
+class QCustomPlot;
+class QPainter;
+
+namespace attnscope::render {
+
+struct RenderStyle;
+
+/// What the QCustomPlot-based drawings (heatmap, stats bar chart) share: axis styling from a
+/// RenderStyle, and drawing a plot into any QPainter. QCustomPlot paints only through its own
+/// QCPPainter, so the plot is recorded into a QPicture and replayed, which keeps SVG and PDF
+/// output vector.
+class PlotPainter final {
+ public:
+  static void styleAxis(QCPAxis* axis, const RenderStyle& style, double tickPixels = 12);
+  static void draw(QPainter& painter, QCustomPlot& plot, const QRectF& rect);
+};
+
+}  // namespace attnscope::render

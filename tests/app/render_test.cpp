@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Renders every view into real files and checks what came out: decodable, not blank, the right
+// colours where the maths says so.
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QSet>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+#include <random>
+
+#include "attnscope/npy.h"
+#include "compare_view.h"
+#include "exporter.h"
+#include "grid_view.h"
+#include "heatmap_view.h"
+#include "palette.h"
+#include "pipeline_view.h"
+#include "render_style.h"
+#include "stats_view.h"
+#include "view_factory.h"
+
+using namespace attnscope;
+using namespace attnscope::render;
+
+namespace {
+
+// Random causal (or full) attention, rows normalised over the allowed keys, plus a per-head trace.
+std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, bool causal,
+                                            int batch = 1, unsigned seed = 7) {
+  auto r = std::make_shared<AttentionResult>();
+  r->modelName = "fake";
+  r->attention = FloatTensor({layers, batch, heads, tokens, tokens});
+  r->scores = FloatTensor({layers, batch, heads, tokens, tokens});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.01f, 1.0f);
+  for (int l = 0; l < layers; ++l) {
+    for (int b = 0; b < batch; ++b) {
+      for (int h = 0; h < heads; ++h) {
+        float* a = const_cast<float*>(r->headMatrix(l, b, h));
+        float* s = const_cast<float*>(r->scoreMatrix(l, b, h));
+        for (int q = 0; q < tokens; ++q) {
+          float sum = 0;
+          for (int k = 0; k < tokens; ++k) {
+            const bool allowed = !causal || k <= q;
+            const float v = allowed ? u(rng) : 0.0f;
+            a[q * tokens + k] = v;
+            s[q * tokens + k] = allowed ? std::log(v) : -std::numeric_limits<float>::infinity();
+            sum += v;
+          }
+          for (int k = 0; k < tokens; ++k) a[q * tokens + k] /= sum;
+        }
+      }
+    }
+  }
+  for (int b = 0; b < batch; ++b) {
+    std::vector<Token> items;
+    for (int i = 0; i < tokens; ++i) {
+      Token t;
+      t.id = i;
+      t.text = "tok" + std::to_string(i);
+      t.label = t.text;
+      items.push_back(t);
+    }
+    r->tokens.push_back(items);
+    r->queryLengths.push_back(tokens);
+    r->keyLengths.push_back(tokens);
+  }
+  for (int l = 0; l < layers; ++l) {
+    LayerTrace t;
+    t.variant = "per-head";
+    const int x = t.add({"x", "x", "input", {1, tokens, 64}, -1, {}});
+    std::vector<int> outs;
+    for (int h = 0; h < heads; ++h) {
+      const int k = t.add({"k", "heads[h].key(x)", "linear", {1, tokens, 16}, h, {x}});
+      const int q = t.add({"q", "heads[h].query(x)", "linear", {1, tokens, 16}, h, {x}});
+      const int v = t.add({"v", "heads[h].value(x)", "linear", {1, tokens, 16}, h, {x}});
+      const int w =
+          t.add({"wei", "q @ k.transpose(-2, -1)", "matmul", {1, tokens, tokens}, h, {q, k}});
+      const int a =
+          t.add({"attention", "F.softmax(wei, dim=-1)", "softmax", {1, tokens, tokens}, h, {w}});
+      outs.push_back(t.add({"out", "wei @ v", "matmul", {1, tokens, 16}, h, {a, v}}));
+    }
+    const int c = t.add({"concat", "torch.cat(...)", "concat", {1, tokens, 64}, -1, outs});
+    t.add({"out", "proj(out)", "linear", {1, tokens, 64}, -1, {c}});
+    r->traces.push_back(t);
+  }
+  return r;
+}
+
+int distinctColours(const QImage& image) {
+  QSet<QRgb> colours;
+  const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
+  for (int y = 0; y < rgb.height(); y += 2)
+    for (int x = 0; x < rgb.width(); x += 2) colours.insert(rgb.pixel(x, y));
+  return colours.size();
+}
+
+bool near(QColor a, QColor b, int tolerance) {
+  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
+         std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+}  // namespace
+
+class RenderTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+  void stateAndParsing() {
+    ViewState a, b;
+    QVERIFY(a == b);
+    b.pinnedQuery = 3;
+    QVERIFY(a != b);
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
+                       ViewKind::Pipeline}) {
+      ViewKind parsed;
+      QVERIFY(parseViewKind(toString(k), &parsed));
+      QVERIFY(parsed == k);
+      std::unique_ptr<AttentionView> view(createView(k));
+      QVERIFY(view->kind() == k);
+    }
+    ViewKind unused;
+    QVERIFY(!parseViewKind(QStringLiteral("pie"), &unused));
+    ImageFormat f;
+    QVERIFY(parseImageFormat(QStringLiteral("SVG"), &f) && f == ImageFormat::Svg);
+    QVERIFY(!parseImageFormat(QStringLiteral("gif"), &f));
+  }
+
+  void everyViewRendersToPng_data() {
+    QTest::addColumn<int>("kind");
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
+                       ViewKind::Pipeline})
+      QTest::newRow(toString(k).toLatin1().constData()) << static_cast<int>(k);
+  }
+  void everyViewRendersToPng() {
+    QFETCH(int, kind);
+    std::unique_ptr<AttentionView> view(createView(static_cast<ViewKind>(kind)));
+    view->setResult(fakeResult(2, 4, 10, true));
+    view->setViewState(ViewState());
+    ExportOptions o;
+    o.width = 800;
+    o.height = 600;
+    o.dpi = 144;
+    o.title = QStringLiteral("test");
+    const QString path = m_dir.filePath(toString(view->kind()) + QStringLiteral(".png"));
+    QCOMPARE(Exporter::exportView(*view, path, o), QString());
+    QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(1200, 900));  // 800×600 at 144/96
+    QVERIFY2(distinctColours(image) > 8, "image is (nearly) blank");
+  }
+
+  void causalUpperTriangleHasZeroColour_data() {
+    QTest::addColumn<int>("tokens");
+    QTest::addColumn<QString>("palette");
+    QTest::newRow("annotated viridis") << 8 << QStringLiteral("viridis");
+    QTest::newRow("long magma") << 24 << QStringLiteral("magma");
+    QTest::newRow("greyscale") << 12 << QStringLiteral("greyscale");
+  }
+  void causalUpperTriangleHasZeroColour() {
+    QFETCH(int, tokens);
+    QFETCH(QString, palette);
+    HeatmapView view;
+    view.setResult(fakeResult(1, 2, tokens, true));
+    ViewState s;
+    s.palette = palette;
+    view.setViewState(s);
+    ExportOptions o;
+    o.width = 900;
+    o.height = 800;
+    o.dpi = 96;
+    const QImage image = Exporter::renderImage(view, o);
+    const QColor zero = Palette::named(palette).colorAt(0);
+    int lowerDiffers = 0;
+    for (int q = 0; q < tokens; ++q) {
+      for (int k = 0; k < tokens; ++k) {
+        const QPoint p = view.lastCellCenter(q, k).toPoint();
+        QVERIFY(image.rect().contains(p));
+        const QColor c = image.pixelColor(p);
+        if (k > q) {
+          QVERIFY2(near(c, zero, 2), qPrintable(QStringLiteral("cell (%1,%2) is %3, expected %4")
+                                                    .arg(q)
+                                                    .arg(k)
+                                                    .arg(c.name(), zero.name())));
+        } else if (!near(c, zero, 2)) {
+          ++lowerDiffers;
+        }
+      }
+    }
+    // The check can fail: the lower triangle carries real weights and must not look like zero.
+    QVERIFY(lowerDiffers > tokens * (tokens + 1) / 4);
+  }
+
+  void heatmapHoverTextAndScores() {
+    HeatmapView view;
+    auto r = fakeResult(1, 1, 4, true);
+    view.setResult(r);
+    view.setViewState(ViewState());
+    const float w = r->headMatrix(0, 0, 0)[1 * 4 + 0];
+    QCOMPARE(view.cellText(1, 0),
+             QStringLiteral("query 'tok1' → key 'tok0': %1").arg(w, 0, 'f', 3));
+    ViewState s;
+    s.showScores = true;
+    view.setViewState(s);
+    QVERIFY(view.matrix().scores);
+    QVERIFY(view.matrix().hasMasked);
+    QVERIFY(std::isnan(view.matrix().at(0, 3)));
+    QVERIFY(view.cellText(0, 3).contains(QStringLiteral("masked")));
+  }
+
+  void paddingIsCropped() {
+    auto r = fakeResult(1, 1, 6, false, 2);
+    r->queryLengths[1] = 4;
+    r->keyLengths[1] = 4;
+    r->tokens[1].resize(4);
+    HeatmapView view;
+    view.setResult(r);
+    ViewState s;
+    s.item = 1;
+    view.setViewState(s);
+    QCOMPARE(view.matrix().rows, 4);
+    QCOMPARE(view.matrix().cols, 4);
+  }
+
+  void svgParses() {
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Pipeline}) {
+      std::unique_ptr<AttentionView> view(createView(k));
+      view->setResult(fakeResult(1, 3, 8, true));
+      view->setViewState(ViewState());
+      ExportOptions o;
+      o.format = ImageFormat::Svg;
+      const QString path = m_dir.filePath(toString(k) + QStringLiteral(".svg"));
+      QCOMPARE(Exporter::exportView(*view, path, o), QString());
+      QSvgRenderer svg(path);
+      QVERIFY(svg.isValid());
+    }
+  }
+
+  void pdfIsAPdfAndRasterises() {
+    std::unique_ptr<AttentionView> view(createView(ViewKind::Heatmap));
+    view->setResult(fakeResult(1, 2, 8, true));
+    view->setViewState(ViewState());
+    ExportOptions o;
+    o.format = ImageFormat::Pdf;
+    const QString path = m_dir.filePath(QStringLiteral("heatmap.pdf"));
+    QCOMPARE(Exporter::exportView(*view, path, o), QString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.read(4) == "%PDF");
+    const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
+    if (pdftoppm.isEmpty()) QSKIP("pdftoppm (poppler-utils) is not installed");
+    const QString stem = m_dir.filePath(QStringLiteral("heatmap_pdf"));
+    QCOMPARE(QProcess::execute(pdftoppm,
+                               {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("50"),
+                                QStringLiteral("-singlefile"), path, stem}),
+             0);
+    const QImage image(stem + QStringLiteral(".png"));
+    QVERIFY(!image.isNull());
+    QVERIFY(distinctColours(image) > 8);
+  }
+
+  void failedExportLeavesNoFile() {
+    std::unique_ptr<AttentionView> view(createView(ViewKind::Grid));
+    view->setResult(fakeResult(1, 2, 6, true));
+    const QString blocker = m_dir.filePath(QStringLiteral("not_a_folder"));
+    QFile f(blocker);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.close();
+    for (const QString& path : {m_dir.filePath(QStringLiteral("missing/dir/out.png")),
+                                blocker + QStringLiteral("/out.pdf")}) {
+      ExportOptions o;
+      o.format = path.endsWith(QLatin1String("pdf")) ? ImageFormat::Pdf : ImageFormat::Png;
+      const QString error = Exporter::exportView(*view, path, o);
+      QVERIFY(!error.isEmpty());
+      QVERIFY(error.contains(QStringLiteral("cannot write")));
+      QVERIFY(!QFile::exists(path));
+    }
+    ExportOptions bad;
+    bad.width = 0;
+    QVERIFY(
+        !Exporter::exportView(*view, m_dir.filePath(QStringLiteral("zero.png")), bad).isEmpty());
+    QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("zero.png"))));
+  }
+
+  void dataExports() {
+    auto r = fakeResult(1, 2, 3, true);
+    const QString npy = m_dir.filePath(QStringLiteral("a.npy"));
+    QCOMPARE(Exporter::exportAttentionNpy(*r, npy), QString());
+    const FloatTensor back = readNpy(npy.toStdString());
+    QCOMPARE(back.shape, r->attention.shape);
+    QCOMPARE(back.data, r->attention.data);
+    const QString csv = m_dir.filePath(QStringLiteral("a.csv"));
+    QCOMPARE(Exporter::exportAttentionCsv(*r, csv), QString());
+    QFile c(csv);
+    QVERIFY(c.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = c.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 1 + 2 * 3 * 3);
+    QCOMPARE(lines[0], QByteArray("layer,item,head,query,key,weight"));
+    const QString json = m_dir.filePath(QStringLiteral("trace.json"));
+    QCOMPARE(Exporter::exportTraceJson(*r, json), QString());
+    QFile j(json);
+    QVERIFY(j.open(QIODevice::ReadOnly));
+    QVERIFY(j.readAll().contains("\"softmax\""));
+    QVERIFY(
+        !Exporter::exportTraceJson(*r, m_dir.filePath(QStringLiteral("missing/x.json"))).isEmpty());
+  }
+
+  void allHeadsOneFileEach() {
+    ExportOptions o;
+    o.width = 300;
+    o.height = 300;
+    o.dpi = 96;
+    const QString dir = m_dir.filePath(QStringLiteral("heads"));
+    QCOMPARE(Exporter::exportAllHeads(fakeResult(2, 3, 5, true), ViewState(), dir, o), QString());
+    QCOMPARE(QDir(dir).entryList(QDir::Files).size(), 6);
+    QVERIFY(QFile::exists(dir + QStringLiteral("/heatmap_L1_H2.png")));
+  }
+
+  void compareDistance() {
+    CompareView view;
+    auto r = fakeResult(1, 2, 6, true, 2);
+    view.setResult(r);
+    ViewState s;
+    s.vsHead = 0;  // the same head: distance 0
+    view.setViewState(s);
+    QVERIFY(std::abs(view.distance()) < 1e-6);
+    s.vsHead = 1;
+    view.setViewState(s);
+    QVERIFY(view.distance() > 0.01 && view.distance() <= 1.0);
+    r->queryLengths[1] = 4;
+    r->keyLengths[1] = 4;
+    s.vsItem = 1;
+    view.setViewState(s);
+    QVERIFY(view.summary().contains(QStringLiteral("common")));
+  }
+
+  void statsTableAndSimilarity() {
+    StatsView view;
+    view.setResult(fakeResult(2, 3, 6, true));
+    view.setViewState(ViewState());
+    QCOMPARE(static_cast<int>(view.statistics().size()), 6);
+    QCOMPARE(static_cast<int>(view.similarity().size()), 36);
+    QCOMPARE(view.similarity()[7], 1.0);  // head 1 with itself
+  }
+
+  void pipelineStacksManyHeads() {
+    PipelineView view;
+    view.setResult(fakeResult(1, 12, 6, true));
+    ViewState s;
+    s.head = 9;
+    view.setViewState(s);
+    const auto lay = view.layoutFor(QRectF(0, 0, 1200, 800), RenderStyle::forExport(s));
+    QVERIFY(lay.hiddenHeads > 0);
+    QVERIFY(!lay.stack.isEmpty());
+    QVERIFY(lay.laneHeads.contains(9));
+    QCOMPARE(lay.laneHeads.size() + lay.hiddenHeads, 12);
+    for (int i = 0; i < lay.boxes.size(); ++i)
+      for (int j = i + 1; j < lay.boxes.size(); ++j)
+        QVERIFY(!lay.boxes[i].rect.intersects(lay.boxes[j].rect));
+    QVERIFY(PipelineView::explain(QStringLiteral("softmax")).contains(QStringLiteral("sum to 1")));
+    QVERIFY(view.stepText(0).contains(QStringLiteral("PyTorch")));
+  }
+
+  void bigGridRendersQuickly() {
+    GridView view;
+    view.setResult(fakeResult(12, 12, 128, true, 1, 11));
+    view.setViewState(ViewState());
+    ExportOptions o;
+    o.width = 1400;
+    o.height = 1200;
+    o.dpi = 96;
+    QElapsedTimer timer;
+    timer.start();
+    const QImage image = Exporter::renderImage(view, o);  // includes colouring all 156 cells
+    const qint64 first = timer.restart();
+    const QImage again = Exporter::renderImage(view, o);
+    const qint64 cached = timer.elapsed();
+    qInfo("grid 12x12 heads, T=128, 1400x1200: first render %lld ms, cached %lld ms", first,
+          cached);
+    QVERIFY(distinctColours(image) > 8);
+    // For looking at: ATTNSCOPE_RENDER_DIR=/tmp/x keeps the picture.
+    if (qEnvironmentVariableIsSet("ATTNSCOPE_RENDER_DIR"))
+      image.save(qEnvironmentVariable("ATTNSCOPE_RENDER_DIR") +
+                 QStringLiteral("/grid_12x12_T128.png"));
+    QVERIFY2(first < 2000, "a full grid render must stay interactive");
+  }
+
+ private:
+  QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(RenderTest)
+#include "render_test.moc"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# attnscope-cli export: every view in every format with the toy model, and the exit codes of
+# mistakes. Runs without QT_QPA_PLATFORM, as on a headless server. Usage: export_test.sh CLI OUTDIR
+set -u
+cli=$1
+out=$2
+rm -rf "$out" && mkdir -p "$out"
+unset QT_QPA_PLATFORM DISPLAY WAYLAND_DISPLAY
+toy=(--text "the cat sat on the mat" --variant per-head --mask causal)
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+expect_magic() {  # file, format
+  case $2 in
+    png) [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] ;;
+    svg) grep -q "<svg" "$1" ;;
+    pdf) [ "$(head -c 4 "$1")" = "%PDF" ] ;;
+  esac
+}
+
+for view in heatmap grid compare stats pipeline; do
+  for format in png svg pdf; do
+    file="$out/$view.$format"
+    if ! "$cli" export "${toy[@]}" --view "$view" --format "$format" --out "$file" --width 800 --height 600 \
+        --dpi 96 >"$out/log.txt" 2>&1; then
+      fail "$view $format exited $?: $(cat "$out/log.txt")"
+      continue
+    fi
+    [ -s "$file" ] || { fail "$view $format wrote nothing"; continue; }
+    expect_magic "$file" "$format" || fail "$view $format is not a $format file"
+  done
+done
+
+# Options reach the views: palette, scores, compare heads, title.
+"$cli" export "${toy[@]}" --view heatmap --scores --palette magma --title "scores" --out "$out/scores.png" \
+  >/dev/null 2>&1 || fail "--scores --palette magma"
+"$cli" export "${toy[@]}" --view compare --head 1 --vs-head 3 --out "$out/cmp.svg" >/dev/null 2>&1 ||
+  fail "compare --head 1 --vs-head 3"
+
+expect_exit() {  # code, description, args...
+  local want=$1 what=$2
+  shift 2
+  "$cli" "$@" >"$out/log.txt" 2>&1
+  local got=$?
+  [ "$got" = "$want" ] || fail "$what: exit $got, want $want ($(cat "$out/log.txt"))"
+}
+expect_exit 2 "bad --view" export "${toy[@]}" --view pie --out "$out/x.png"
+expect_exit 2 "--layer out of range" export "${toy[@]}" --layer 5 --out "$out/x.png"
+grep -q -- "--layer" "$out/log.txt" && grep -q "0..0" "$out/log.txt" || fail "--layer message must name the flag and range"
+expect_exit 2 "--head out of range" export "${toy[@]}" --head 4 --out "$out/x.png"
+expect_exit 2 "--batch-item out of range" export "${toy[@]}" --batch-item 1 --out "$out/x.png"
+expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
+expect_exit 2 "unwritable --out" export "${toy[@]}" --out "$out/no/such/dir/x.png"
+expect_exit 2 "missing --out" export "${toy[@]}"
+[ -e "$out/x.png" ] && fail "a failed export left $out/x.png"
+# run and tokenize still work without Qt.
+expect_exit 0 "run" run "${toy[@]}"
+expect_exit 0 "tokenize" tokenize --text "hi"
+
+[ "$failures" = 0 ] && echo "all export checks passed"
+exit $((failures > 0))
