@@ -10,7 +10,7 @@ PACKAGES=(
   libtorch-dev libopenblas0-openmp
   nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
-  xvfb xauth imagemagick poppler-utils
+  xvfb xauth imagemagick poppler-utils xdotool
   python3-torch python3-numpy
   fonts-dejavu-core
 )

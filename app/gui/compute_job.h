@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "attnscope/error.h"
+#include "attnscope/model.h"
+#include "attnscope/model_spec.h"
+#include "attnscope/run_request.h"
+#include "view_state.h"
+
+namespace attnscope::gui {
+
+/// One request from the document to the worker. `request.cancel` points into `cancel`, which the
+/// job keeps alive; the document sets it when a newer edit supersedes this job.
+struct ComputeJob {
+  quint64 generation = 0;
+  ModelSpec spec;
+  RunRequest request;
+  std::shared_ptr<std::atomic<bool>> cancel;
+};
+
+/// What came back for one job: a result, or an error for the banner.
+struct ComputeOutcome {
+  quint64 generation = 0;
+  render::ResultPtr result;  // null on error
+  QString error;             // empty on success
+  ErrorKind errorKind = ErrorKind::Internal;
+  std::optional<ModelInfo> modelInfo;  // set when the model was (re)opened for this job
+  double computeMs = 0;                // wall time in the worker, opening included
+};
+
+}  // namespace attnscope::gui
+
+Q_DECLARE_METATYPE(attnscope::gui::ComputeJob)
+Q_DECLARE_METATYPE(attnscope::gui::ComputeOutcome)
+Q_DECLARE_METATYPE(attnscope::render::ResultPtr)
+Q_DECLARE_METATYPE(attnscope::render::ViewState)
+Q_DECLARE_METATYPE(attnscope::ModelSpec)
+Q_DECLARE_METATYPE(attnscope::ModelInfo)

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "document.h"
+
+#include <QThread>
+
+#include <algorithm>
+
+#include "compute_worker.h"
+#include "model_spec_equal.h"
+
+namespace attnscope::gui {
+
+namespace {
+
+// Long enough to skip the computations between keystrokes, short enough to feel live.
+constexpr int kDebounceMs = 150;
+
+void registerMetaTypes() {
+  qRegisterMetaType<ComputeJob>();
+  qRegisterMetaType<ComputeOutcome>();
+  qRegisterMetaType<render::ResultPtr>();
+  qRegisterMetaType<render::ViewState>();
+  qRegisterMetaType<ModelSpec>();
+  qRegisterMetaType<ModelInfo>();
+}
+
+}  // namespace
+
+Document::Document(QObject* parent)
+    : QObject(parent), m_latestGeneration(std::make_shared<std::atomic<quint64>>(0)) {
+  registerMetaTypes();
+  m_debounce.setSingleShot(true);
+  m_debounce.setInterval(kDebounceMs);
+  connect(&m_debounce, &QTimer::timeout, this, &Document::recompute);
+
+  m_thread = new QThread(this);
+  m_thread->setObjectName(QStringLiteral("attnscope-compute"));
+  m_worker = new ComputeWorker(m_latestGeneration);
+  m_worker->moveToThread(m_thread);
+  connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+  connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute,
+          Qt::QueuedConnection);
+  connect(m_worker, &ComputeWorker::computed, this, &Document::onComputed, Qt::QueuedConnection);
+  m_thread->start();
+}
+
+Document::~Document() {
+  // Abandon the running job so quit() does not wait for a long forward pass.
+  if (m_cancelCurrent) m_cancelCurrent->store(true);
+  m_latestGeneration->store(~quint64{0});
+  m_thread->quit();
+  m_thread->wait();
+}
+
+QStringList Document::batchTexts(const QString& text) {
+  QStringList items;
+  for (const QString& line : text.split(QLatin1Char('\n'))) {
+    QString item = line;
+    if (item.endsWith(QLatin1Char('\r'))) item.chop(1);
+    if (!item.trimmed().isEmpty()) items.append(item);
+  }
+  return items;
+}
+
+Session Document::session() const {
+  Session s;
+  s.text = m_text;
+  s.model = m_spec;
+  s.run = m_run;
+  s.view = m_view;
+  s.currentView = m_currentView;
+  return s;
+}
+
+void Document::loadSession(const Session& session) {
+  if (session.text != m_text) {
+    m_text = session.text;
+    Q_EMIT textChanged(m_text);
+  }
+  if (!sameModelSpec(session.model, m_spec)) {
+    m_spec = session.model;
+    Q_EMIT modelSpecChanged(m_spec);
+  }
+  if (session.run != m_run) {
+    m_run = session.run;
+    Q_EMIT runOptionsChanged(m_run);
+  }
+  // Not clamped against the current result: the session's own result will have its sizes.
+  if (session.view != m_view) {
+    m_view = session.view;
+    Q_EMIT viewStateChanged(m_view);
+  }
+  setCurrentView(session.currentView);
+  recompute();
+}
+
+void Document::setText(const QString& text) {
+  if (text == m_text) return;
+  m_text = text;
+  Q_EMIT textChanged(m_text);
+  scheduleRecompute();
+}
+
+void Document::setModelSpec(const ModelSpec& spec) {
+  if (sameModelSpec(spec, m_spec)) return;
+  m_spec = spec;
+  Q_EMIT modelSpecChanged(m_spec);
+  scheduleRecompute();
+}
+
+void Document::setRunOptions(const RunOptions& options) {
+  if (options == m_run) return;
+  m_run = options;
+  Q_EMIT runOptionsChanged(m_run);
+  scheduleRecompute();
+}
+
+void Document::setViewState(const render::ViewState& state) {
+  const render::ViewState clamped = clampedToResult(state);
+  if (clamped == m_view) return;
+  m_view = clamped;
+  Q_EMIT viewStateChanged(m_view);
+}
+
+void Document::setCurrentView(render::ViewKind kind) {
+  if (kind == m_currentView) return;
+  m_currentView = kind;
+  Q_EMIT currentViewChanged(kind);
+}
+
+void Document::selectHead(int layer, int head) {
+  render::ViewState s = m_view;
+  s.layer = layer;
+  s.head = head;
+  setViewState(s);
+}
+
+void Document::selectItem(int item) {
+  render::ViewState s = m_view;
+  s.item = item;
+  setViewState(s);
+}
+
+void Document::stepHead(int delta) {
+  if (!m_result) return;
+  const int heads = std::max(1, m_result->heads());
+  render::ViewState s = m_view;
+  s.head = ((s.head + delta) % heads + heads) % heads;  // wraps, so stepping never gets stuck
+  setViewState(s);
+}
+
+void Document::stepLayer(int delta) {
+  if (!m_result) return;
+  const int layers = std::max(1, m_result->layers());
+  render::ViewState s = m_view;
+  s.layer = ((s.layer + delta) % layers + layers) % layers;
+  setViewState(s);
+}
+
+void Document::scheduleRecompute() { m_debounce.start(); }
+
+quint64 Document::nextGeneration() {
+  if (m_cancelCurrent) m_cancelCurrent->store(true);
+  m_cancelCurrent.reset();
+  ++m_generation;
+  m_latestGeneration->store(m_generation);
+  return m_generation;
+}
+
+void Document::recompute() {
+  m_debounce.stop();
+  const quint64 generation = nextGeneration();
+
+  // Problems the user can see without running anything are reported at once; the previous
+  // result stays on screen.
+  const QStringList items = batchTexts(m_text);
+  if (items.isEmpty()) {
+    setBusy(false);
+    setError(tr("Type a sentence: each non-empty line is one batch item."));
+    return;
+  }
+  if (m_spec.source == "toy") {
+    try {
+      m_spec.toy.validate();
+    } catch (const Error& e) {
+      setBusy(false);
+      setError(tr("Invalid configuration: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+  }
+  if (m_run.useContext && m_run.context.trimmed().isEmpty()) {
+    setBusy(false);
+    setError(tr("Cross-attention is on but the context is empty: type a context or turn it off."));
+    return;
+  }
+
+  ComputeJob job;
+  job.generation = generation;
+  job.spec = m_spec;
+  for (const QString& item : items) job.request.texts.push_back(item.toStdString());
+  if (m_run.useContext) job.request.context = m_run.context.toStdString();
+  job.request.device = m_run.device;
+  job.cancel = std::make_shared<std::atomic<bool>>(false);
+  job.request.cancel = job.cancel.get();
+  m_cancelCurrent = job.cancel;
+  m_pendingTexts = items;
+
+  setBusy(true);
+  Q_EMIT computeStarted(generation);
+  Q_EMIT computeRequested(job);
+}
+
+void Document::onComputed(const ComputeOutcome& outcome) {
+  if (outcome.generation != m_generation) return;  // superseded by a newer edit
+  m_cancelCurrent.reset();
+  setBusy(false);
+  if (outcome.modelInfo) {
+    m_modelInfo = outcome.modelInfo;
+    Q_EMIT modelInfoChanged(*m_modelInfo);
+  }
+  if (!outcome.result) {
+    setError(outcome.error);
+    return;
+  }
+  m_computeMs = outcome.computeMs;
+  m_result = outcome.result;
+  m_resultTexts = m_pendingTexts;
+  setError(QString());
+  // Clamp before announcing the result, so views never see a selection outside it.
+  const render::ViewState clamped = clampedToResult(m_view);
+  const bool stateChanged = clamped != m_view;
+  m_view = clamped;
+  Q_EMIT resultChanged(m_result);
+  if (stateChanged) Q_EMIT viewStateChanged(m_view);
+}
+
+void Document::setError(const QString& message) {
+  if (message == m_error) return;
+  m_error = message;
+  Q_EMIT errorChanged(m_error);
+}
+
+void Document::setBusy(bool busy) {
+  if (busy == m_busy) return;
+  m_busy = busy;
+  Q_EMIT busyChanged(busy);
+}
+
+render::ViewState Document::clampedToResult(render::ViewState s) const {
+  const auto clamp = [](int v, int count) { return std::clamp(v, 0, std::max(0, count - 1)); };
+  if (!m_result) {
+    s.layer = std::max(0, s.layer);
+    s.head = std::max(0, s.head);
+    s.item = std::max(0, s.item);
+    return s;
+  }
+  const AttentionResult& r = *m_result;
+  s.layer = clamp(s.layer, r.layers());
+  s.head = clamp(s.head, r.heads());
+  s.item = clamp(s.item, r.batch());
+  s.vsLayer = clamp(s.vsLayer, r.layers());
+  s.vsHead = clamp(s.vsHead, r.heads());
+  s.vsItem = clamp(s.vsItem, r.batch());
+  if (s.pinnedQuery >= r.queries()) s.pinnedQuery = -1;
+  if (s.pinnedQuery < -1) s.pinnedQuery = -1;
+  return s;
+}
+
+}  // namespace attnscope::gui

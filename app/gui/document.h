@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+#include <QTimer>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "compute_job.h"
+#include "run_options.h"
+#include "session.h"
+
+class QThread;
+
+namespace attnscope::gui {
+
+class ComputeWorker;
+
+/// The application state: text, model, run options, view state, current result and error. Views
+/// and panels observe its signals and send intents back through its slots. Edits recompute after
+/// a short debounce on a worker thread; every request carries a generation number and a result
+/// that is not for the latest generation is dropped, so a slow old run never overwrites a newer
+/// one.
+class Document final : public QObject {
+  Q_OBJECT
+ public:
+  explicit Document(QObject* parent = nullptr);
+  ~Document() override;
+
+  const QString& text() const { return m_text; }
+  const ModelSpec& modelSpec() const { return m_spec; }
+  const RunOptions& runOptions() const { return m_run; }
+  const render::ViewState& viewState() const { return m_view; }
+  render::ViewKind currentView() const { return m_currentView; }
+  const render::ResultPtr& result() const { return m_result; }
+  /// The batch texts the current result was computed from (the text may have changed since).
+  const QStringList& resultTexts() const { return m_resultTexts; }
+  const QString& error() const { return m_error; }
+  const std::optional<ModelInfo>& modelInfo() const { return m_modelInfo; }
+  bool isBusy() const { return m_busy; }
+  quint64 generation() const { return m_generation; }
+  double computeMs() const { return m_computeMs; }
+
+  Session session() const;
+  /// Replaces text, model, options and view state at once and recomputes immediately.
+  void loadSession(const Session& session);
+
+  /// The batch: each line with something other than whitespace is one item.
+  static QStringList batchTexts(const QString& text);
+
+  void setDebounceInterval(int ms) { m_debounce.setInterval(ms); }
+  int debounceInterval() const { return m_debounce.interval(); }
+
+ public Q_SLOTS:
+  void setText(const QString& text);
+  void setModelSpec(const attnscope::ModelSpec& spec);
+  void setRunOptions(const attnscope::gui::RunOptions& options);
+  void setViewState(const attnscope::render::ViewState& state);
+  void setCurrentView(attnscope::render::ViewKind kind);
+  void selectHead(int layer, int head);
+  void selectItem(int item);
+  void stepHead(int delta);
+  void stepLayer(int delta);
+  /// Starts a computation now instead of after the debounce.
+  void recompute();
+
+ Q_SIGNALS:
+  void textChanged(const QString& text);
+  void modelSpecChanged(const attnscope::ModelSpec& spec);
+  void runOptionsChanged(const attnscope::gui::RunOptions& options);
+  void viewStateChanged(const attnscope::render::ViewState& state);
+  void currentViewChanged(attnscope::render::ViewKind kind);
+  /// A new result for the latest edit; the previous one stays current while an error is shown.
+  void resultChanged(const attnscope::render::ResultPtr& result);
+  /// The message for the banner; empty when the last computation succeeded.
+  void errorChanged(const QString& message);
+  void busyChanged(bool busy);
+  void modelInfoChanged(const attnscope::ModelInfo& info);
+  /// Emitted once per computation that was actually started (tests count these).
+  void computeStarted(quint64 generation);
+  /// Internal: queued to the worker thread.
+  void computeRequested(const attnscope::gui::ComputeJob& job);
+
+ private:
+  void scheduleRecompute();
+  void onComputed(const attnscope::gui::ComputeOutcome& outcome);
+  /// Supersedes any running job: a new generation, the old job's cancel flag set.
+  quint64 nextGeneration();
+  void setError(const QString& message);
+  void setBusy(bool busy);
+  /// Keeps the selection inside the result's layers, heads, items and queries.
+  render::ViewState clampedToResult(render::ViewState state) const;
+
+  QString m_text;
+  ModelSpec m_spec;
+  RunOptions m_run;
+  render::ViewState m_view;
+  render::ViewKind m_currentView = render::ViewKind::Heatmap;
+  render::ResultPtr m_result;
+  QStringList m_resultTexts;
+  QStringList m_pendingTexts;  // of the job in flight
+  QString m_error;
+  std::optional<ModelInfo> m_modelInfo;
+  bool m_busy = false;
+  double m_computeMs = 0;
+
+  quint64 m_generation = 0;
+  std::shared_ptr<std::atomic<quint64>>
+      m_latestGeneration;  // read by the worker to skip stale jobs
+  std::shared_ptr<std::atomic<bool>> m_cancelCurrent;
+  QTimer m_debounce;
+  QThread* m_thread = nullptr;
+  ComputeWorker* m_worker = nullptr;  // lives on m_thread, deleted when it finishes
+};
+
+}  // namespace attnscope::gui

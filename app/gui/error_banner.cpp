@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "error_banner.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStyle>
+#include <QToolButton>
+
+namespace attnscope::gui {
+
+ErrorBanner::ErrorBanner(QWidget* parent)
+    : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)) {
+  setObjectName(QStringLiteral("errorBanner"));
+  setFrameShape(QFrame::StyledPanel);
+  // Tool-tip colours come from the theme and are meant to stand out from the window, in light
+  // and dark palettes alike.
+  setAutoFillBackground(true);
+  setBackgroundRole(QPalette::ToolTipBase);
+  setForegroundRole(QPalette::ToolTipText);
+
+  m_text->setWordWrap(true);
+  m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_text->setForegroundRole(QPalette::ToolTipText);
+  auto* close = new QToolButton(this);
+  close->setIcon(style()->standardIcon(QStyle::SP_TitleBarCloseButton));
+  close->setAutoRaise(true);
+  close->setToolTip(tr("Dismiss"));
+  connect(close, &QToolButton::clicked, this, &ErrorBanner::clearMessage);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(m_icon, 0, Qt::AlignTop);
+  layout->addWidget(m_text, 1);
+  layout->addWidget(close, 0, Qt::AlignTop);
+  hide();
+}
+
+void ErrorBanner::showMessage(const QString& message, Level level) {
+  if (message.isEmpty()) {
+    clearMessage();
+    return;
+  }
+  const int size = style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, this);
+  const auto icon =
+      level == Level::Error ? QStyle::SP_MessageBoxWarning : QStyle::SP_MessageBoxInformation;
+  m_icon->setPixmap(style()->standardIcon(icon).pixmap(size, size));
+  m_text->setText(message);
+  setProperty("level", level == Level::Error ? "error" : "notice");
+  show();
+}
+
+void ErrorBanner::clearMessage() {
+  m_text->clear();
+  hide();
+}
+
+QString ErrorBanner::message() const {
+  return isVisible() || !isHidden() ? m_text->text() : QString();
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include "attnscope/runtime.h"
+#include "model_spec_equal.h"
+
+namespace attnscope::gui {
+
+namespace {
+
+const QString kOpenFile = QStringLiteral("\x01open-file");
+const QString kOpenFolder = QStringLiteral("\x01open-folder");
+// Wider layers are possible in the CLI, but a 4096-wide toy layer already holds 200 MB of weights.
+constexpr int kMaxWidth = 4096;
+
+template <typename Enum>
+void addEnumItem(QComboBox* box, const QString& text, Enum value) {
+  box->addItem(text, static_cast<int>(value));
+}
+
+template <typename Enum>
+Enum enumOf(const QComboBox* box) {
+  return static_cast<Enum>(box->currentData().toInt());
+}
+
+template <typename Enum>
+void selectEnum(QComboBox* box, Enum value) {
+  box->setCurrentIndex(std::max(0, box->findData(static_cast<int>(value))));
+}
+
+QSpinBox* widthBox(QWidget* parent) {
+  auto* box = new QSpinBox(parent);
+  box->setRange(1, kMaxWidth);
+  box->setKeyboardTracking(false);  // "512" is one edit, not 5, 51 and 512
+  box->setAccelerated(true);
+  return box;
+}
+
+}  // namespace
+
+QList<QPair<QString, ToyConfig>> ModelPanel::presets() {
+  ToyConfig chapter5;
+  chapter5.variant = Variant::PerHead;
+  chapter5.inputDim = 64;
+  chapter5.dModel = 64;
+  chapter5.heads = 4;
+  chapter5.mask = MaskKind::Causal;
+  ToyConfig tutorial;
+  tutorial.variant = Variant::Fused;
+  tutorial.inputDim = 1024;
+  tutorial.dModel = 512;
+  tutorial.heads = 8;
+  tutorial.mask = MaskKind::None;
+  return {{tr("Chapter 5: 64 wide, 4 heads of 16, separate heads, causal"), chapter5},
+          {tr("Tutorial: 1024 → 512, 8 heads, fused"), tutorial}};
+}
+
+ModelPanel::ModelPanel(QWidget* parent)
+    : QWidget(parent),
+      m_model(new QComboBox(this)),
+      m_preset(new QComboBox(this)),
+      m_toyBox(new QGroupBox(tr("Toy attention layer"), this)),
+      m_variant(new QComboBox(this)),
+      m_inputDim(widthBox(this)),
+      m_dModel(widthBox(this)),
+      m_heads(new QComboBox(this)),
+      m_mask(new QComboBox(this)),
+      m_scale(new QComboBox(this)),
+      m_tokenizer(new QComboBox(this)),
+      m_seed(new QSpinBox(this)),
+      m_useContext(new QCheckBox(tr("Cross-attention context:"), this)),
+      m_context(new QLineEdit(this)),
+      m_device(new QComboBox(this)),
+      m_info(new QLabel(this)) {
+  m_model->addItem(tr("Toy layer (configurable)"), QStringLiteral("toy"));
+  m_model->insertSeparator(m_model->count());
+  m_model->addItem(tr("Open checkpoint file…"), kOpenFile);
+  m_model->addItem(tr("Open model folder…"), kOpenFolder);
+  m_model->setToolTip(tr("The model whose attention is shown"));
+
+  m_preset->addItem(tr("Custom"));
+  for (const auto& preset : presets()) m_preset->addItem(preset.first);
+  m_preset->setToolTip(tr("Set-ups from the textbook and the tutorial"));
+
+  addEnumItem(m_variant, tr("Fused (one qkv projection)"), Variant::Fused);
+  addEnumItem(m_variant, tr("Per-head (separate heads)"), Variant::PerHead);
+  addEnumItem(m_mask, tr("None (encoder)"), MaskKind::None);
+  addEnumItem(m_mask, tr("Causal (decoder)"), MaskKind::Causal);
+  addEnumItem(m_scale, tr("1/√head_size"), ScaleKind::HeadSize);
+  addEnumItem(m_scale, tr("1/√d_model"), ScaleKind::Embedding);
+  addEnumItem(m_tokenizer, tr("Characters"), TokenizerKind::Char);
+  addEnumItem(m_tokenizer, tr("Words"), TokenizerKind::Word);
+  m_seed->setRange(0, std::numeric_limits<int>::max());
+  m_seed->setKeyboardTracking(false);
+  m_inputDim->setToolTip(tr("Width of the token embeddings fed into the layer (--input-dim)"));
+  m_dModel->setToolTip(tr("n_embd: width of q, k, v and the output (--d-model)"));
+  m_heads->setToolTip(tr("Number of heads; only divisors of d_model are offered (--heads)"));
+  m_seed->setToolTip(tr("Seed of the random weights and embeddings (--seed)"));
+
+  addEnumItem(m_device, tr("Automatic"), DeviceKind::Auto);
+  addEnumItem(m_device, tr("CPU"), DeviceKind::Cpu);
+  addEnumItem(m_device, tr("CUDA GPU"), DeviceKind::Cuda);
+  if (!cudaAvailable()) {
+    auto* items = qobject_cast<QStandardItemModel*>(m_device->model());
+    QStandardItem* cuda = items->item(m_device->findData(static_cast<int>(DeviceKind::Cuda)));
+    cuda->setEnabled(false);
+    cuda->setToolTip(tr("No CUDA device: this LibTorch build or this machine has no usable GPU"));
+  }
+
+  m_context->setPlaceholderText(tr("keys and values come from this text"));
+  m_context->setEnabled(false);
+  m_info->setWordWrap(true);
+  m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* modelBox = new QGroupBox(tr("Model"), this);
+  auto* modelForm = new QFormLayout(modelBox);
+  modelForm->addRow(tr("Model:"), m_model);
+  modelForm->addRow(m_info);
+
+  auto* toyForm = new QFormLayout(m_toyBox);
+  toyForm->addRow(tr("Preset:"), m_preset);
+  toyForm->addRow(tr("Variant:"), m_variant);
+  toyForm->addRow(tr("Input width:"), m_inputDim);
+  toyForm->addRow(tr("d_model:"), m_dModel);
+  toyForm->addRow(tr("Heads:"), m_heads);
+  toyForm->addRow(tr("Mask:"), m_mask);
+  toyForm->addRow(tr("Scale:"), m_scale);
+  toyForm->addRow(tr("Tokenizer:"), m_tokenizer);
+  toyForm->addRow(tr("Seed:"), m_seed);
+
+  auto* runBox = new QGroupBox(tr("Run"), this);
+  auto* runForm = new QFormLayout(runBox);
+  runForm->addRow(m_useContext);
+  runForm->addRow(m_context);
+  runForm->addRow(tr("Device:"), m_device);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(modelBox);
+  layout->addWidget(m_toyBox);
+  layout->addWidget(runBox);
+  layout->addStretch(1);
+
+  connect(m_model, &QComboBox::activated, this, &ModelPanel::onModelChosen);
+  connect(m_preset, &QComboBox::activated, this, &ModelPanel::onPresetChosen);
+  for (QComboBox* box : {m_variant, m_heads, m_mask, m_scale, m_tokenizer}) {
+    connect(box, &QComboBox::currentIndexChanged, this, &ModelPanel::onToyEdited);
+  }
+  for (QSpinBox* box : {m_inputDim, m_dModel, m_seed}) {
+    connect(box, &QSpinBox::valueChanged, this, &ModelPanel::onToyEdited);
+  }
+  connect(m_useContext, &QCheckBox::toggled, this, &ModelPanel::onRunEdited);
+  connect(m_context, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
+  connect(m_device, &QComboBox::currentIndexChanged, this, &ModelPanel::onRunEdited);
+
+  showSpec();
+}
+
+void ModelPanel::setModelSpec(const ModelSpec& spec) {
+  if (sameModelSpec(spec, m_spec) && sameToyConfig(spec.toy, m_spec.toy)) return;
+  m_spec = spec;
+  showSpec();
+}
+
+void ModelPanel::setRunOptions(const RunOptions& options) {
+  m_run = options;
+  const QSignalBlocker b1(m_useContext), b2(m_context), b3(m_device);
+  m_useContext->setChecked(options.useContext);
+  m_context->setEnabled(options.useContext);
+  if (m_context->text() != options.context) m_context->setText(options.context);
+  selectEnum(m_device, options.device);
+}
+
+void ModelPanel::setModelInfo(const ModelInfo& info) {
+  const int headSize = info.heads > 0 ? info.dModel / info.heads : 0;
+  QString text = QStringLiteral("%1 · %2 · %3 · d_model %4")
+                     .arg(QString::fromStdString(info.name),
+                          info.layers == 1 ? tr("1 layer") : tr("%1 layers").arg(info.layers),
+                          tr("%1 heads of %2").arg(info.heads).arg(headSize))
+                     .arg(info.dModel);
+  if (info.causal) text += tr(" · causal");
+  if (info.parameterBytes > 0)
+    text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
+  m_info->setText(text);
+}
+
+void ModelPanel::addSourceItem(const QString& source) {
+  if (m_model->findData(source) >= 0) return;
+  // Paths go above the separator, so the "Open…" entries stay last.
+  const int at = m_model->findData(kOpenFile) - 1;
+  m_model->insertItem(
+      at, QFileInfo(source).fileName().isEmpty() ? source : QFileInfo(source).fileName(), source);
+  m_model->setItemData(at, source, Qt::ToolTipRole);
+}
+
+void ModelPanel::showSpec() {
+  const QString source = QString::fromStdString(m_spec.source);
+  addSourceItem(source);
+  const ToyConfig& c = m_spec.toy;
+  {
+    const QSignalBlocker b0(m_model), b1(m_variant), b2(m_inputDim), b3(m_dModel), b4(m_mask),
+        b5(m_scale), b6(m_tokenizer), b7(m_seed), b8(m_preset);
+    m_model->setCurrentIndex(m_model->findData(source));
+    selectEnum(m_variant, c.variant);
+    m_inputDim->setValue(c.inputDim);
+    m_dModel->setValue(c.dModel);
+    selectEnum(m_mask, c.mask);
+    selectEnum(m_scale, c.scale);
+    selectEnum(m_tokenizer, c.tokenizer);
+    m_seed->setValue(static_cast<int>(std::min<uint64_t>(c.seed, std::numeric_limits<int>::max())));
+    int preset = 0;
+    const auto all = presets();
+    for (int i = 0; i < all.size(); ++i) {
+      ToyConfig p = all[i].second;
+      p.seed = c.seed;
+      p.scale = c.scale;
+      p.tokenizer = c.tokenizer;
+      if (sameToyConfig(p, c)) preset = i + 1;
+    }
+    m_preset->setCurrentIndex(preset);
+  }
+  fillHeads(c.dModel, c.heads);
+  m_toyBox->setEnabled(m_spec.source == "toy");
+}
+
+void ModelPanel::fillHeads(int dModel, int heads) {
+  const QSignalBlocker blocker(m_heads);
+  m_heads->clear();
+  for (int h = 1; h <= dModel; ++h) {
+    if (dModel % h == 0) m_heads->addItem(tr("%1 (of %2)").arg(h).arg(dModel / h), h);
+  }
+  m_heads->setCurrentIndex(std::max(0, m_heads->findData(heads)));
+}
+
+void ModelPanel::onModelChosen(int index) {
+  const QString data = m_model->itemData(index).toString();
+  QString source = data;
+  if (data == kOpenFile) {
+    source =
+        QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
+                                     tr("Checkpoints (*.safetensors *.pt *.bin);;All files (*)"));
+  } else if (data == kOpenFolder) {
+    source = QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
+  }
+  if (source.isEmpty()) {  // dialog cancelled: back to the model in use
+    showSpec();
+    return;
+  }
+  ModelSpec spec = m_spec;
+  spec.source = source.toStdString();
+  m_spec = spec;
+  showSpec();
+  Q_EMIT modelSpecEdited(spec);
+}
+
+void ModelPanel::onPresetChosen(int index) {
+  const auto all = presets();
+  if (index < 1 || index > all.size()) return;
+  ModelSpec spec = m_spec;
+  const uint64_t seed = spec.toy.seed;
+  const TokenizerKind tokenizer = spec.toy.tokenizer;
+  spec.source = "toy";
+  spec.toy = all[index - 1].second;
+  spec.toy.seed = seed;  // a preset is a shape, not a particular set of random weights
+  spec.toy.tokenizer = tokenizer;
+  m_spec = spec;
+  showSpec();
+  Q_EMIT modelSpecEdited(spec);
+}
+
+void ModelPanel::onToyEdited() {
+  ModelSpec spec = m_spec;
+  ToyConfig& c = spec.toy;
+  c.variant = enumOf<Variant>(m_variant);
+  c.inputDim = m_inputDim->value();
+  c.dModel = m_dModel->value();
+  c.mask = enumOf<MaskKind>(m_mask);
+  c.scale = enumOf<ScaleKind>(m_scale);
+  c.tokenizer = enumOf<TokenizerKind>(m_tokenizer);
+  c.seed = static_cast<uint64_t>(m_seed->value());
+  c.heads = m_heads->currentData().toInt();
+  if (c.heads <= 0 || c.dModel % c.heads != 0) {
+    // d_model changed under the heads: keep the largest valid count not above the old one.
+    int h = std::max(1, std::min(c.heads, c.dModel));
+    while (c.dModel % h != 0) --h;
+    c.heads = h;
+  }
+  m_spec = spec;
+  showSpec();
+  Q_EMIT modelSpecEdited(spec);
+}
+
+void ModelPanel::onRunEdited() {
+  RunOptions o;
+  o.useContext = m_useContext->isChecked();
+  o.context = m_context->text();
+  o.device = enumOf<DeviceKind>(m_device);
+  m_context->setEnabled(o.useContext);
+  if (o == m_run) return;
+  m_run = o;
+  Q_EMIT runOptionsEdited(o);
+}
+
+}  // namespace attnscope::gui

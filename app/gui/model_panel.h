@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "attnscope/model.h"
+#include "attnscope/model_spec.h"
+#include "run_options.h"
+
+class QCheckBox;
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace attnscope::gui {
+
+/// Chooses the model and how it runs: the model source, the toy layer's configuration (every
+/// option the CLI has for it, with presets), cross-attention context and device. It offers only
+/// valid choices (heads are divisors of d_model) and reports each edit as a whole spec.
+class ModelPanel final : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ModelPanel(QWidget* parent = nullptr);
+
+  void setModelSpec(const ModelSpec& spec);
+  void setRunOptions(const RunOptions& options);
+  void setModelInfo(const ModelInfo& info);
+
+  /// The two textbook set-ups, by name; used by the presets box and by tests.
+  static QList<QPair<QString, ToyConfig>> presets();
+
+ Q_SIGNALS:
+  void modelSpecEdited(const attnscope::ModelSpec& spec);
+  void runOptionsEdited(const attnscope::gui::RunOptions& options);
+
+ private:
+  void onModelChosen(int index);
+  void onPresetChosen(int index);
+  void onToyEdited();
+  void onRunEdited();
+  void fillHeads(int dModel, int heads);
+  void showSpec();
+  void addSourceItem(const QString& source);
+
+  ModelSpec m_spec;
+  RunOptions m_run;
+
+  QComboBox* m_model;
+  QComboBox* m_preset;
+  QGroupBox* m_toyBox;
+  QComboBox* m_variant;
+  QSpinBox* m_inputDim;
+  QSpinBox* m_dModel;
+  QComboBox* m_heads;
+  QComboBox* m_mask;
+  QComboBox* m_scale;
+  QComboBox* m_tokenizer;
+  QSpinBox* m_seed;
+  QCheckBox* m_useContext;
+  QLineEdit* m_context;
+  QComboBox* m_device;
+  QLabel* m_info;
+};
+
+}  // namespace attnscope::gui

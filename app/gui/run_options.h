@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QString>
+
+#include "attnscope/run_request.h"
+
+namespace attnscope::gui {
+
+/// How to run the model, apart from which model it is: the cross-attention context and the device.
+struct RunOptions {
+  bool useContext = false;
+  QString context;  // keys and values come from this text when useContext is set
+  DeviceKind device = DeviceKind::Auto;
+
+  bool operator==(const RunOptions& o) const {
+    return useContext == o.useContext && context == o.context && device == o.device;
+  }
+  bool operator!=(const RunOptions& o) const { return !(*this == o); }
+};
+
+}  // namespace attnscope::gui

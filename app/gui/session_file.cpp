@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "session_file.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QSet>
+
+#include <cmath>
+
+#include "attnscope/error.h"
+#include "attnscope/toy_config.h"
+
+namespace attnscope::gui {
+
+namespace {
+
+constexpr auto kFormat = "attnscope-session";
+// Integers in JSON are doubles; seeds beyond 2^53 would silently change.
+constexpr double kMaxExactInteger = 9007199254740992.0;
+
+/// Thrown inside the parser only; fromJson turns it into the error string.
+struct ParseError {
+  QString message;
+};
+
+[[noreturn]] void fail(const QString& message) { throw ParseError{message}; }
+
+void requireKeys(const QJsonObject& object, const QString& where, const QStringList& allowed,
+                 const QStringList& required) {
+  const QSet<QString> known(allowed.begin(), allowed.end());
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (!known.contains(it.key()))
+      fail(QStringLiteral("unknown key \"%1\" in %2").arg(it.key(), where));
+  }
+  for (const QString& key : required) {
+    if (!object.contains(key)) fail(QStringLiteral("missing \"%1\" in %2").arg(key, where));
+  }
+}
+
+QJsonObject objectAt(const QJsonObject& parent, const QString& key, const QString& where) {
+  const QJsonValue v = parent.value(key);
+  if (!v.isObject()) fail(QStringLiteral("\"%1\" in %2 must be an object").arg(key, where));
+  return v.toObject();
+}
+
+QString stringAt(const QJsonObject& o, const QString& key, const QString& where) {
+  const QJsonValue v = o.value(key);
+  if (!v.isString()) fail(QStringLiteral("\"%1\" in %2 must be a string").arg(key, where));
+  return v.toString();
+}
+
+bool boolAt(const QJsonObject& o, const QString& key, const QString& where, bool fallback) {
+  if (!o.contains(key)) return fallback;
+  const QJsonValue v = o.value(key);
+  if (!v.isBool()) fail(QStringLiteral("\"%1\" in %2 must be true or false").arg(key, where));
+  return v.toBool();
+}
+
+double integerAt(const QJsonObject& o, const QString& key, const QString& where, double min,
+                 double max, double fallback) {
+  if (!o.contains(key)) return fallback;
+  const QJsonValue v = o.value(key);
+  const double d = v.toDouble();
+  if (!v.isDouble() || !std::isfinite(d) || std::floor(d) != d) {
+    fail(QStringLiteral("\"%1\" in %2 must be an integer").arg(key, where));
+  }
+  if (d < min || d > max) {
+    fail(QStringLiteral("\"%1\" in %2 must be between %3 and %4 (got %5)")
+             .arg(key, where)
+             .arg(min, 0, 'f', 0)
+             .arg(max, 0, 'f', 0)
+             .arg(d, 0, 'f', 0));
+  }
+  return d;
+}
+
+int intAt(const QJsonObject& o, const QString& key, const QString& where, int min, int max,
+          int fallback) {
+  return static_cast<int>(integerAt(o, key, where, min, max, fallback));
+}
+
+/// Runs one of the core's parseXxx functions, turning its Error into a message naming the field.
+template <typename Parse>
+auto parseEnum(const QJsonObject& o, const QString& key, const QString& where, Parse parse) {
+  const QString value = stringAt(o, key, where);
+  try {
+    return parse(value.toStdString());
+  } catch (const Error& e) {
+    fail(QStringLiteral("%1 in %2: %3").arg(key, where, QString::fromStdString(e.what())));
+  }
+}
+
+ToyConfig parseToy(const QJsonObject& o) {
+  const QString where = QStringLiteral("model.toy");
+  requireKeys(o, where,
+              {"variant", "input_dim", "d_model", "heads", "mask", "scale", "tokenizer", "seed"},
+              {"variant", "input_dim", "d_model", "heads"});
+  ToyConfig c;
+  c.variant = parseEnum(o, "variant", where, parseVariant);
+  c.inputDim = intAt(o, "input_dim", where, 1, 65536, c.inputDim);
+  c.dModel = intAt(o, "d_model", where, 1, 65536, c.dModel);
+  c.heads = intAt(o, "heads", where, 1, 65536, c.heads);
+  if (o.contains("mask")) c.mask = parseEnum(o, "mask", where, parseMask);
+  if (o.contains("scale")) c.scale = parseEnum(o, "scale", where, parseScale);
+  if (o.contains("tokenizer")) c.tokenizer = parseEnum(o, "tokenizer", where, parseTokenizer);
+  c.seed = static_cast<uint64_t>(integerAt(o, "seed", where, 0, kMaxExactInteger, 0));
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(QStringLiteral("%1: %2").arg(where, QString::fromStdString(e.what())));
+  }
+  return c;
+}
+
+render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
+  const QString where = QStringLiteral("view");
+  requireKeys(o, where,
+              {"tab", "layer", "head", "item", "vs_layer", "vs_head", "vs_item", "palette",
+               "show_scores", "per_head_scale", "pinned_query", "classroom"},
+              {});
+  constexpr int kMax = 1 << 20;
+  render::ViewState s;
+  if (o.contains("tab") && !render::parseViewKind(stringAt(o, "tab", where), current)) {
+    fail(QStringLiteral(
+             "unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats or pipeline)")
+             .arg(o.value("tab").toString()));
+  }
+  s.layer = intAt(o, "layer", where, 0, kMax, s.layer);
+  s.head = intAt(o, "head", where, 0, kMax, s.head);
+  s.item = intAt(o, "item", where, 0, kMax, s.item);
+  s.vsLayer = intAt(o, "vs_layer", where, 0, kMax, s.vsLayer);
+  s.vsHead = intAt(o, "vs_head", where, 0, kMax, s.vsHead);
+  s.vsItem = intAt(o, "vs_item", where, 0, kMax, s.vsItem);
+  if (o.contains("palette")) {
+    s.palette = stringAt(o, "palette", where);
+    const QStringList palettes = {"viridis", "magma", "cividis", "greyscale"};
+    if (!palettes.contains(s.palette)) {
+      fail(QStringLiteral("unknown palette \"%1\" in view (choose %2)")
+               .arg(s.palette, palettes.join(", ")));
+    }
+  }
+  s.showScores = boolAt(o, "show_scores", where, s.showScores);
+  s.perHeadScale = boolAt(o, "per_head_scale", where, s.perHeadScale);
+  s.pinnedQuery = intAt(o, "pinned_query", where, -1, kMax, s.pinnedQuery);
+  s.classroom = boolAt(o, "classroom", where, s.classroom);
+  return s;
+}
+
+Session parseSession(const QJsonObject& root) {
+  requireKeys(root, QStringLiteral("the file"),
+              {"format", "version", "text", "model", "run", "view"},
+              {"format", "version", "text", "model"});
+  if (root.value("format") != QJsonValue(QString::fromLatin1(kFormat))) {
+    fail(QStringLiteral("not an attnscope session (\"format\" must be \"%1\")").arg(kFormat));
+  }
+  const QJsonValue version = root.value("version");
+  if (!version.isDouble()) fail(QStringLiteral("\"version\" must be a number"));
+  if (version.toDouble() != SessionFile::kVersion) {
+    fail(QStringLiteral("version %1 is not supported (this attnscope reads version %2)")
+             .arg(version.toDouble())
+             .arg(SessionFile::kVersion));
+  }
+
+  Session s;
+  s.text = stringAt(root, "text", QStringLiteral("the file"));
+
+  const QJsonObject model = objectAt(root, "model", QStringLiteral("the file"));
+  requireKeys(model, QStringLiteral("model"), {"source", "toy"}, {"source"});
+  s.model.source = stringAt(model, "source", QStringLiteral("model")).toStdString();
+  if (s.model.source.empty()) fail(QStringLiteral("\"source\" in model must not be empty"));
+  if (model.contains("toy"))
+    s.model.toy = parseToy(objectAt(model, "toy", QStringLiteral("model")));
+  else if (s.model.source == "toy")
+    fail(QStringLiteral("missing \"toy\" in model (source is toy)"));
+
+  if (root.contains("run")) {
+    const QJsonObject run = objectAt(root, "run", QStringLiteral("the file"));
+    requireKeys(run, QStringLiteral("run"), {"context", "device"}, {});
+    const QJsonValue context = run.value("context");
+    if (!context.isUndefined() && !context.isNull()) {
+      if (!context.isString()) fail(QStringLiteral("\"context\" in run must be a string or null"));
+      s.run.useContext = true;
+      s.run.context = context.toString();
+    }
+    if (run.contains("device"))
+      s.run.device = parseEnum(run, "device", QStringLiteral("run"), parseDevice);
+  }
+  if (root.contains("view")) {
+    s.view = parseView(objectAt(root, "view", QStringLiteral("the file")), &s.currentView);
+  }
+  return s;
+}
+
+}  // namespace
+
+QByteArray SessionFile::toJson(const Session& s) {
+  const ToyConfig& c = s.model.toy;
+  QJsonObject toy{{"variant", toString(c.variant)},
+                  {"input_dim", c.inputDim},
+                  {"d_model", c.dModel},
+                  {"heads", c.heads},
+                  {"mask", toString(c.mask)},
+                  {"scale", toString(c.scale)},
+                  {"tokenizer", toString(c.tokenizer)},
+                  {"seed", static_cast<double>(c.seed)}};
+  QJsonObject model{{"source", QString::fromStdString(s.model.source)}, {"toy", toy}};
+  QJsonObject run{{"context", s.run.useContext ? QJsonValue(s.run.context) : QJsonValue()},
+                  {"device", toString(s.run.device)}};
+  const render::ViewState& v = s.view;
+  QJsonObject view{{"tab", render::toString(s.currentView)},
+                   {"layer", v.layer},
+                   {"head", v.head},
+                   {"item", v.item},
+                   {"vs_layer", v.vsLayer},
+                   {"vs_head", v.vsHead},
+                   {"vs_item", v.vsItem},
+                   {"palette", v.palette},
+                   {"show_scores", v.showScores},
+                   {"per_head_scale", v.perHeadScale},
+                   {"pinned_query", v.pinnedQuery},
+                   {"classroom", v.classroom}};
+  QJsonObject root{{"format", kFormat}, {"version", kVersion}, {"text", s.text},
+                   {"model", model},    {"run", run},          {"view", view}};
+  return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+bool SessionFile::fromJson(const QByteArray& bytes, Session* session, QString* error) {
+  QJsonParseError parseError{};
+  const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
+  try {
+    if (parseError.error != QJsonParseError::NoError) {
+      fail(QStringLiteral("not valid JSON at byte %1: %2")
+               .arg(parseError.offset)
+               .arg(parseError.errorString()));
+    }
+    if (!doc.isObject()) fail(QStringLiteral("the top level must be a JSON object"));
+    *session = parseSession(doc.object());
+    return true;
+  } catch (const ParseError& e) {
+    if (error) *error = e.message;
+    return false;
+  }
+}
+
+QString SessionFile::save(const QString& path, const Session& session) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) {
+    return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+  }
+  file.write(toJson(session));
+  if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+  return {};
+}
+
+QString SessionFile::load(const QString& path, Session* session) {
+  const QString name = QFileInfo(path).fileName();
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    return QStringLiteral("cannot open %1: %2").arg(name, file.errorString());
+  }
+  if (file.size() > kMaxFileBytes) {
+    return QStringLiteral("%1 is too large for a session (%2 MiB; the limit is %3 MiB)")
+        .arg(name)
+        .arg(file.size() / (1024 * 1024))
+        .arg(kMaxFileBytes / (1024 * 1024));
+  }
+  QString error;
+  if (!fromJson(file.readAll(), session, &error)) return QStringLiteral("%1: %2").arg(name, error);
+  return {};
+}
+
+}  // namespace attnscope::gui

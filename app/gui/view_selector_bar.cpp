@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "view_selector_bar.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+namespace attnscope::gui {
+
+ViewSelectorBar::ViewSelectorBar(QWidget* parent)
+    : QWidget(parent),
+      m_layer(new QSpinBox(this)),
+      m_head(new QSpinBox(this)),
+      m_item(new QComboBox(this)),
+      m_palette(new QComboBox(this)),
+      m_scores(new QCheckBox(tr("Scores"), this)),
+      m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)) {
+  m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
+  m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
+  m_item->setToolTip(tr("Batch item: one per non-empty line of text (Alt+PgUp / Alt+PgDown)"));
+  m_item->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_item->setMinimumContentsLength(16);
+  m_palette->addItem(tr("Viridis"), QStringLiteral("viridis"));
+  m_palette->addItem(tr("Magma"), QStringLiteral("magma"));
+  m_palette->addItem(tr("Cividis"), QStringLiteral("cividis"));
+  m_palette->addItem(tr("Greyscale"), QStringLiteral("greyscale"));
+  m_palette->setToolTip(tr("Colour map of the attention weights"));
+  m_scores->setToolTip(tr("Show the scaled scores before softmax instead of the weights"));
+  m_perHeadScale->setToolTip(tr("Head grid: scale each cell to its own maximum"));
+  m_layer->setRange(0, 0);
+  m_head->setRange(0, 0);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(new QLabel(tr("Layer"), this));
+  layout->addWidget(m_layer);
+  layout->addSpacing(8);
+  layout->addWidget(new QLabel(tr("Head"), this));
+  layout->addWidget(m_head);
+  layout->addSpacing(8);
+  layout->addWidget(new QLabel(tr("Sentence"), this));
+  layout->addWidget(m_item);
+  layout->addStretch(1);
+  layout->addWidget(new QLabel(tr("Palette"), this));
+  layout->addWidget(m_palette);
+  layout->addWidget(m_scores);
+  layout->addWidget(m_perHeadScale);
+
+  connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_item, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_palette, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+}
+
+void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {
+  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item);
+  m_layer->setRange(0, result ? std::max(0, result->layers() - 1) : 0);
+  m_head->setRange(0, result ? std::max(0, result->heads() - 1) : 0);
+  m_item->clear();
+  const int batch = result ? result->batch() : 0;
+  for (int i = 0; i < batch; ++i) {
+    QString text = i < texts.size() ? texts[i].simplified() : QString();
+    if (text.size() > 40) text = text.left(39) + QStringLiteral("…");
+    m_item->addItem(QStringLiteral("%1: %2").arg(i).arg(text));
+  }
+  m_scores->setEnabled(result && !result->scores.empty());
+  setViewState(m_state);
+}
+
+void ViewSelectorBar::setViewState(const render::ViewState& state) {
+  m_state = state;
+  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item), b4(m_palette), b5(m_scores),
+      b6(m_perHeadScale);
+  m_layer->setValue(state.layer);
+  m_head->setValue(state.head);
+  if (state.item < m_item->count()) m_item->setCurrentIndex(state.item);
+  m_palette->setCurrentIndex(std::max(0, m_palette->findData(state.palette)));
+  m_scores->setChecked(state.showScores);
+  m_perHeadScale->setChecked(state.perHeadScale);
+}
+
+void ViewSelectorBar::emitEdit() {
+  render::ViewState s = m_state;
+  s.layer = m_layer->value();
+  s.head = m_head->value();
+  if (m_item->currentIndex() >= 0) s.item = m_item->currentIndex();
+  s.palette = m_palette->currentData().toString();
+  s.showScores = m_scores->isChecked();
+  s.perHeadScale = m_perHeadScale->isChecked();
+  Q_EMIT viewStateEdited(s);
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "view_state.h"
+
+class QCheckBox;
+class QComboBox;
+class QSpinBox;
+
+namespace attnscope::gui {
+
+/// The row above the views that picks layer, head and batch item (bounded by the current result)
+/// and the shared drawing options. It shows the document's view state and sends edits back.
+class ViewSelectorBar final : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ViewSelectorBar(QWidget* parent = nullptr);
+
+  /// Sets the ranges from the result; `texts` label the batch items.
+  void setResult(const render::ResultPtr& result, const QStringList& texts);
+  void setViewState(const render::ViewState& state);
+
+ Q_SIGNALS:
+  void viewStateEdited(const attnscope::render::ViewState& state);
+
+ private:
+  void emitEdit();
+
+  render::ViewState m_state;
+  QSpinBox* m_layer;
+  QSpinBox* m_head;
+  QComboBox* m_item;
+  QComboBox* m_palette;
+  QCheckBox* m_scores;
+  QCheckBox* m_perHeadScale;
+};
+
+}  // namespace attnscope::gui
