@@ -3,6 +3,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 #include <atomic>
 #include <memory>
@@ -21,8 +22,14 @@ namespace attnscope::gui {
 struct ComputeJob {
   quint64 generation = 0;
   ModelSpec spec;
+  /// An in-memory model (a training snapshot) to run instead of opening spec.source; the worker
+  /// keeps it while the pointer is the same, as it keeps an opened model while the spec is.
+  std::shared_ptr<Model> model;
   RunRequest request;
   std::shared_ptr<std::atomic<bool>> cancel;
+  /// Above this estimate of the attention tensor the pre-softmax scores are not kept, which
+  /// halves the memory of long inputs to big models (GPT-2 at 1024 tokens).
+  uint64_t scoresLimitBytes = 256ull * 1024 * 1024;
 };
 
 /// What came back for one job: a result, or an error for the banner.
@@ -32,6 +39,7 @@ struct ComputeOutcome {
   QString error;             // empty on success
   ErrorKind errorKind = ErrorKind::Internal;
   std::optional<ModelInfo> modelInfo;  // set when the model was (re)opened for this job
+  QStringList notices;                 // the worker's own notices (scores not kept)
   double computeMs = 0;                // wall time in the worker, opening included
 };
 

@@ -3,11 +3,34 @@
 
 #include <QElapsedTimer>
 
+#include <algorithm>
 #include <exception>
 
 #include "model_spec_equal.h"
 
 namespace attnscope::gui {
+
+namespace {
+
+/// The bytes of the [layers, batch, heads, query, key] attention tensor a run will return.
+/// Tokenizing is cheap next to the forward pass, and exact where a character count would not be
+/// (BPE).
+uint64_t estimateAttentionBytes(const Model& model, const RunRequest& request) {
+  if (request.random) return 0;  // the toy's random input is small by construction
+  const ModelInfo info = model.info();
+  const auto clampToModel = [&](std::size_t n) {
+    return info.maxPositions > 0 ? std::min<std::size_t>(n, std::size_t(info.maxPositions)) : n;
+  };
+  std::size_t queries = 0;
+  for (const std::string& text : request.texts)
+    queries = std::max(queries, clampToModel(model.tokenize(text).size()));
+  const std::size_t keys =
+      request.context ? clampToModel(model.tokenize(*request.context).size()) : queries;
+  return uint64_t(info.layers) * request.texts.size() * uint64_t(info.heads) * queries * keys *
+         sizeof(float);
+}
+
+}  // namespace
 
 ComputeWorker::ComputeWorker(std::shared_ptr<const std::atomic<quint64>> latestGeneration,
                              QObject* parent)
@@ -23,7 +46,13 @@ void ComputeWorker::compute(const ComputeJob& job) {
   outcome.generation = job.generation;
   bool opening = false;
   try {
-    if (!m_model || !sameModelSpec(m_modelSpec, job.spec)) {
+    if (job.model) {
+      if (job.model != m_model) {
+        m_model = job.model;
+        m_modelSpec = job.spec;
+        outcome.modelInfo = m_model->info();
+      }
+    } else if (!m_model || !sameModelSpec(m_modelSpec, job.spec)) {
       opening = true;
       m_model.reset();  // free the old weights before allocating the new ones
       m_model = openModel(job.spec);
@@ -31,7 +60,15 @@ void ComputeWorker::compute(const ComputeJob& job) {
       outcome.modelInfo = m_model->info();
       opening = false;
     }
-    outcome.result = std::make_shared<const AttentionResult>(m_model->run(job.request));
+    RunRequest request = job.request;
+    const uint64_t attentionBytes = estimateAttentionBytes(*m_model, request);
+    if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
+      request.keepScores = false;
+      outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
+                            "%1 MB, and keeping the scores too would double that.")
+                             .arg(attentionBytes / (1024 * 1024));
+    }
+    outcome.result = std::make_shared<const AttentionResult>(m_model->run(request));
   } catch (const Error& e) {
     outcome.error = QString::fromStdString(e.what());
     outcome.errorKind = e.kind();

@@ -108,6 +108,22 @@ void Document::setModelSpec(const ModelSpec& spec) {
   scheduleRecompute();
 }
 
+bool Document::isMemorySource(const std::string& source) {
+  return QString::fromStdString(source).startsWith(memorySourcePrefix());
+}
+
+void Document::setModel(const QString& name, std::shared_ptr<Model> model) {
+  if (!model) return;
+  m_memorySource = (memorySourcePrefix() + name).toStdString();
+  m_memoryModel = std::move(model);
+  ModelSpec spec = m_spec;
+  spec.source = m_memorySource;
+  m_spec = spec;
+  Q_EMIT modelSpecChanged(m_spec);
+  // Even under the same name this may be different weights (a new training run): always rerun.
+  scheduleRecompute();
+}
+
 void Document::setRunOptions(const RunOptions& options) {
   if (options == m_run) return;
   m_run = options;
@@ -188,6 +204,13 @@ void Document::recompute() {
       return;
     }
   }
+  const bool inMemory = isMemorySource(m_spec.source);
+  if (inMemory && m_spec.source != m_memorySource) {
+    setBusy(false);
+    setError(tr("The model %1 existed only in memory and is gone: choose another model.")
+                 .arg(QString::fromStdString(m_spec.source).mid(memorySourcePrefix().size())));
+    return;
+  }
   if (m_run.useContext && m_run.context.trimmed().isEmpty()) {
     setBusy(false);
     setError(tr("Cross-attention is on but the context is empty: type a context or turn it off."));
@@ -197,6 +220,8 @@ void Document::recompute() {
   ComputeJob job;
   job.generation = generation;
   job.spec = m_spec;
+  if (inMemory) job.model = m_memoryModel;
+  job.scoresLimitBytes = m_scoresLimitBytes;
   for (const QString& item : items) job.request.texts.push_back(item.toStdString());
   if (m_run.useContext) job.request.context = m_run.context.toStdString();
   job.request.device = m_run.device;
@@ -225,6 +250,7 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   m_computeMs = outcome.computeMs;
   m_result = outcome.result;
   m_resultTexts = m_pendingTexts;
+  m_workerNotices = outcome.notices;
   setError(QString());
   // Clamp before announcing the result, so views never see a selection outside it.
   const render::ViewState clamped = clampedToResult(m_view);

@@ -39,6 +39,8 @@ class Document final : public QObject {
   /// The batch texts the current result was computed from (the text may have changed since).
   const QStringList& resultTexts() const { return m_resultTexts; }
   const QString& error() const { return m_error; }
+  /// What the worker had to tell about the current result beyond its own notices (scores dropped).
+  const QStringList& workerNotices() const { return m_workerNotices; }
   const std::optional<ModelInfo>& modelInfo() const { return m_modelInfo; }
   bool isBusy() const { return m_busy; }
   quint64 generation() const { return m_generation; }
@@ -48,15 +50,25 @@ class Document final : public QObject {
   /// Replaces text, model, options and view state at once and recomputes immediately.
   void loadSession(const Session& session);
 
+  /// The ModelSpec source prefix of in-memory models ("memory:step 300").
+  static QString memorySourcePrefix() { return QStringLiteral("memory:"); }
+  static bool isMemorySource(const std::string& source);
+
   /// The batch: each line with something other than whitespace is one item.
   static QStringList batchTexts(const QString& text);
 
   void setDebounceInterval(int ms) { m_debounce.setInterval(ms); }
+  /// Above this estimate of the attention tensor the scores are not computed (ComputeJob).
+  void setScoresLimitBytes(uint64_t bytes) { m_scoresLimitBytes = bytes; }
   int debounceInterval() const { return m_debounce.interval(); }
 
  public Q_SLOTS:
   void setText(const QString& text);
   void setModelSpec(const attnscope::ModelSpec& spec);
+  /// Shows a model that exists only in memory (a training snapshot): the spec's source becomes
+  /// "memory:<name>" and the worker runs `model` instead of opening a file. The document keeps the
+  /// last such model, so choosing its source again (the model menu) still works.
+  void setModel(const QString& name, std::shared_ptr<attnscope::Model> model);
   void setRunOptions(const attnscope::gui::RunOptions& options);
   void setViewState(const attnscope::render::ViewState& state);
   void setCurrentView(attnscope::render::ViewKind kind);
@@ -103,8 +115,12 @@ class Document final : public QObject {
   QStringList m_resultTexts;
   QStringList m_pendingTexts;  // of the job in flight
   QString m_error;
+  QStringList m_workerNotices;
+  std::string m_memorySource;  // "memory:<name>" of m_memoryModel
+  std::shared_ptr<Model> m_memoryModel;
   std::optional<ModelInfo> m_modelInfo;
   bool m_busy = false;
+  uint64_t m_scoresLimitBytes = ComputeJob().scoresLimitBytes;
   double m_computeMs = 0;
 
   quint64 m_generation = 0;

@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
       QStringLiteral("TEXT"));
   const QCommandLineOption model(
       {QStringLiteral("m"), QStringLiteral("model")},
-      QStringLiteral("Model: toy, or a checkpoint file or model folder."), QStringLiteral("M"));
+      QStringLiteral("Model: default (the bundled trained tiny GPT), toy, a .safetensors "
+                     "checkpoint, a Hugging Face model folder, or a cached model name (gpt2)."),
+      QStringLiteral("M"));
   const QCommandLineOption session({QStringLiteral("s"), QStringLiteral("session")},
                                    QStringLiteral("Open a saved .attnscope session."),
                                    QStringLiteral("FILE"));

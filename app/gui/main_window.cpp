@@ -25,6 +25,8 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "attnscope/model_catalog.h"
+#include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "error_banner.h"
 #include "export_dialog.h"
@@ -33,6 +35,7 @@
 #include "settings.h"
 #include "shortcuts_dialog.h"
 #include "text_file_loader.h"
+#include "training_panel.h"
 #include "view_factory.h"
 #include "view_selector_bar.h"
 
@@ -40,7 +43,10 @@ namespace attnscope::gui {
 
 namespace {
 
-const QString kDefaultText = QStringLiteral("The cat sat on the mat.\nAttention is all you need.");
+// The bundled model learnt Shakespeare, so it is shown text in his style: the first line is what
+// the heatmap opens on, the second a second batch item.
+const QString kDefaultText =
+    QStringLiteral("Before we proceed any further, hear me speak.\nAll: Speak, speak.");
 constexpr double kClassroomScale = 1.6;
 
 struct ViewTab {
@@ -65,6 +71,17 @@ const ViewTab kTabs[] = {
 
 bool isSessionPath(const QString& path) {
   return path.endsWith(QStringLiteral(".attnscope"), Qt::CaseInsensitive);
+}
+
+/// Whether a remembered model can be opened again without asking the user: not a training
+/// snapshot that lived only in memory, not a file that has gone.
+bool canRestore(const std::string& source, bool haveBundled) {
+  if (source == "toy") return true;
+  if (source == "default") return haveBundled;
+  if (Document::isMemorySource(source)) return false;
+  const QString s = QString::fromStdString(source);
+  if (s.contains(QLatin1Char('/')) && QFileInfo::exists(s)) return true;
+  return resolveCachedModel(source).has_value();
 }
 
 }  // namespace
@@ -106,6 +123,13 @@ void MainWindow::buildUi() {
   textLabel->setBuddy(m_text);
   textLayout->addWidget(textLabel);
   textLayout->addWidget(m_text);
+  m_nextLabel = new QLabel(textBox);
+  m_nextLabel->setObjectName(QStringLiteral("nextTokenLabel"));
+  m_nextLabel->setWordWrap(true);
+  m_nextLabel->setTextFormat(Qt::PlainText);
+  m_nextLabel->setToolTip(tr("The model's five most likely next tokens after the first line"));
+  m_nextLabel->hide();
+  textLayout->addWidget(m_nextLabel);
 
   m_modelPanel = new ModelPanel(this);
   m_modelScroll = new QScrollArea(this);
@@ -116,9 +140,21 @@ void MainWindow::buildUi() {
   modelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   fitModelPanel();
 
+  m_trainingPanel = new TrainingPanel(m_document, this);
+  auto* trainScroll = new QScrollArea(this);
+  trainScroll->setWidget(m_trainingPanel);
+  trainScroll->setWidgetResizable(true);
+  trainScroll->setFrameShape(QFrame::NoFrame);
+  trainScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_leftTabs = new QTabWidget(this);
+  m_leftTabs->setDocumentMode(true);
+  m_leftTabs->addTab(modelScroll, tr("Model"));
+  m_leftTabs->addTab(trainScroll, tr("Train"));
+  m_leftTabs->setTabToolTip(1, tr("Train a character GPT on a text file and watch its heads form"));
+
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(textBox);
-  left->addWidget(modelScroll);
+  left->addWidget(m_leftTabs);
   left->setStretchFactor(0, 1);
   left->setStretchFactor(1, 3);
   left->setChildrenCollapsible(false);
@@ -336,6 +372,9 @@ void MainWindow::connectDocument() {
     setWindowModified(true);
   });
   connect(d, &Document::modelInfoChanged, m_modelPanel, &ModelPanel::setModelInfo);
+  connect(m_trainingPanel, &TrainingPanel::runFinished, this, [this](bool cancelled) {
+    statusBar()->showMessage(cancelled ? tr("Training stopped") : tr("Training finished"), 4000);
+  });
 
   connect(m_selector, &ViewSelectorBar::viewStateEdited, d, &Document::setViewState);
   for (ViewSlot& slot : m_views) {
@@ -372,11 +411,25 @@ void MainWindow::connectDocument() {
 void MainWindow::start(const StartOptions& options) {
   Session session;
   session.text = kDefaultText;
+  const QString bundled = options.bundledModel.value_or(QString::fromStdString(defaultModelPath()));
+  const bool haveBundled = !bundled.isEmpty() && QFileInfo(bundled).isFile();
+  session.model.source = haveBundled ? "default" : "toy";
+  bool fellBack = !haveBundled;
   if (m_settings) {
-    if (std::optional<Session> last = m_settings->lastConfiguration()) session = *last;
+    if (std::optional<Session> last = m_settings->lastConfiguration()) {
+      if (canRestore(last->model.source, haveBundled)) {
+        session = *last;
+        fellBack = false;
+      } else {
+        statusBar()->showMessage(tr("The last model (%1) is not available any more")
+                                     .arg(QString::fromStdString(last->model.source)),
+                                 8000);
+      }
+    }
     session.view.palette = m_settings->palette();
     session.view.classroom = m_settings->classroomMode();
   }
+  if (!options.sessionPath.isEmpty() || options.model) fellBack = false;
   QString error;
   if (!options.sessionPath.isEmpty()) {
     error = SessionFile::load(options.sessionPath, &session);
@@ -391,7 +444,16 @@ void MainWindow::start(const StartOptions& options) {
   m_document->loadSession(session);
   setClassroomMode(session.view.classroom);
   rebuildRecentMenu();
-  if (!error.isEmpty()) showActionError(tr("Could not open the session"), error);
+  if (!error.isEmpty()) {
+    showActionError(tr("Could not open the session"), error);
+  } else if (fellBack) {
+    m_banner->showMessage(
+        tr("The bundled model (resources/models/tiny-shakespeare.safetensors) was not found, so "
+           "the toy layer is shown. Set ATTNSCOPE_DEFAULT_MODEL to a trained checkpoint, or train "
+           "one in the Train tab."),
+        ErrorBanner::Level::Notice);
+    m_bannerFromDocument = false;
+  }
   setWindowModified(false);
   updateTitle();
   m_text->setFocus();
@@ -411,6 +473,10 @@ render::AttentionView* MainWindow::view(render::ViewKind kind) const {
 
 QString MainWindow::bannerMessage() const {
   return m_banner->isHidden() ? QString() : m_banner->message();
+}
+
+QString MainWindow::nextTokenText() const {
+  return m_nextLabel->isHidden() ? QString() : m_nextLabel->text();
 }
 
 void MainWindow::syncSlot(ViewSlot& slot) {
@@ -443,15 +509,34 @@ void MainWindow::onResult(const render::ResultPtr& result) {
   if (render::AttentionView* v = currentView(); v && v->isVisible()) v->repaint();
   m_renderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
 
-  if (result && !result->notices.empty() && m_document->error().isEmpty()) {
-    QStringList notices;
+  updateNextTokens(result);
+  QStringList notices;
+  if (result) {
     for (const std::string& n : result->notices) notices << QString::fromStdString(n);
+  }
+  notices << m_document->workerNotices();
+  if (!notices.isEmpty() && m_document->error().isEmpty()) {
     m_banner->showMessage(notices.join(QLatin1Char('\n')), ErrorBanner::Level::Notice);
     m_bannerFromDocument = true;
   } else if (m_bannerFromDocument && m_document->error().isEmpty()) {
     m_banner->clearMessage();
   }
   updateStatus();
+}
+
+void MainWindow::updateNextTokens(const render::ResultPtr& result) {
+  if (!result || result->nextToken.empty()) {
+    m_nextLabel->hide();
+    return;
+  }
+  QStringList candidates;
+  for (const Prediction& p : result->nextToken) {
+    candidates << QStringLiteral("%1 %2%")
+                      .arg(QString::fromStdString(p.token.label))
+                      .arg(100.0 * p.probability, 0, 'f', 0);
+  }
+  m_nextLabel->setText(tr("Next: %1").arg(candidates.join(QStringLiteral(" · "))));
+  m_nextLabel->show();
 }
 
 void MainWindow::onError(const QString& message) {

@@ -24,6 +24,7 @@ namespace attnscope::gui {
 class Document;
 class ErrorBanner;
 class ModelPanel;
+class TrainingPanel;
 class Settings;
 class ViewSelectorBar;
 
@@ -43,6 +44,8 @@ class MainWindow final : public QMainWindow {
     QString sessionPath;
     std::optional<QString> text;
     std::optional<QString> model;
+    /// Where the bundled model is; unset: attnscope::defaultModelPath() (tests point it away).
+    std::optional<QString> bundledModel;
   };
   void start(const StartOptions& options);
 
@@ -55,6 +58,9 @@ class MainWindow final : public QMainWindow {
   render::AttentionView* currentView() const;
   render::AttentionView* view(render::ViewKind kind) const;
   QString bannerMessage() const;
+  TrainingPanel* trainingPanel() const { return m_trainingPanel; }
+  /// The line under the text box with the top next-token candidates; empty when hidden.
+  QString nextTokenText() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -79,6 +85,7 @@ class MainWindow final : public QMainWindow {
   void syncSlot(ViewSlot& slot);
   void onResult(const render::ResultPtr& result);
   void onError(const QString& message);
+  void updateNextTokens(const render::ResultPtr& result);
   void onBusy(bool busy);
   void updateStatus();
   void updateTitle();
@@ -113,6 +120,9 @@ class MainWindow final : public QMainWindow {
   QPlainTextEdit* m_text = nullptr;
   ModelPanel* m_modelPanel = nullptr;
   QScrollArea* m_modelScroll = nullptr;
+  QTabWidget* m_leftTabs = nullptr;
+  TrainingPanel* m_trainingPanel = nullptr;
+  QLabel* m_nextLabel = nullptr;
   ErrorBanner* m_banner = nullptr;
   ViewSelectorBar* m_selector = nullptr;
   QTabWidget* m_tabs = nullptr;

@@ -14,7 +14,9 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include "attnscope/model_catalog.h"
 #include "attnscope/runtime.h"
+#include "document.h"
 #include "model_spec_equal.h"
 
 namespace attnscope::gui {
@@ -85,11 +87,22 @@ ModelPanel::ModelPanel(QWidget* parent)
       m_context(new QLineEdit(this)),
       m_device(new QComboBox(this)),
       m_info(new QLabel(this)) {
+  m_model->addItem(tr("Bundled: Tiny Shakespeare (trained)"), QStringLiteral("default"));
+  m_model->setItemData(
+      0, tr("The character-level GPT trained on Shakespeare that ships with attnscope"),
+      Qt::ToolTipRole);
   m_model->addItem(tr("Toy layer (configurable)"), QStringLiteral("toy"));
+  for (const CachedModel& cached : findCachedModels()) {
+    const QString name = QString::fromStdString(cached.name);
+    m_model->addItem(tr("%1 (Hugging Face cache)").arg(name), name);
+    m_model->setItemData(m_model->count() - 1, QString::fromStdString(cached.path),
+                         Qt::ToolTipRole);
+  }
   m_model->insertSeparator(m_model->count());
   m_model->addItem(tr("Open checkpoint file…"), kOpenFile);
   m_model->addItem(tr("Open model folder…"), kOpenFolder);
   m_model->setToolTip(tr("The model whose attention is shown"));
+  m_model->setObjectName(QStringLiteral("modelMenu"));
 
   m_preset->addItem(tr("Custom"));
   for (const auto& preset : presets()) m_preset->addItem(preset.first);
@@ -199,11 +212,23 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
 
 void ModelPanel::addSourceItem(const QString& source) {
   if (m_model->findData(source) >= 0) return;
+  const QString memoryPrefix = Document::memorySourcePrefix();
+  if (source.startsWith(memoryPrefix)) {
+    // One training snapshot at a time: the document keeps only the latest in-memory model.
+    for (int i = m_model->count() - 1; i >= 0; --i) {
+      if (m_model->itemData(i).toString().startsWith(memoryPrefix)) m_model->removeItem(i);
+    }
+  }
   // Paths go above the separator, so the "Open…" entries stay last.
   const int at = m_model->findData(kOpenFile) - 1;
-  m_model->insertItem(
-      at, QFileInfo(source).fileName().isEmpty() ? source : QFileInfo(source).fileName(), source);
-  m_model->setItemData(at, source, Qt::ToolTipRole);
+  const QString name = source.startsWith(memoryPrefix)
+                           ? tr("Training: %1").arg(source.mid(memoryPrefix.size()))
+                       : QFileInfo(source).fileName().isEmpty() ? source
+                                                                : QFileInfo(source).fileName();
+  m_model->insertItem(at, name, source);
+  m_model->setItemData(
+      at, source.startsWith(memoryPrefix) ? tr("The model being trained in the Train tab") : source,
+      Qt::ToolTipRole);
 }
 
 void ModelPanel::showSpec() {
@@ -233,7 +258,20 @@ void ModelPanel::showSpec() {
     m_preset->setCurrentIndex(preset);
   }
   fillHeads(c.dModel, c.heads);
-  m_toyBox->setEnabled(m_spec.source == "toy");
+  const bool toy = m_spec.source == "toy";
+  m_toyBox->setEnabled(toy);
+  // Disabled widgets still show tool tips, so the reason is one hover away.
+  const QString why =
+      toy ? QString()
+          : tr("Only the toy layer is configurable: %1 has the shape its weights were "
+               "trained with. Choose \"Toy layer\" in the model menu to edit these.")
+                .arg(m_model->currentText());
+  m_toyBox->setToolTip(why);
+  if (m_toyTips.isEmpty()) {
+    for (QWidget* w : m_toyBox->findChildren<QWidget*>()) m_toyTips.insert(w, w->toolTip());
+  }
+  for (auto it = m_toyTips.cbegin(); it != m_toyTips.cend(); ++it)
+    it.key()->setToolTip(toy ? it.value() : why);
 }
 
 void ModelPanel::fillHeads(int dModel, int heads) {
@@ -251,7 +289,7 @@ void ModelPanel::onModelChosen(int index) {
   if (data == kOpenFile) {
     source =
         QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
-                                     tr("Checkpoints (*.safetensors *.pt *.bin);;All files (*)"));
+                                     tr("Tiny-GPT checkpoints (*.safetensors);;All files (*)"));
   } else if (data == kOpenFolder) {
     source = QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QHash>
 #include <QWidget>
 
 #include "attnscope/model.h"
@@ -62,6 +63,7 @@ class ModelPanel final : public QWidget {
   QLineEdit* m_context;
   QComboBox* m_device;
   QLabel* m_info;
+  QHash<QWidget*, QString> m_toyTips;  // the fields' own tips, shown again for the toy layer
 };
 
 }  // namespace attnscope::gui

@@ -10,26 +10,27 @@
 
 namespace attnscope::gui {
 
-QString TextFileLoader::load(const QString& path, QString* text) {
+QString TextFileLoader::load(const QString& path, QString* text, qint64 maxBytes) {
   const QString name = QFileInfo(path).fileName();
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly))
     return QStringLiteral("cannot open %1: %2").arg(name, file.errorString());
-  if (file.size() > kMaxBytes) {
+  if (file.size() > maxBytes) {
     return QStringLiteral("%1 is too large (%2 KiB; text files up to %3 KiB can be loaded)")
         .arg(name)
         .arg(file.size() / 1024)
-        .arg(kMaxBytes / 1024);
+        .arg(maxBytes / 1024);
   }
   // Read one byte past the limit: size() is 0 for some special files.
-  return decode(file.read(kMaxBytes + 1), name, text);
+  return decode(file.read(maxBytes + 1), name, text, maxBytes);
 }
 
-QString TextFileLoader::decode(const QByteArray& bytes, const QString& name, QString* text) {
-  if (bytes.size() > kMaxBytes) {
+QString TextFileLoader::decode(const QByteArray& bytes, const QString& name, QString* text,
+                               qint64 maxBytes) {
+  if (bytes.size() > maxBytes) {
     return QStringLiteral("%1 is too large (text files up to %2 KiB can be loaded)")
         .arg(name)
-        .arg(kMaxBytes / 1024);
+        .arg(maxBytes / 1024);
   }
   if (bytes.contains('\0'))
     return QStringLiteral("%1 looks like a binary file, not text").arg(name);

@@ -12,9 +12,11 @@ class TextFileLoader final {
   static constexpr qint64 kMaxBytes = 1024 * 1024;
 
   /// Returns an empty string on success (text in *text), else the reason naming the file.
-  static QString load(const QString& path, QString* text);
+  /// maxBytes: larger for training corpora than for the input box.
+  static QString load(const QString& path, QString* text, qint64 maxBytes = kMaxBytes);
   /// The same checks on bytes already in memory.
-  static QString decode(const QByteArray& bytes, const QString& name, QString* text);
+  static QString decode(const QByteArray& bytes, const QString& name, QString* text,
+                        qint64 maxBytes = kMaxBytes);
 };
 
 }  // namespace attnscope::gui

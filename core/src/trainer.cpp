@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "attnscope/error.h"
@@ -112,7 +113,14 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o, const
       if (cb.onProgress) cb.onProgress(p);
     }
   }
-  result.finalValLoss = model.validationLoss(val, 2048);
+  // A stopped run must end promptly, and the full pass over the validation split takes as long as
+  // dozens of steps: report the last estimate instead.
+  if (result.cancelled) {
+    result.finalValLoss = result.valCurve.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                  : result.valCurve.back().second;
+  } else {
+    result.finalValLoss = model.validationLoss(val, 2048);
+  }
   return result;
 }
 

@@ -22,7 +22,7 @@ class MainWindowTest : public QObject {
     Document doc;
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
-    window.start({QString(), QStringLiteral("first"), std::nullopt});
+    window.start({QString(), QStringLiteral("first"), QStringLiteral("toy"), std::nullopt});
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     // The first result may already have come while the window was being exposed.
@@ -44,7 +44,7 @@ class MainWindowTest : public QObject {
     Document doc;
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
-    window.start({QString(), QStringLiteral("abc"), std::nullopt});
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
     QVERIFY(results.wait(20000));
     auto* tabs = window.findChild<QTabWidget*>();
     tabs->setCurrentWidget(window.view(ViewKind::Grid));
@@ -59,7 +59,7 @@ class MainWindowTest : public QObject {
     Document doc;
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
-    window.start({QString(), QStringLiteral("abc"), std::nullopt});
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
     QVERIFY(results.wait(20000));
     const auto good = doc.result();
 
@@ -93,7 +93,7 @@ class MainWindowTest : public QObject {
       Document doc;
       MainWindow window(&doc, nullptr);
       QSignalSpy results(&doc, &Document::resultChanged);
-      window.start({QString(), QStringLiteral("saved text"), std::nullopt});
+      window.start({QString(), QStringLiteral("saved text"), QStringLiteral("toy"), std::nullopt});
       QVERIFY(results.wait(20000));
       doc.selectHead(0, 3);
       QVERIFY(window.saveSession(path));
@@ -101,7 +101,7 @@ class MainWindowTest : public QObject {
     Document doc;
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
-    window.start({path, std::nullopt, std::nullopt});
+    window.start({path, std::nullopt, std::nullopt, std::nullopt});
     QVERIFY(results.wait(20000));
     QCOMPARE(doc.text(), QStringLiteral("saved text"));
     QCOMPARE(doc.viewState().head, 3);

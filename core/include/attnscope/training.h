@@ -45,7 +45,8 @@ struct TrainResult {
   TinyGpt model;
   int stepsDone = 0;
   bool cancelled = false;
-  double finalValLoss = 0;  // over the whole validation split (up to 2048 windows)
+  double finalValLoss = 0;  // over the whole validation split (up to 2048 windows); when
+                            // cancelled, the last estimate during training (NaN if none)
   std::vector<std::pair<int, double>> valCurve;
 };
 

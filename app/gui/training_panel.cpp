@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "training_panel.h"
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <thread>
+
+#include "attnscope/error.h"
+#include "document.h"
+#include "error_banner.h"
+#include "loss_plot.h"
+#include "text_file_loader.h"
+#include "training_worker.h"
+
+namespace attnscope::gui {
+
+namespace {
+
+// Shakespeare is 1.1 MB; anything much larger trains for hours on a CPU anyway.
+constexpr qint64 kMaxCorpusBytes = 64ll * 1024 * 1024;
+
+QSpinBox* spinBox(int lo, int hi, int value, const QString& tip, QWidget* parent) {
+  auto* box = new QSpinBox(parent);
+  box->setRange(lo, hi);
+  box->setValue(value);
+  box->setToolTip(tip);
+  box->setKeyboardTracking(false);
+  return box;
+}
+
+QString duration(double seconds) {
+  const int s = static_cast<int>(std::lround(std::max(0.0, seconds)));
+  return s >= 3600 ? QStringLiteral("%1:%2:%3")
+                         .arg(s / 3600)
+                         .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+                         .arg(s % 60, 2, 10, QLatin1Char('0'))
+                   : QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+void registerMetaTypes() {
+  qRegisterMetaType<TrainingJob>();
+  qRegisterMetaType<TrainingSnapshot>();
+  qRegisterMetaType<TrainingOutcome>();
+  qRegisterMetaType<TrainProgress>();
+}
+
+}  // namespace
+
+TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
+    : QWidget(parent),
+      m_document(document),
+      m_banner(new ErrorBanner(this)),
+      m_corpusPath(new QLineEdit(this)),
+      m_corpusInfo(new QLabel(this)),
+      m_layers(spinBox(1, 24, 4, tr("n_layer: transformer blocks"), this)),
+      m_heads(spinBox(1, 32, 4, tr("n_head: must divide n_embd"), this)),
+      m_embd(spinBox(4, 1024, 64, tr("n_embd: width of the embeddings"), this)),
+      m_block(spinBox(8, 1024, 128, tr("block_size: the longest context, in characters"), this)),
+      m_stepsBox(spinBox(1, 1000000, 1000, tr("Optimizer steps"), this)),
+      m_batch(spinBox(1, 1024, 32, tr("Windows per step"), this)),
+      m_lr(new QDoubleSpinBox(this)),
+      m_seed(spinBox(0, std::numeric_limits<int>::max(), 1337,
+                     tr("Seed of the weights and the batches: a run is repeatable"), this)),
+      m_evalEvery(spinBox(1, 100000, 100,
+                          tr("Steps between validation estimates; the views show the weights "
+                             "of each one"),
+                          this)),
+      m_snapshotEvery(spinBox(
+          1, 100000, 100, tr("Steps between snapshots kept in memory for the step slider"), this)),
+      m_threads(spinBox(1, std::max(1, int(std::thread::hardware_concurrency())), 1,
+                        tr("CPU threads for training. One is fastest on a busy or small "
+                           "machine: the views compute on another thread meanwhile"),
+                        this)),
+      m_start(new QPushButton(tr("Start"), this)),
+      m_stop(new QPushButton(tr("Stop"), this)),
+      m_save(new QPushButton(tr("Save model…"), this)),
+      m_progress(new QProgressBar(this)),
+      m_status(new QLabel(this)),
+      m_plot(new LossPlot(this)),
+      m_baseline(new QCheckBox(tr("Show uniform baseline, log V"), this)),
+      m_slider(new QSlider(Qt::Horizontal, this)),
+      m_sliderLabel(new QLabel(this)),
+      m_thread(new QThread(this)) {
+  registerMetaTypes();
+  m_lr->setDecimals(5);
+  m_lr->setRange(1e-5, 1.0);
+  m_lr->setSingleStep(1e-4);
+  m_lr->setValue(1e-3);
+  m_lr->setToolTip(tr("AdamW learning rate"));
+
+  m_corpusPath->setReadOnly(true);
+  m_corpusPath->setPlaceholderText(tr("a UTF-8 text file"));
+  m_corpusInfo->setWordWrap(true);
+  auto* choose = new QPushButton(tr("Choose…"), this);
+  auto* corpusRow = new QHBoxLayout;
+  corpusRow->addWidget(m_corpusPath, 1);
+  corpusRow->addWidget(choose);
+
+  auto* settings = new QGroupBox(tr("Settings"), this);
+  auto* grid = new QGridLayout(settings);
+  const QList<QPair<QString, QWidget*>> fields = {
+      {tr("Layers:"), m_layers},        {tr("Heads:"), m_heads},
+      {tr("Embedding:"), m_embd},       {tr("Block:"), m_block},
+      {tr("Steps:"), m_stepsBox},       {tr("Batch:"), m_batch},
+      {tr("Learning rate:"), m_lr},     {tr("Seed:"), m_seed},
+      {tr("Eval every:"), m_evalEvery}, {tr("Snapshot every:"), m_snapshotEvery},
+      {tr("Threads:"), m_threads}};
+  for (int i = 0; i < fields.size(); ++i) {
+    auto* label = new QLabel(fields[i].first, settings);
+    label->setBuddy(fields[i].second);
+    grid->addWidget(label, i / 2, (i % 2) * 2);
+    grid->addWidget(fields[i].second, i / 2, (i % 2) * 2 + 1);
+  }
+
+  m_stop->setEnabled(false);
+  m_save->setEnabled(false);
+  m_start->setToolTip(tr("Train from fresh weights with these settings"));
+  m_stop->setToolTip(tr("Stop after the current step; the weights so far are kept"));
+  m_save->setToolTip(tr("Save the snapshot on the slider as a .safetensors checkpoint"));
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(m_start);
+  buttons->addWidget(m_stop);
+  buttons->addStretch(1);
+  buttons->addWidget(m_save);
+
+  m_progress->setRange(0, 1);
+  m_progress->setValue(0);
+  m_progress->setFormat(tr("not started"));
+  m_status->setWordWrap(true);
+  m_baseline->setChecked(true);
+  m_slider->setEnabled(false);
+  m_slider->setRange(0, 0);
+  m_slider->setPageStep(1);
+  m_slider->setToolTip(tr("The snapshots kept in memory: move back to see how the heads formed"));
+  m_sliderLabel->setText(tr("No snapshots yet"));
+  auto* sliderRow = new QHBoxLayout;
+  sliderRow->addWidget(new QLabel(tr("Snapshot:"), this));
+  sliderRow->addWidget(m_slider, 1);
+  sliderRow->addWidget(m_sliderLabel);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Corpus:"), corpusRow);
+  form->addRow(m_corpusInfo);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_banner);
+  layout->addLayout(form);
+  layout->addWidget(settings);
+  layout->addLayout(buttons);
+  layout->addWidget(m_progress);
+  layout->addWidget(m_status);
+  layout->addWidget(m_plot, 1);
+  layout->addWidget(m_baseline);
+  layout->addLayout(sliderRow);
+
+  connect(choose, &QPushButton::clicked, this, &TrainingPanel::chooseCorpus);
+  connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
+  connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
+  connect(m_save, &QPushButton::clicked, this, &TrainingPanel::saveDialog);
+  connect(m_baseline, &QCheckBox::toggled, m_plot, &LossPlot::setBaselineVisible);
+  connect(m_slider, &QSlider::valueChanged, this, &TrainingPanel::selectSnapshot);
+
+  m_thread->setObjectName(QStringLiteral("attnscope-training"));
+  m_worker = new TrainingWorker;
+  m_worker->moveToThread(m_thread);
+  connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+  connect(this, &TrainingPanel::trainRequested, m_worker, &TrainingWorker::train,
+          Qt::QueuedConnection);
+  connect(m_worker, &TrainingWorker::progressed, this, &TrainingPanel::onProgress,
+          Qt::QueuedConnection);
+  connect(m_worker, &TrainingWorker::evaluated, this, &TrainingPanel::onEvaluated,
+          Qt::QueuedConnection);
+  connect(m_worker, &TrainingWorker::snapshotTaken, this, &TrainingPanel::onSnapshot,
+          Qt::QueuedConnection);
+  connect(m_worker, &TrainingWorker::finished, this, &TrainingPanel::onFinished,
+          Qt::QueuedConnection);
+  m_thread->start();
+}
+
+TrainingPanel::~TrainingPanel() {
+  if (m_cancel) m_cancel->store(true);  // the trainer stops after its current step
+  m_thread->quit();
+  m_thread->wait();
+}
+
+bool TrainingPanel::setCorpusPath(const QString& path) {
+  QString text;
+  const QString error = TextFileLoader::load(path, &text, kMaxCorpusBytes);
+  if (!error.isEmpty()) {
+    showError(tr("Could not use the corpus: %1").arg(error));
+    return false;
+  }
+  auto corpus = std::make_shared<const std::string>(text.toStdString());
+  const std::size_t vocab = TinyGpt::vocabularyOf(*corpus).size();
+  m_corpus = std::move(corpus);
+  m_corpusPath->setText(path);
+  m_corpusPath->setToolTip(path);
+  m_corpusInfo->setText(tr("%L1 characters, %2 distinct (uniform guess: %3 nats/char)")
+                            .arg(text.size())
+                            .arg(vocab)
+                            .arg(std::log(double(std::max<std::size_t>(1, vocab))), 0, 'f', 2));
+  m_banner->clearMessage();
+  return true;
+}
+
+void TrainingPanel::setOptions(const TrainOptions& o, int threads) {
+  m_layers->setValue(o.model.nLayer);
+  m_heads->setValue(o.model.nHead);
+  m_embd->setValue(o.model.nEmbd);
+  m_block->setValue(o.model.blockSize);
+  m_stepsBox->setValue(o.steps);
+  m_batch->setValue(o.batch);
+  m_lr->setValue(o.learningRate);
+  m_seed->setValue(static_cast<int>(std::min<uint64_t>(o.seed, std::numeric_limits<int>::max())));
+  m_evalEvery->setValue(o.evalEvery);
+  m_snapshotEvery->setValue(o.snapshotEvery);
+  m_threads->setValue(threads);
+}
+
+TrainOptions TrainingPanel::options() const {
+  TrainOptions o;
+  o.model.nLayer = m_layers->value();
+  o.model.nHead = m_heads->value();
+  o.model.nEmbd = m_embd->value();
+  o.model.blockSize = m_block->value();
+  o.steps = m_stepsBox->value();
+  o.batch = m_batch->value();
+  o.learningRate = m_lr->value();
+  o.seed = static_cast<uint64_t>(m_seed->value());
+  o.evalEvery = m_evalEvery->value();
+  o.snapshotEvery = m_snapshotEvery->value();
+  return o;
+}
+
+void TrainingPanel::chooseCorpus() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Choose a training text"), QString(),
+                                                    tr("Text files (*.txt);;All files (*)"));
+  if (!path.isEmpty()) setCorpusPath(path);
+}
+
+bool TrainingPanel::start() {
+  if (m_running) return false;
+  if (!m_corpus) {
+    showError(tr("Choose a corpus first: a UTF-8 text file to learn from."));
+    return false;
+  }
+  TrainOptions o = options();
+  // The shape is checked here, so a bad setting is reported before a thread is busy with it.
+  TinyGptConfig shape = o.model;
+  shape.vocabSize = static_cast<int>(TinyGpt::vocabularyOf(*m_corpus).size());
+  try {
+    shape.validate();
+  } catch (const Error& e) {
+    showError(tr("Invalid settings: %1").arg(QString::fromStdString(e.what())));
+    return false;
+  }
+  m_banner->clearMessage();
+  m_snapshots.clear();
+  m_follow = true;
+  updateSlider();
+  m_plot->clear();
+  m_plot->setBaseline(std::log(double(std::max(1, shape.vocabSize))), o.steps);
+  m_plot->setBaselineVisible(m_baseline->isChecked());
+  m_steps = o.steps;
+  m_progress->setRange(0, o.steps);
+  m_progress->setValue(0);
+  m_progress->setFormat(tr("starting…"));
+  m_status->clear();
+
+  TrainingJob job;
+  job.run = ++m_run;
+  job.corpus = m_corpus;
+  job.options = o;
+  job.threads = m_threads->value();
+  job.cancel = std::make_shared<std::atomic<bool>>(false);
+  m_cancel = job.cancel;
+  setRunning(true);
+  Q_EMIT trainRequested(job);
+  return true;
+}
+
+void TrainingPanel::stop() {
+  if (!m_running || !m_cancel) return;
+  m_cancel->store(true);
+  m_stop->setEnabled(false);
+  m_progress->setFormat(tr("stopping…"));
+}
+
+void TrainingPanel::onProgress(quint64 run, const TrainProgress& p) {
+  if (run != m_run) return;
+  m_plot->addTrainLoss(p.step, p.trainLoss);
+  if (!std::isnan(p.valLoss)) m_plot->addValidationLoss(p.step, p.valLoss);
+  m_progress->setValue(p.step);
+  if (!m_cancel || !m_cancel->load()) {
+    m_progress->setFormat(tr("step %1 / %2 · %3 elapsed · ETA %4")
+                              .arg(p.step)
+                              .arg(p.steps)
+                              .arg(duration(p.elapsedSeconds), duration(p.etaSeconds)));
+  }
+  m_status->setText(std::isnan(p.valLoss)
+                        ? tr("train loss %1 nats/char").arg(p.trainLoss, 0, 'f', 3)
+                        : tr("train loss %1 · validation loss %2 nats/char")
+                              .arg(p.trainLoss, 0, 'f', 3)
+                              .arg(p.valLoss, 0, 'f', 3));
+}
+
+void TrainingPanel::onEvaluated(const TrainingSnapshot& snapshot) {
+  if (snapshot.run != m_run) return;
+  keepSnapshot(snapshot);
+}
+
+void TrainingPanel::onSnapshot(const TrainingSnapshot& snapshot) {
+  if (snapshot.run != m_run) return;
+  keepSnapshot(snapshot);
+}
+
+void TrainingPanel::onFinished(const TrainingOutcome& outcome) {
+  if (outcome.run != m_run) return;
+  setRunning(false);
+  m_cancel.reset();
+  if (!outcome.error.isEmpty()) {
+    showError(tr("Training failed: %1").arg(outcome.error));
+    m_progress->setFormat(tr("failed"));
+    Q_EMIT runFinished(false);
+    return;
+  }
+  if (outcome.model && outcome.stepsDone > 0)
+    keepSnapshot({outcome.run, outcome.stepsDone, outcome.model});
+  m_progress->setValue(outcome.stepsDone);
+  m_progress->setFormat(outcome.cancelled
+                            ? tr("stopped at step %1 of %2").arg(outcome.stepsDone).arg(m_steps)
+                            : tr("done: %1 steps").arg(outcome.stepsDone));
+  if (!outcome.cancelled) {
+    m_status->setText(
+        tr("Final validation loss %1 nats/char").arg(outcome.finalValLoss, 0, 'f', 3));
+  }
+  Q_EMIT runFinished(outcome.cancelled);
+}
+
+void TrainingPanel::keepSnapshot(const TrainingSnapshot& snapshot) {
+  auto at = std::lower_bound(m_snapshots.begin(), m_snapshots.end(), snapshot.step,
+                             [](const TrainingSnapshot& s, int step) { return s.step < step; });
+  if (at != m_snapshots.end() && at->step == snapshot.step)
+    *at = snapshot;
+  else
+    m_snapshots.insert(at, snapshot);
+  if (int(m_snapshots.size()) > kMaxSnapshots) {
+    // Every second one goes, the newest stays: the slider still spans the whole run.
+    std::vector<TrainingSnapshot> thinned;
+    for (std::size_t i = 0; i < m_snapshots.size(); ++i) {
+      if (i % 2 == 0 || i + 1 == m_snapshots.size()) thinned.push_back(m_snapshots[i]);
+    }
+    m_snapshots = std::move(thinned);
+  }
+  updateSlider();
+  if (m_follow) showInDocument(m_snapshots.back());
+}
+
+void TrainingPanel::updateSlider() {
+  const QSignalBlocker blocker(m_slider);
+  const int count = int(m_snapshots.size());
+  const int previousStep = selectedSnapshot() >= 0 ? m_snapshots[selectedSnapshot()].step : -1;
+  m_slider->setRange(0, std::max(0, count - 1));
+  m_slider->setEnabled(count > 1);
+  if (m_follow) {
+    m_slider->setValue(count - 1);
+  } else {
+    // Stay on the step the user chose, wherever thinning moved it.
+    for (int i = 0; i < count; ++i) {
+      if (m_snapshots[i].step <= previousStep) m_slider->setValue(i);
+    }
+  }
+  m_save->setEnabled(count > 0);
+  const int index = selectedSnapshot();
+  m_sliderLabel->setText(
+      index < 0 ? tr("No snapshots yet")
+                : tr("step %1 (%2 of %3)").arg(m_snapshots[index].step).arg(index + 1).arg(count));
+}
+
+int TrainingPanel::selectedSnapshot() const {
+  if (m_snapshots.empty()) return -1;
+  return std::clamp(m_slider->value(), 0, int(m_snapshots.size()) - 1);
+}
+
+void TrainingPanel::selectSnapshot(int index) {
+  if (index < 0 || index >= int(m_snapshots.size())) return;
+  {
+    const QSignalBlocker blocker(m_slider);
+    m_slider->setValue(index);
+  }
+  // Back at the newest snapshot, the views follow the training again.
+  m_follow = index == int(m_snapshots.size()) - 1;
+  updateSlider();
+  showInDocument(m_snapshots[index]);
+}
+
+void TrainingPanel::showInDocument(const TrainingSnapshot& snapshot) {
+  if (!m_document || !snapshot.model) return;
+  const QString name = tr("step %1").arg(snapshot.step);
+  m_document->setModel(
+      name, snapshot.model->asModel(tr("trained, step %1").arg(snapshot.step).toStdString()));
+}
+
+QString TrainingPanel::saveModel(const QString& path) const {
+  const int index = selectedSnapshot();
+  if (index < 0) return tr("there is no trained model yet");
+  try {
+    m_snapshots[index].model->save(path.toStdString());
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+void TrainingPanel::saveDialog() {
+  const int index = selectedSnapshot();
+  if (index < 0) return;
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Save model"), tr("tiny-gpt-step%1.safetensors").arg(m_snapshots[index].step),
+      tr("Tiny-GPT checkpoints (*.safetensors)"));
+  if (path.isEmpty()) return;
+  if (!path.endsWith(QStringLiteral(".safetensors"))) path += QStringLiteral(".safetensors");
+  const QString error = saveModel(path);
+  if (!error.isEmpty()) {
+    showError(tr("Could not save the model: %1").arg(error));
+    return;
+  }
+  m_status->setText(tr("Saved step %1 to %2: open it with \"Open checkpoint file…\".")
+                        .arg(m_snapshots[index].step)
+                        .arg(QFileInfo(path).fileName()));
+}
+
+void TrainingPanel::setRunning(bool running) {
+  m_running = running;
+  m_start->setEnabled(!running);
+  m_stop->setEnabled(running);
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{m_layers, m_heads, m_embd, m_block, m_stepsBox, m_batch,
+                                       m_lr, m_seed, m_evalEvery, m_snapshotEvery, m_threads})
+    w->setEnabled(!running);
+}
+
+void TrainingPanel::showError(const QString& message) { m_banner->showMessage(message); }
+
+QString TrainingPanel::errorMessage() const {
+  return m_banner->isHidden() ? QString() : m_banner->message();
+}
+
+}  // namespace attnscope::gui

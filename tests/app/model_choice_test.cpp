@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Choosing the model: the bundled trained model opens at start-up, the toy layer with a banner when
+// it is missing, over-long input and dropped scores are announced, next-token candidates show, and
+// the model menu offers every source.
+#include <QComboBox>
+#include <QGroupBox>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "attnscope/tiny_gpt.h"
+#include "document.h"
+#include "main_window.h"
+#include "model_panel.h"
+
+using attnscope::TinyGpt;
+using attnscope::TinyGptConfig;
+using attnscope::gui::Document;
+using attnscope::gui::MainWindow;
+using attnscope::gui::ModelPanel;
+
+namespace {
+
+constexpr int kWaitMs = 30000;
+
+/// Every character the tests type, so only the notices they provoke on purpose appear.
+const std::string kAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ,.:;!?'-\n";
+
+/// A fresh (untrained) tiny GPT checkpoint: a trained one is not needed to test the plumbing.
+QString writeCheckpoint(const QTemporaryDir& dir, int blockSize) {
+  TinyGptConfig c;
+  c.nLayer = 2;
+  c.nHead = 2;
+  c.nEmbd = 16;
+  c.blockSize = blockSize;
+  const QString path = dir.filePath(QStringLiteral("tiny.safetensors"));
+  TinyGpt::create(c, TinyGpt::vocabularyOf(kAlphabet), 7).save(path.toStdString());
+  return path;
+}
+
+}  // namespace
+
+class ModelChoiceTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void cleanup() { qunsetenv("ATTNSCOPE_DEFAULT_MODEL"); }
+
+  void theBundledModelOpensAtStartup() {
+    QTemporaryDir dir;
+    qputenv("ATTNSCOPE_DEFAULT_MODEL", writeCheckpoint(dir, 64).toUtf8());
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({});
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QCOMPARE(doc.modelSpec().source, std::string("default"));
+    QVERIFY(doc.modelInfo());
+    QCOMPARE(doc.modelInfo()->kind, std::string("tiny-gpt"));
+    QCOMPARE(doc.modelInfo()->layers, 2);
+    QVERIFY(doc.text().contains(QStringLiteral("hear me speak")));
+    QVERIFY2(window.bannerMessage().isEmpty(), qPrintable(window.bannerMessage()));
+    // A language model: five candidates for the next character under the text box.
+    QCOMPARE(doc.result()->nextToken.size(), std::size_t(5));
+    QVERIFY(window.nextTokenText().startsWith(QStringLiteral("Next:")));
+    QCOMPARE(window.nextTokenText().count(QLatin1Char('%')), 5);
+  }
+
+  void aMissingBundledModelFallsBackToTheToyWithABanner() {
+    QTemporaryDir dir;
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    MainWindow::StartOptions start;
+    start.bundledModel = dir.filePath(QStringLiteral("gone.safetensors"));
+    window.start(start);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QCOMPARE(doc.modelSpec().source, std::string("toy"));
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("bundled model")),
+             qPrintable(window.bannerMessage()));
+    QVERIFY(window.nextTokenText().isEmpty());  // the toy layer predicts nothing
+  }
+
+  void overlongInputIsAnnouncedNotRefused() {
+    QTemporaryDir dir;
+    const QString checkpoint = writeCheckpoint(dir, 16);
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    MainWindow::StartOptions start;
+    start.model = checkpoint;
+    start.text = QStringLiteral("this line is forty characters long, yes.");
+    window.start(start);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QVERIFY(doc.error().isEmpty());
+    QCOMPARE(doc.result()->queries(), 16);
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("the last 16")),
+             qPrintable(window.bannerMessage()));
+
+    // Characters the model never saw are announced too.
+    doc.setText(QStringLiteral("naïve 😀"));
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kWaitMs);
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("unknown"), Qt::CaseInsensitive) ||
+                 window.bannerMessage().contains(QStringLiteral("vocabulary")),
+             qPrintable(window.bannerMessage()));
+  }
+
+  void largeAttentionDropsTheScoresAndSaysSo() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    doc.setScoresLimitBytes(64);  // a 1-layer, 4-head toy over 5 tokens is 400 bytes
+    MainWindow::StartOptions start;
+    start.model = QStringLiteral("toy");
+    start.text = QStringLiteral("hello");
+    window.start(start);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QVERIFY(doc.result()->scores.empty());
+    QVERIFY(!doc.result()->attention.empty());
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("Scores are not kept")),
+             qPrintable(window.bannerMessage()));
+
+    doc.setScoresLimitBytes(1ull << 30);
+    doc.setText(QStringLiteral("hello!"));
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kWaitMs);
+    QVERIFY(!doc.result()->scores.empty());
+    QVERIFY(window.bannerMessage().isEmpty());
+  }
+
+  void anInMemoryModelIsShownAndKept() {
+    TinyGptConfig c;
+    c.nLayer = 3;
+    c.nHead = 2;
+    c.nEmbd = 8;
+    c.blockSize = 16;
+    const TinyGpt model = TinyGpt::create(c, TinyGpt::vocabularyOf(kAlphabet), 3);
+    Document doc;
+    QSignalSpy results(&doc, &Document::resultChanged);
+    doc.setText(QStringLiteral("abc"));
+    doc.setModel(QStringLiteral("step 5"), model.asModel("snapshot"));
+    QVERIFY(results.wait(kWaitMs));
+    QCOMPARE(doc.modelSpec().source, std::string("memory:step 5"));
+    QCOMPARE(doc.result()->layers(), 3);
+
+    // Away to the toy and back by the menu's source string: the snapshot is still there.
+    attnscope::ModelSpec toy;
+    doc.setModelSpec(toy);
+    QVERIFY(results.wait(kWaitMs));
+    QCOMPARE(doc.result()->layers(), 1);
+    attnscope::ModelSpec back;
+    back.source = "memory:step 5";
+    doc.setModelSpec(back);
+    QVERIFY(results.wait(kWaitMs));
+    QCOMPARE(doc.result()->layers(), 3);
+
+    // A snapshot the document no longer holds is an error, not a crash.
+    QSignalSpy errors(&doc, &Document::errorChanged);
+    back.source = "memory:step 9";
+    doc.setModelSpec(back);
+    QVERIFY(errors.wait(kWaitMs));
+    QVERIFY(doc.error().contains(QStringLiteral("step 9")));
+  }
+
+  void theMenuOffersEverySourceAndExplainsDisabledFields() {
+    ModelPanel panel;
+    auto* menu = panel.findChild<QComboBox*>(QStringLiteral("modelMenu"));
+    QVERIFY(menu);
+    QStringList items;
+    for (int i = 0; i < menu->count(); ++i) items << menu->itemText(i);
+    QVERIFY2(items.join(QLatin1Char('|')).contains(QStringLiteral("Bundled: Tiny Shakespeare")),
+             qPrintable(items.join(QLatin1Char('|'))));
+    QVERIFY(items.contains(QStringLiteral("Toy layer (configurable)")));
+    QVERIFY(items.contains(QStringLiteral("Open checkpoint file…")));
+    QVERIFY(items.contains(QStringLiteral("Open model folder…")));
+
+    attnscope::ModelSpec spec;
+    spec.source = "default";
+    panel.setModelSpec(spec);
+    QCOMPARE(menu->currentData().toString(), QStringLiteral("default"));
+    QGroupBox* toyBox = nullptr;
+    for (QGroupBox* box : panel.findChildren<QGroupBox*>()) {
+      if (box->title().contains(QStringLiteral("Toy"))) toyBox = box;
+    }
+    QVERIFY(toyBox);
+    QVERIFY(!toyBox->isEnabled());
+    QVERIFY(toyBox->toolTip().contains(QStringLiteral("Only the toy layer")));
+    spec.source = "toy";
+    panel.setModelSpec(spec);
+    QVERIFY(toyBox->isEnabled());
+    QVERIFY(toyBox->toolTip().isEmpty());
+  }
+};
+
+QTEST_MAIN(ModelChoiceTest)
+#include "model_choice_test.moc"

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Train tab: a short run draws curves, keeps snapshots the slider can show, saves a checkpoint
+// that opens again; Stop ends a long run at once; bad corpora and settings are reported in the
+// panel; the window's event loop keeps running while the trainer works.
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <algorithm>
+
+#include "attnscope/tiny_gpt.h"
+#include "document.h"
+#include "loss_plot.h"
+#include "training_panel.h"
+
+using attnscope::TinyGpt;
+using attnscope::TrainOptions;
+using attnscope::gui::Document;
+using attnscope::gui::TrainingPanel;
+
+namespace {
+
+constexpr int kWaitMs = 60000;
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
+  const QString path = dir.filePath(name);
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return {};
+  f.write(bytes);
+  return path;
+}
+
+QByteArray corpus() {
+  QByteArray text;
+  for (int i = 0; i < 200; ++i) text += "To be, or not to be, that is the question.\n";
+  return text;
+}
+
+/// Small enough for a few milliseconds a step on one core.
+TrainOptions tinyRun(int steps) {
+  TrainOptions o;
+  o.model.nLayer = 1;
+  o.model.nHead = 2;
+  o.model.nEmbd = 16;
+  o.model.blockSize = 16;
+  o.steps = steps;
+  o.batch = 4;
+  o.evalEvery = 10;
+  o.snapshotEvery = 10;
+  o.evalWindows = 4;
+  return o;
+}
+
+/// The longest gap between ticks of a 10 ms timer while `done` is false: the UI's responsiveness.
+template <typename Done>
+qint64 longestStallWhile(Done done, int timeoutMs) {
+  QElapsedTimer clock, sinceTick;
+  clock.start();
+  sinceTick.start();
+  qint64 longest = 0;
+  QTimer ticker;
+  ticker.setInterval(10);
+  QObject::connect(&ticker, &QTimer::timeout,
+                   [&] { longest = std::max(longest, sinceTick.restart()); });
+  ticker.start();
+  while (!done() && clock.elapsed() < timeoutMs) QTest::qWait(5);
+  return longest;
+}
+
+}  // namespace
+
+class TrainingPanelTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void aShortRunDrawsCurvesAndKeepsSnapshots() {
+    QTemporaryDir dir;
+    Document doc;
+    doc.setText(QStringLiteral("To be"));
+    TrainingPanel panel(&doc);
+    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus())));
+    panel.setOptions(tinyRun(30), 1);
+    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    QVERIFY(panel.start());
+    QVERIFY(panel.isRunning());
+    const qint64 stall = longestStallWhile([&] { return finished.count() > 0; }, kWaitMs);
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(finished.at(0).at(0).toBool(), false);
+    QVERIFY2(stall < 1000, qPrintable(QStringLiteral("the event loop stalled %1 ms").arg(stall)));
+    QVERIFY2(panel.errorMessage().isEmpty(), qPrintable(panel.errorMessage()));
+
+    QVERIFY(panel.lossPlot()->trainPointCount() > 0);
+    QCOMPARE(panel.lossPlot()->validationPointCount(), 3);  // steps 10, 20, 30
+    QCOMPARE(panel.snapshotCount(), 3);
+    QCOMPARE(panel.selectedSnapshot(), 2);
+
+    // The views follow the newest weights.
+    QCOMPARE(doc.modelSpec().source, std::string("memory:step 30"));
+    QTRY_VERIFY_WITH_TIMEOUT(!doc.isBusy() && doc.result(), kWaitMs);
+    QVERIFY(doc.modelInfo());
+    QCOMPARE(doc.modelInfo()->kind, std::string("tiny-gpt"));
+    QCOMPARE(doc.result()->heads(), 2);
+
+    // The slider goes back in time.
+    panel.selectSnapshot(0);
+    QCOMPARE(doc.modelSpec().source, std::string("memory:step 10"));
+    QVERIFY(results.wait(kWaitMs));
+
+    const QString saved = dir.filePath(QStringLiteral("step10.safetensors"));
+    QCOMPARE(panel.saveModel(saved), QString());
+    const TinyGpt reopened = TinyGpt::load(saved.toStdString());
+    QCOMPARE(reopened.config().nEmbd, 16);
+  }
+
+  void stopEndsALongRunPromptly() {
+    QTemporaryDir dir;
+    Document doc;
+    doc.setText(QStringLiteral("To be"));
+    TrainingPanel panel(&doc);
+    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus())));
+    panel.setOptions(tinyRun(1000000), 1);
+    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+    QVERIFY(panel.start());
+    QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->trainPointCount() > 0, kWaitMs);
+    QElapsedTimer clock;
+    clock.start();
+    panel.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 10000);
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(finished.at(0).at(0).toBool(), true);
+    QVERIFY(!panel.isRunning());
+    QVERIFY(panel.snapshotCount() >= 1);  // the weights so far are kept
+  }
+
+  void refusedInputIsReportedInThePanel() {
+    QTemporaryDir dir;
+    Document doc;
+    TrainingPanel panel(&doc);
+    QVERIFY(!panel.start());
+    QVERIFY(panel.errorMessage().contains(QStringLiteral("corpus")));
+
+    QVERIFY(!panel.setCorpusPath(writeFile(dir, QStringLiteral("latin1.txt"), "caf\xe9\n")));
+    QVERIFY2(panel.errorMessage().contains(QStringLiteral("UTF-8")),
+             qPrintable(panel.errorMessage()));
+
+    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus())));
+    QVERIFY(panel.errorMessage().isEmpty());
+    TrainOptions bad = tinyRun(10);
+    bad.model.nHead = 3;  // does not divide 16
+    panel.setOptions(bad, 1);
+    QVERIFY(!panel.start());
+    QVERIFY2(panel.errorMessage().contains(QStringLiteral("heads (3)")),
+             qPrintable(panel.errorMessage()));
+
+    // Too small for the block: the trainer's own message arrives from the training thread.
+    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("small.txt"), "tiny text\n")));
+    panel.setOptions(tinyRun(10), 1);
+    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+    QVERIFY(panel.start());
+    QVERIFY(finished.wait(kWaitMs));
+    QVERIFY2(panel.errorMessage().contains(QStringLiteral("too small")),
+             qPrintable(panel.errorMessage()));
+    QVERIFY(!panel.isRunning());
+  }
+};
+
+QTEST_MAIN(TrainingPanelTest)
+#include "training_panel_test.moc"
