@@ -95,7 +95,7 @@ StatsView::~StatsView() = default;
 
 QStringList StatsView::statisticNames() {
   return {QStringLiteral("entropy (nats)"), QStringLiteral("mean distance (tokens)"),
-          QStringLiteral("max weight"),     QStringLiteral("previous-token score"),
+          QStringLiteral("peak weight"),    QStringLiteral("previous-token score"),
           QStringLiteral("diagonal score"), QStringLiteral("first-token score")};
 }
 
@@ -353,7 +353,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
              rect.width(), rowH * 3),
       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
       QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
-                     "in tokens; prev, diag, first: mean weight on the previous token, "
+                     "in tokens; max: each query's largest weight; prev, diag, first: mean weight on the previous token, "
                      "the query itself and the first token.")
           .arg(m_state.item));
 }

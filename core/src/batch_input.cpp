@@ -62,6 +62,14 @@ BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, 
   return in;
 }
 
+void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
+  r.tokens = std::move(batch.tokens);
+  r.contextTokens = std::move(batch.contextTokens);
+  r.queryLengths = std::move(batch.queryLengths);
+  r.keyLengths = std::move(batch.keyLengths);
+  for (std::string& n : batch.notices) r.notices.push_back(std::move(n));
+}
+
 torch::Tensor buildMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal) {
   const int64_t B = static_cast<int64_t>(keyLengths.size());
   bool padded = false;

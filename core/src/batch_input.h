@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention_result.h"
 #include "attnscope/run_request.h"
 #include "attnscope/token.h"
 
@@ -27,6 +28,9 @@ using TokenizeFn = std::function<std::vector<Token>(const std::string&)>;
 /// request.limits.maxTokens with Error(InvalidArgument / ResourceLimit). When maxPositions > 0 a
 /// longer text keeps its last maxPositions tokens and a notice says exactly which window is shown.
 BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, int maxPositions = 0);
+
+/// Hands the tokens, lengths and notices of a batch to the result that was computed from it.
+void moveTokensInto(BatchInput&& batch, AttentionResult& result);
 
 /// Additive mask [B, 1, Tq, Tk] with -inf on padded keys and, when causal, on keys after the
 /// query. Undefined when nothing is masked.

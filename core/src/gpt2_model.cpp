@@ -9,6 +9,7 @@
 #include "attnscope/error.h"
 #include "attnscope/runtime.h"
 #include "batch_input.h"
+#include "stopwatch.h"
 #include "bpe_label.h"
 #include "gpt2_transformer.h"
 #include "gpt2_weights.h"
@@ -18,11 +19,6 @@
 
 namespace attnscope {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 constexpr int kTopPredictions = 5;
 
@@ -76,7 +72,7 @@ class Gpt2Model final : public Model {
   std::vector<NamedTensor> parameters() const override { return stateDict(*m_module); }
 
   AttentionResult run(const RunRequest& request) const override {
-    const auto t0 = Clock::now();
+    const Stopwatch t0;
     if (request.random) {
       throw Error(ErrorKind::InvalidArgument,
                   "GPT-2 reads text, not random input: give --text instead of --batch/--seq-len");
@@ -92,7 +88,7 @@ class Gpt2Model final : public Model {
     r.device = "cpu";
     BatchInput batch = tokenizeBatch(
         request, [this](const std::string& s) { return m_tokenizer.encode(s); }, m_config.nPositions);
-    r.timings.tokenizeMs = msSince(t0);
+    r.timings.tokenizeMs = t0.ms();
 
     const int64_t L = m_config.nLayer, B = static_cast<int64_t>(batch.tokens.size()),
                   H = m_config.nHead, T = batch.maxQuery;
@@ -102,7 +98,7 @@ class Gpt2Model final : public Model {
                     std::to_string(T) + " x " + std::to_string(T) + " attention)");
     throwIfCancelled(request);
 
-    const auto t1 = Clock::now();
+    const Stopwatch t1;
     c10::InferenceMode inference;
     torch::Tensor ids = torch::zeros({B, T}, torch::kLong);  // right-padded with id 0
     auto idAt = ids.accessor<int64_t, 2>();
@@ -138,15 +134,12 @@ class Gpt2Model final : public Model {
     }
     torch::Tensor hidden = m_module->ln_f->forward(x);  // [B, T, C]
     r.nextToken = predictNext(hidden[0][batch.queryLengths[0] - 1]);
-    r.timings.forwardMs = msSince(t1);
+    r.timings.forwardMs = t1.ms();
 
     zeroPaddedQueries(hidden, batch.queryLengths, 0, 1);
     r.output = toFloatTensor(hidden);
-    r.tokens = std::move(batch.tokens);
-    r.queryLengths = std::move(batch.queryLengths);
-    r.keyLengths = std::move(batch.keyLengths);
-    r.notices = std::move(batch.notices);
-    r.timings.totalMs = msSince(t0);
+    moveTokensInto(std::move(batch), r);
+    r.timings.totalMs = t0.ms();
     return r;
   }
 

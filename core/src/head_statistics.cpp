@@ -27,12 +27,14 @@ HeadStatistics headStatistics(const MatrixView& m) {
   int previousCount = 0, diagonalCount = 0;
   for (int q = 0; q < m.queries; ++q) {
     const float* row = m.row(q);
+    double rowMax = 0;
     for (int k = 0; k < m.keys; ++k) {
       const double a = row[k];
       if (a > 0) s.entropy -= a * std::log(a);
       s.meanDistance += a * std::abs(q - k);
-      s.maxWeight = std::max(s.maxWeight, a);
+      rowMax = std::max(rowMax, a);
     }
+    s.maxWeight += rowMax;
     if (q >= 1 && q - 1 < m.keys) {
       previousSum += row[q - 1];
       ++previousCount;
@@ -45,6 +47,7 @@ HeadStatistics headStatistics(const MatrixView& m) {
   }
   s.entropy /= m.queries;
   s.meanDistance /= m.queries;
+  s.maxWeight /= m.queries;
   s.firstToken /= m.queries;
   s.previousToken = previousCount ? previousSum / previousCount : 0;
   s.diagonal = diagonalCount ? diagonalSum / diagonalCount : 0;

@@ -16,6 +16,7 @@
 #include "attnscope/safetensors.h"
 #include "attnscope/utf8.h"
 #include "batch_input.h"
+#include "stopwatch.h"
 #include "runtime_init.h"
 #include "state_dict.h"
 #include "tiny_gpt_state.h"
@@ -24,11 +25,6 @@
 
 namespace attnscope {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 std::shared_ptr<TinyGpt::State> makeState(const TinyGptConfig& config, std::vector<std::string> vocab) {
   ensureRuntime();
@@ -68,7 +64,7 @@ class TinyGptModel final : public Model {
   std::vector<NamedTensor> parameters() const override { return stateDict(*m_state->module); }
 
   AttentionResult run(const RunRequest& request) const override {
-    const auto t0 = Clock::now();
+    const Stopwatch t0;
     if (request.random) throw Error(ErrorKind::InvalidArgument, "random input needs the toy model (--model toy)");
     if (request.context) throw Error(ErrorKind::InvalidArgument, "cross-attention (--context) needs the toy model");
     const std::string device = resolveDevice(request.device);
@@ -78,7 +74,7 @@ class TinyGptModel final : public Model {
     AttentionResult r;
     r.modelName = m_name;
     r.device = device;
-    r.timings.tokenizeMs = msSince(t0);
+    r.timings.tokenizeMs = t0.ms();
     const int64_t B = static_cast<int64_t>(batch.tokens.size()), T = batch.maxQuery;
     const uint64_t att = static_cast<uint64_t>(c.nLayer) * B * c.nHead * T * T * 4;
     checkMemory(att * (request.keepScores ? 4 : 3) + parameterBytes(*m_state->module) +
@@ -91,7 +87,7 @@ class TinyGptModel final : public Model {
       for (int64_t t = 0; t < static_cast<int64_t>(batch.tokens[b].size()); ++t) idx[b][t] = batch.tokens[b][t].id;
     }
     std::lock_guard<std::mutex> lock(m_state->mutex);
-    const auto t1 = Clock::now();
+    const Stopwatch t1;
     torch::NoGradGuard noGrad;
     const torch::Device dev(device);
     m_state->module->to(dev);
@@ -126,13 +122,10 @@ class TinyGptModel final : public Model {
       p.probability = std::get<0>(top)[k].item<float>();
       r.nextToken.push_back(p);
     }
-    r.timings.forwardMs = msSince(t1);
+    r.timings.forwardMs = t1.ms();
     r.traces = std::move(traces);
-    r.tokens = std::move(batch.tokens);
-    r.queryLengths = std::move(batch.queryLengths);
-    r.keyLengths = std::move(batch.keyLengths);
-    r.notices = std::move(batch.notices);
-    r.timings.totalMs = msSince(t0);
+    moveTokensInto(std::move(batch), r);
+    r.timings.totalMs = t0.ms();
     return r;
   }
 

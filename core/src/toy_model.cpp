@@ -10,6 +10,7 @@
 #include "attnscope/toy_config.h"
 #include "attnscope/word_tokenizer.h"
 #include "batch_input.h"
+#include "stopwatch.h"
 #include "fused_attention.h"
 #include "per_head_attention.h"
 #include "runtime_init.h"
@@ -19,11 +20,6 @@
 
 namespace attnscope {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 /// The single configurable attention layer with seeded weights (see makeToyModel).
 class ToyModel final : public Model {
@@ -73,7 +69,7 @@ class ToyModel final : public Model {
   std::vector<NamedTensor> parameters() const override { return stateDict(*m_module); }
 
   AttentionResult run(const RunRequest& request) const override {
-    const auto t0 = Clock::now();
+    const Stopwatch t0;
     const std::string device = resolveDevice(request.device);
     AttentionResult r;
     r.modelName = info().name;
@@ -85,7 +81,7 @@ class ToyModel final : public Model {
     } else {
       batch = tokenizeBatch(request, [this](const std::string& s) { return m_tokenizer->encode(s); });
     }
-    r.timings.tokenizeMs = msSince(t0);
+    r.timings.tokenizeMs = t0.ms();
     const int64_t B = static_cast<int64_t>(batch.tokens.size());
     const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
     checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
@@ -93,7 +89,7 @@ class ToyModel final : public Model {
     throwIfCancelled(request);
 
     std::lock_guard<std::mutex> lock(m_mutex);  // moving the module between devices mutates it
-    const auto t1 = Clock::now();
+    const Stopwatch t1;
     torch::NoGradGuard noGrad;
     const torch::Device dev = toTorchDevice(device);
     if (m_moduleDevice != device) {
@@ -126,7 +122,7 @@ class ToyModel final : public Model {
     trace.variant = toString(m_config.variant);
     AttentionOutput out = m_fused ? m_fused->forward(in, &trace) : m_perHead->forward(in, &trace);
     if (device != "cpu") torch::cuda::synchronize();
-    r.timings.forwardMs = msSince(t1);
+    r.timings.forwardMs = t1.ms();
 
     torch::Tensor attention = out.attention.to(torch::kCPU).unsqueeze(0);  // [1, B, H, Tq, Tk]
     zeroPaddedQueries(attention, batch.queryLengths, 1, 3);
@@ -136,12 +132,8 @@ class ToyModel final : public Model {
     if (request.keepScores) r.scores = toFloatTensor(out.scores.unsqueeze(0));
     r.output = toFloatTensor(output);
     r.traces.push_back(std::move(trace));
-    r.tokens = std::move(batch.tokens);
-    r.contextTokens = std::move(batch.contextTokens);
-    r.queryLengths = std::move(batch.queryLengths);
-    r.keyLengths = std::move(batch.keyLengths);
-    r.notices = std::move(batch.notices);
-    r.timings.totalMs = msSince(t0);
+    moveTokensInto(std::move(batch), r);
+    r.timings.totalMs = t0.ms();
     return r;
   }
 

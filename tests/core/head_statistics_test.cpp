@@ -25,7 +25,8 @@ TEST(HeadStatistics, CausalPatternByHand) {
   EXPECT_NEAR(s.entropy, 2.5 * std::log(2.0) / 3, 1e-6);
   // Rows: 0, 0.5·1, 0.25·2 + 0.25·1 = 0.75; mean 1.25 / 3.
   EXPECT_NEAR(s.meanDistance, 1.25 / 3, 1e-6);
-  EXPECT_NEAR(s.maxWeight, 1.0, 1e-6);
+  // Row maxima 1, 0.5, 0.5.
+  EXPECT_NEAR(s.maxWeight, 2.0 / 3, 1e-6);
   // a10 = 0.5, a21 = 0.25 over the two queries that have a previous token.
   EXPECT_NEAR(s.previousToken, 0.375, 1e-6);
   // 1, 0.5, 0.5.
@@ -47,7 +48,8 @@ TEST(HeadStatistics, StrideSkipsPaddingColumns) {
   // Two real tokens stored with stride 3; the third column and row are padding (garbage here).
   const std::vector<float> padded = {0.5f, 0.5f, 9, 0, 1, 9, 9, 9, 9};
   const HeadStatistics s = headStatistics(view(padded, 2, 2, 3));
-  EXPECT_NEAR(s.maxWeight, 1.0, 1e-6);
+  // Row maxima 0.5 and 1; the 9s of the padding never count.
+  EXPECT_NEAR(s.maxWeight, 0.75, 1e-6);
   EXPECT_NEAR(s.entropy, std::log(2.0) / 2, 1e-6);
   EXPECT_NEAR(s.diagonal, 0.75, 1e-6);
   EXPECT_NEAR(s.previousToken, 0.0, 1e-6);

@@ -27,7 +27,8 @@ MatrixView headView(const AttentionResult& result, int layer, int item, int head
 struct HeadStatistics {
   double entropy = 0;        // -Σ_k a_qk ln a_qk, in nats
   double meanDistance = 0;   // Σ_k a_qk |q − k|, in tokens
-  double maxWeight = 0;      // the largest weight anywhere in the matrix
+  double maxWeight = 0;      // each query's largest weight, averaged: how peaked the head is
+                             // (the plain maximum is 1 for every causal head: query 0 has one key)
   double previousToken = 0;  // a_{q,q−1} over queries q ≥ 1 (0 when there is a single query)
   double diagonal = 0;       // a_{q,q} over queries q < keys
   double firstToken = 0;     // a_{q,0}
