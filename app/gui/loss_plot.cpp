@@ -36,7 +36,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
   m_plot->yAxis->setLabel(tr("loss (nats/char)"));
   m_plot->legend->setVisible(true);
   m_plot->legend->setFont(font());
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);
   clear();
 }
 

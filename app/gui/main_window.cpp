@@ -531,9 +531,10 @@ void MainWindow::updateNextTokens(const render::ResultPtr& result) {
   }
   QStringList candidates;
   for (const Prediction& p : result->nextToken) {
-    candidates << QStringLiteral("%1 %2%")
-                      .arg(QString::fromStdString(p.token.label))
-                      .arg(100.0 * p.probability, 0, 'f', 0);
+    const double percent = 100.0 * p.probability;
+    candidates << QStringLiteral("%1 %2").arg(
+        QString::fromStdString(p.token.label),
+        percent < 0.5 ? QStringLiteral("<1%") : QStringLiteral("%1%").arg(percent, 0, 'f', 0));
   }
   m_nextLabel->setText(tr("Next: %1").arg(candidates.join(QStringLiteral(" · "))));
   m_nextLabel->show();

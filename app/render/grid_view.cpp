@@ -36,6 +36,43 @@ void GridView::setViewState(const ViewState& state) {
   update();
 }
 
+namespace {
+
+// A grid cell is never this many pixels on screen (12 layers of 1024 tokens would otherwise keep
+// 600 MB of tiles); max-pooling keeps a lone strong weight visible where averaging would not.
+constexpr int kMaxTileSide = 512;
+
+/// One head's weights, cropped to [rows, cols] of a matrix with `stride` floats per row and
+/// max-pooled until no side exceeds kMaxTileSide.
+struct PooledTile {
+  std::vector<float> values;  // [rows, cols] after pooling
+  int rows = 0;
+  int cols = 0;
+  float max = 0;
+};
+
+PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
+  const int fy = (rows + kMaxTileSide - 1) / kMaxTileSide;
+  const int fx = (cols + kMaxTileSide - 1) / kMaxTileSide;
+  PooledTile t;
+  t.rows = (rows + fy - 1) / fy;
+  t.cols = (cols + fx - 1) / fx;
+  t.values.assign(static_cast<std::size_t>(t.rows) * t.cols, 0.0f);
+  for (int q = 0; q < rows; ++q) {
+    const float* row = m + static_cast<std::size_t>(q) * stride;
+    float* out = t.values.data() + static_cast<std::size_t>(q / fy) * t.cols;
+    for (int c = 0; c < t.cols; ++c) {
+      float v = out[c];
+      for (int k = c * fx, end = std::min(cols, k + fx); k < end; ++k) v = std::max(v, row[k]);
+      out[c] = v;
+    }
+  }
+  for (float v : t.values) t.max = std::max(t.max, v);
+  return t;
+}
+
+}  // namespace
+
 void GridView::updateTiles() {
   m_dirty = false;
   m_tiles.clear();
@@ -44,35 +81,32 @@ void GridView::updateTiles() {
   const AttentionResult& r = *m_result;
   const int layers = r.layers(), heads = r.heads(), item = m_state.item;
   const int rows = realQueries(r, item), cols = realKeys(r, item);
-  const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  // Crop every head and build each layer's mean, then colour with one scale or one per cell.
-  std::vector<std::vector<float>> cells(static_cast<std::size_t>(layers) * (heads + 1),
-                                        std::vector<float>(n, 0.0f));
-  std::vector<float> maxima(cells.size(), 0.0f);
+  const std::size_t keys = static_cast<std::size_t>(r.keys());
+  // Crop and pool every head and each layer's mean, then colour with one scale or one per cell.
+  std::vector<PooledTile> tiles(static_cast<std::size_t>(layers) * (heads + 1));
+  std::vector<float> mean(static_cast<std::size_t>(rows) * cols);
   for (int l = 0; l < layers; ++l) {
-    std::vector<float>& mean = cells[static_cast<std::size_t>(l) * (heads + 1) + heads];
+    std::fill(mean.begin(), mean.end(), 0.0f);
     for (int h = 0; h < heads; ++h) {
-      std::vector<float>& cell = cells[static_cast<std::size_t>(l) * (heads + 1) + h];
       const float* m = r.headMatrix(l, item, h);
+      tiles[static_cast<std::size_t>(l) * (heads + 1) + h] = pooled(m, rows, cols, keys);
       for (int q = 0; q < rows; ++q) {
-        for (int k = 0; k < cols; ++k) {
-          const float v = m[static_cast<std::size_t>(q) * r.keys() + k];
-          cell[static_cast<std::size_t>(q) * cols + k] = v;
-          mean[static_cast<std::size_t>(q) * cols + k] += v / heads;
-        }
+        const float* row = m + static_cast<std::size_t>(q) * keys;
+        float* out = mean.data() + static_cast<std::size_t>(q) * cols;
+        for (int k = 0; k < cols; ++k) out[k] += row[k] / heads;
       }
     }
+    tiles[static_cast<std::size_t>(l) * (heads + 1) + heads] =
+        pooled(mean.data(), rows, cols, static_cast<std::size_t>(cols));
   }
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    for (float v : cells[i]) maxima[i] = std::max(maxima[i], v);
-    m_max = std::max<double>(m_max, maxima[i]);
-  }
+  for (const PooledTile& t : tiles) m_max = std::max<double>(m_max, t.max);
   const Palette palette = Palette::named(m_state.palette);
-  m_tiles.reserve(static_cast<int>(cells.size()));
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const double hi = m_state.perHeadScale ? maxima[i] : m_max;
+  m_tiles.reserve(static_cast<int>(tiles.size()));
+  for (PooledTile& t : tiles) {
+    const double hi = m_state.perHeadScale ? t.max : m_max;
     m_tiles.push_back(
-        MatrixPainter::colorize(cells[i].data(), rows, cols, palette, 0.0, std::max(hi, 1e-9)));
+        MatrixPainter::colorize(t.values.data(), t.rows, t.cols, palette, 0.0, std::max(hi, 1e-9)));
+    t.values = {};  // free as we go: the colour tiles are what stays
   }
 }
 

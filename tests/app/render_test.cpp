@@ -393,6 +393,37 @@ class RenderTest : public QObject {
     QVERIFY2(first < 2000, "a full grid render must stay interactive");
   }
 
+  void longSequencesKeepTheirPeaksInTheGrid() {
+    // 1100 tokens in a cell of about 500 pixels: a plain downscale drops most single cells, the
+    // grid's max-pooled tiles must keep the one strong weight visible (and in the mean too).
+    const int tokens = 1100;
+    auto r = fakeResult(1, 1, tokens, true, 1, 3);
+    float* a = const_cast<float*>(r->headMatrix(0, 0, 0));
+    std::fill(a, a + std::size_t(tokens) * tokens, 0.0f);
+    a[std::size_t(701) * tokens + 301] = 1.0f;
+    GridView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    ExportOptions o;
+    o.width = 1400;
+    o.height = 1200;
+    o.dpi = 96;
+    const QImage image = Exporter::renderImage(view, o).convertToFormat(QImage::Format_RGB32);
+    const QColor peak = Palette::named(ViewState().palette).colorAt(1.0);
+    int bright = 0;
+    for (int y = 0; y < image.height(); ++y)
+      for (int x = 0; x < image.width(); ++x) bright += near(image.pixelColor(x, y), peak, 8);
+    // The colour bar's top holds the colour too; two cells add at least a pixel each.
+    QImage barless = image.copy(0, 0, image.width() * 3 / 4, image.height());
+    int inCells = 0;
+    for (int y = 0; y < barless.height(); ++y)
+      for (int x = 0; x < barless.width(); ++x) inCells += near(barless.pixelColor(x, y), peak, 8);
+    QVERIFY2(
+        inCells >= 2,
+        qPrintable(
+            QStringLiteral("%1 peak pixels in the cells, %2 in all").arg(inCells).arg(bright)));
+  }
+
  private:
   QTemporaryDir m_dir;
 };
