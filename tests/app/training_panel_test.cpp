@@ -70,19 +70,32 @@ qint64 longestStallWhile(Done done, int timeoutMs) {
   return longest;
 }
 
+/// A document with text and a panel with the test corpus, ready to start `steps` steps.
+struct Rig {
+  QTemporaryDir dir;
+  Document doc;
+  TrainingPanel panel{&doc};
+  QSignalSpy finished{&panel, &TrainingPanel::runFinished};
+
+  explicit Rig(int steps) {
+    doc.setText(QStringLiteral("To be"));
+    ready = panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus()));
+    panel.setOptions(tinyRun(steps), 1);
+  }
+  bool ready = false;
+};
+
 }  // namespace
 
 class TrainingPanelTest : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void aShortRunDrawsCurvesAndKeepsSnapshots() {
-    QTemporaryDir dir;
-    Document doc;
-    doc.setText(QStringLiteral("To be"));
-    TrainingPanel panel(&doc);
-    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus())));
-    panel.setOptions(tinyRun(30), 1);
-    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+    Rig rig(30);
+    QVERIFY(rig.ready);
+    Document& doc = rig.doc;
+    TrainingPanel& panel = rig.panel;
+    QSignalSpy& finished = rig.finished;
     QSignalSpy results(&doc, &Document::resultChanged);
     QVERIFY(panel.start());
     QVERIFY(panel.isRunning());
@@ -109,20 +122,17 @@ class TrainingPanelTest : public QObject {
     QCOMPARE(doc.modelSpec().source, std::string("memory:step 10"));
     QVERIFY(results.wait(kWaitMs));
 
-    const QString saved = dir.filePath(QStringLiteral("step10.safetensors"));
+    const QString saved = rig.dir.filePath(QStringLiteral("step10.safetensors"));
     QCOMPARE(panel.saveModel(saved), QString());
     const TinyGpt reopened = TinyGpt::load(saved.toStdString());
     QCOMPARE(reopened.config().nEmbd, 16);
   }
 
   void stopEndsALongRunPromptly() {
-    QTemporaryDir dir;
-    Document doc;
-    doc.setText(QStringLiteral("To be"));
-    TrainingPanel panel(&doc);
-    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("corpus.txt"), corpus())));
-    panel.setOptions(tinyRun(1000000), 1);
-    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+    Rig rig(1000000);
+    QVERIFY(rig.ready);
+    TrainingPanel& panel = rig.panel;
+    QSignalSpy& finished = rig.finished;
     QVERIFY(panel.start());
     QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->trainPointCount() > 0, kWaitMs);
     QElapsedTimer clock;
