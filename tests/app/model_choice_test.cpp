@@ -3,6 +3,8 @@
 // it is missing, over-long input and dropped scores are announced, next-token candidates show, and
 // the model menu offers every source.
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QGroupBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -161,7 +163,22 @@ class ModelChoiceTest : public QObject {
   }
 
   void theMenuOffersEverySourceAndExplainsDisabledFields() {
+    // A Hugging Face cache with one model in it (only config.json is needed to be listed).
+    QTemporaryDir cache;
+    const QString snapshot = cache.filePath(QStringLiteral("models--gpt2/snapshots/0123abcd"));
+    QVERIFY(QDir().mkpath(snapshot));
+    QFile config(snapshot + QStringLiteral("/config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(R"({"model_type": "gpt2"})");
+    config.close();
+    const bool hadCache = qEnvironmentVariableIsSet("HF_HUB_CACHE");
+    const QByteArray oldCache = qgetenv("HF_HUB_CACHE");
+    qputenv("HF_HUB_CACHE", cache.path().toUtf8());
     ModelPanel panel;
+    if (hadCache)
+      qputenv("HF_HUB_CACHE", oldCache);
+    else
+      qunsetenv("HF_HUB_CACHE");
     auto* menu = panel.findChild<QComboBox*>(QStringLiteral("modelMenu"));
     QVERIFY(menu);
     QStringList items;
@@ -169,6 +186,9 @@ class ModelChoiceTest : public QObject {
     QVERIFY2(items.join(QLatin1Char('|')).contains(QStringLiteral("Bundled: Tiny Shakespeare")),
              qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Toy layer (configurable)")));
+    QVERIFY(items.contains(QStringLiteral("gpt2 (Hugging Face cache)")));
+    QCOMPARE(menu->itemData(items.indexOf(QStringLiteral("gpt2 (Hugging Face cache)"))).toString(),
+             QStringLiteral("gpt2"));
     QVERIFY(items.contains(QStringLiteral("Open checkpoint file…")));
     QVERIFY(items.contains(QStringLiteral("Open model folder…")));
 
