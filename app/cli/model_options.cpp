@@ -11,7 +11,10 @@ namespace attnscope::cli {
 void addModelFlags(ArgParser& p) {
   p.option("--text", "TEXT", "input sentence; repeat for a batch", true)
       .option("--context", "TEXT", "cross-attention: keys and values come from this text")
-      .option("--model", "M", "toy (the configurable layer; default), default (bundled tiny GPT) or FILE.safetensors")
+      .option("--model", "M",
+              "toy (the configurable layer; default), default (bundled tiny GPT), FILE.safetensors, "
+              "a Hugging Face GPT-2 folder, or a cached model name (gpt2, distilgpt2, "
+              "openai-community/gpt2)")
       .option("--variant", "V", "fused (tutorial) or per-head (textbook); default fused")
       .option("--input-dim", "N", "embedding width fed into the layer; default 64")
       .option("--d-model", "N", "n_embd: width of q, k, v and output; default 64")
@@ -29,9 +32,27 @@ void addModelFlags(ArgParser& p) {
       .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192");
 }
 
+namespace {
+
+// Flags that configure the toy layer; a pretrained model takes its configuration from its files.
+const char* const kToyOnlyFlags[] = {"--variant", "--input-dim", "--d-model", "--heads", "--mask",
+                                     "--scale",   "--tokenizer", "--seed",    "--weights"};
+
+}  // namespace
+
 std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   ModelSpec spec;
   spec.source = p.value("--model", "toy");
+  if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
+  if (spec.source != "toy") {
+    for (const char* flag : kToyOnlyFlags) {
+      if (p.has(flag)) {
+        throw UsageError(std::string(flag) + " configures the toy layer only; --model " + spec.source +
+                         " takes its configuration from its own files (leave out " + flag + ")");
+      }
+    }
+    return openModel(spec);
+  }
   ToyConfig& c = spec.toy;
   c.variant = parseVariant(p.value("--variant", "fused"));
   c.inputDim = static_cast<int>(p.integer("--input-dim", 64, 1, 65536));
@@ -41,7 +62,6 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   c.scale = parseScale(p.value("--scale", "head"));
   c.tokenizer = parseTokenizer(p.value("--tokenizer", "char"));
   c.seed = static_cast<uint64_t>(p.integer("--seed", 0, 0, (1ll << 62)));
-  if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
   if (p.has("--weights")) {
     const SafetensorsFile file = SafetensorsFile::open(p.value("--weights"));
     std::vector<NamedTensor> weights;

@@ -4,13 +4,28 @@
 #include <filesystem>
 
 #include "attnscope/error.h"
+#include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
+#include "gpt2_model.h"
 
 namespace attnscope {
+namespace {
+
+std::string folderName(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();  // "models/gpt2/"
+  return p.filename().string();
+}
+
+}  // namespace
 
 std::shared_ptr<Model> openModel(const ModelSpec& spec) {
-  if (spec.source == "toy") return makeToyModel(spec.toy);
-  if (spec.source == "default") {
+  const std::string& source = spec.source;
+  if (source == "toy") return makeToyModel(spec.toy);
+
+  // Bundled and single-file checkpoints ("default", *.safetensors) are resolved here, before the
+  // folder and cache look-ups.
+  if (source == "default") {
     const std::string path = defaultModelPath();
     if (path.empty()) {
       throw Error(ErrorKind::Unavailable,
@@ -19,12 +34,20 @@ std::shared_ptr<Model> openModel(const ModelSpec& spec) {
     }
     return TinyGpt::load(path).asModel("tiny-shakespeare (bundled)");
   }
-  const std::filesystem::path p(spec.source);
-  if (p.extension() == ".safetensors") {
-    return TinyGpt::load(spec.source).asModel(p.filename().string());
-  }
+  const std::filesystem::path p(source);
+  if (p.extension() == ".safetensors") return TinyGpt::load(source).asModel(p.filename().string());
+
+  std::error_code ec;
+  if (std::filesystem::is_directory(source, ec)) return openGpt2Folder(source, folderName(source));
+  if (const auto cached = resolveCachedModel(source)) return openGpt2Folder(*cached, source);
+
+  std::string searched;
+  for (const std::string& dir : huggingFaceCacheDirs()) searched += (searched.empty() ? "" : ", ") + dir;
   throw Error(ErrorKind::InvalidArgument,
-              "unknown model '" + spec.source + "' (choose toy, default or a .safetensors checkpoint)");
+              "model '" + source + "' not found: not a folder, and not in the Hugging Face cache (searched: " +
+                  (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
+                  "); choose toy, default, a .safetensors checkpoint, a model folder, or a cached "
+                  "model name such as gpt2");
 }
 
 }  // namespace attnscope

@@ -14,13 +14,23 @@ struct ScaledDotProduct {
   int valuesStep = -1;      // trace index of `values`
 };
 
+/// Where scaledDotProduct writes its [..., Tq, Tk] results when the caller owns the memory (a
+/// multi-layer model writes each layer straight into its [L, B, H, T, T] result). Each tensor,
+/// when defined, must be contiguous with the result's exact shape.
+struct AttentionBuffers {
+  torch::Tensor attention;
+  torch::Tensor scores;
+};
+
 /// softmax(q·kᵀ·scale + mask)·v written out step by step, because LibTorch 1.13 has no public
 /// scaled_dot_product_attention and because every step must appear in the trace.
 /// q: [..., Tq, hd], k and v: [..., Tk, hd], mask: broadcastable to [..., Tq, Tk] or undefined.
-/// qStep/kStep/vStep are the trace indices the new steps hang from.
+/// qStep/kStep/vStep are the trace indices the new steps hang from. Scale and mask are applied in
+/// place, so one [..., Tq, Tk] temporary at most is allocated besides the buffers.
 ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
                                   const torch::Tensor& v, const torch::Tensor& mask, double scale,
                                   const std::string& scaleText, TraceRecorder& rec, int qStep,
-                                  int kStep, int vStep, int head = -1);
+                                  int kStep, int vStep, int head = -1,
+                                  const AttentionBuffers& buffers = {});
 
 }  // namespace attnscope

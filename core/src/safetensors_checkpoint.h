@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/safetensors.h"
+
+namespace attnscope {
+
+/// The weights of a Hugging Face model folder: one model.safetensors, or shards
+/// (model-00001-of-00002.safetensors, ...) listed by model.safetensors.index.json's weight_map.
+/// Tensors are looked up by name across all files and read one at a time, so loading never holds
+/// a second copy of the whole model.
+class SafetensorsCheckpoint final {
+ public:
+  /// Throws Error(Io) naming the missing file (model.safetensors, the index, or a shard) and
+  /// Error(Format) for a malformed index, a shard outside the folder or a tensor in two files.
+  static SafetensorsCheckpoint openFolder(const std::string& folder);
+
+  struct Entry {
+    const SafetensorsFile* file = nullptr;
+    const TensorInfo* info = nullptr;
+    std::string fileName;  // "model.safetensors", for messages
+  };
+
+  const Entry* find(const std::string& name) const;
+  const std::map<std::string, Entry>& entries() const { return m_entries; }
+  /// float32 copy of one tensor; throws Error(Format) naming it when missing or not a float type.
+  FloatTensor readFloat(const std::string& name) const;
+
+ private:
+  void addFile(const std::string& folder, const std::string& fileName);
+
+  std::vector<std::unique_ptr<SafetensorsFile>> m_files;
+  std::map<std::string, Entry> m_entries;
+};
+
+}  // namespace attnscope

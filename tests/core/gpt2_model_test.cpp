@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "attnscope/error.h"
+#include "attnscope/model_catalog.h"
+#include "attnscope/model_spec.h"
+#include "expect_error.h"
+#include "reference_gpt2.h"
+#include "temp_dir.h"
+#include "tiny_gpt2.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+using test::TinyGpt2;
+using test::TinyStorage;
+
+RunRequest textRequest(std::vector<std::string> texts) {
+  RunRequest r;
+  r.texts = std::move(texts);
+  r.device = DeviceKind::Cpu;
+  return r;
+}
+
+std::shared_ptr<Model> open(const std::string& source) {
+  ModelSpec spec;
+  spec.source = source;
+  return openModel(spec);
+}
+
+float at(const AttentionResult& r, int l, int b, int h, int q, int k) {
+  return r.headMatrix(l, b, h)[static_cast<std::size_t>(q) * r.keys() + k];
+}
+
+std::vector<int64_t> idsOf(const std::vector<Token>& tokens) {
+  std::vector<int64_t> ids;
+  for (const Token& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
+/// Compares batch item `b` of a run with the plain-loop reference on that item's tokens.
+void expectMatchesReference(const AttentionResult& r, int b, const std::vector<NamedTensor>& weights,
+                            const TinyGpt2& spec) {
+  const std::vector<int64_t> ids = idsOf(r.tokens[static_cast<std::size_t>(b)]);
+  const test::ReferenceGpt2 ref = test::referenceGpt2(weights, spec.layers, spec.heads, ids);
+  const int T = static_cast<int>(ids.size()), C = spec.embd;
+  double worst = 0;
+  for (int l = 0; l < spec.layers; ++l)
+    for (int h = 0; h < spec.heads; ++h)
+      for (int q = 0; q < T; ++q)
+        for (int k = 0; k < T; ++k) {
+          const double want = ref.attention[((static_cast<std::size_t>(l) * spec.heads + h) * T + q) * T + k];
+          worst = std::max(worst, std::abs(at(r, l, b, h, q, k) - want));
+        }
+  EXPECT_LT(worst, 1e-4) << "attention differs from the reference";
+  worst = 0;
+  for (int t = 0; t < T; ++t)
+    for (int c = 0; c < C; ++c) {
+      const float got = r.output.data[(static_cast<std::size_t>(b) * r.output.dim(1) + t) * C + c];
+      worst = std::max(worst, std::abs(got - ref.hidden[static_cast<std::size_t>(t) * C + c]));
+    }
+  EXPECT_LT(worst, 1e-4) << "final hidden state differs from the reference";
+  if (b == 0) {
+    // softmax over the reference logits, then the top 5.
+    std::vector<double> p = ref.lastLogits;
+    const double top = *std::max_element(p.begin(), p.end());
+    double sum = 0;
+    for (double& v : p) sum += (v = std::exp(v - top));
+    for (double& v : p) v /= sum;
+    ASSERT_EQ(r.nextToken.size(), 5u);
+    for (std::size_t i = 0; i < r.nextToken.size(); ++i) {
+      const Prediction& pred = r.nextToken[i];
+      EXPECT_NEAR(pred.probability, p[static_cast<std::size_t>(pred.token.id)], 1e-5);
+      if (i > 0) {
+        EXPECT_LE(pred.probability, r.nextToken[i - 1].probability);
+      }
+    }
+    EXPECT_NEAR(r.nextToken[0].probability, *std::max_element(p.begin(), p.end()), 1e-5);
+  }
+}
+
+void expectCausalRowsSumToOne(const AttentionResult& r) {
+  for (int l = 0; l < r.layers(); ++l)
+    for (int b = 0; b < r.batch(); ++b)
+      for (int h = 0; h < r.heads(); ++h)
+        for (int q = 0; q < r.queries(); ++q) {
+          double sum = 0;
+          for (int k = 0; k < r.keys(); ++k) {
+            const float a = at(r, l, b, h, q, k);
+            if (k > q || k >= r.keyLengths[static_cast<std::size_t>(b)]) {
+              EXPECT_EQ(a, 0.0f);
+            }
+            sum += a;
+          }
+          if (q < r.queryLengths[static_cast<std::size_t>(b)]) {
+            EXPECT_NEAR(sum, 1.0, 1e-5);
+          } else {
+            EXPECT_EQ(sum, 0.0) << "padded query rows are zero";
+          }
+        }
+}
+
+struct Variant {
+  const char* name;
+  bool prefix;
+  TinyStorage storage;
+};
+
+class Gpt2Layouts : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(Gpt2Layouts, LoadsAndMatchesThePlainLoopReference) {
+  TempDir dir;
+  TinyGpt2 spec;
+  spec.prefix = GetParam().prefix;
+  spec.storage = GetParam().storage;
+  const auto weights = test::writeTinyGpt2(dir.path("model"), spec);
+  const auto model = open(dir.path("model"));
+  const ModelInfo info = model->info();
+  EXPECT_EQ(info.kind, "gpt2");
+  EXPECT_EQ(info.name, "model");
+  EXPECT_EQ(info.layers, 2);
+  EXPECT_EQ(info.heads, 4);
+  EXPECT_EQ(info.maxPositions, 32);
+
+  const AttentionResult r = model->run(textRequest({"hello the world"}));
+  ASSERT_EQ(r.attention.shape, (std::vector<int64_t>{2, 1, 4, r.queries(), r.queries()}));
+  EXPECT_EQ(r.scores.shape, r.attention.shape);
+  EXPECT_EQ(r.output.shape, (std::vector<int64_t>{1, r.queries(), 16}));
+  expectCausalRowsSumToOne(r);
+  expectMatchesReference(r, 0, weights, spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gpt2, Gpt2Layouts,
+    ::testing::Values(Variant{"prefixed", true, TinyStorage::F32}, Variant{"bare", false, TinyStorage::F32},
+                      Variant{"f16", true, TinyStorage::F16}, Variant{"bf16", false, TinyStorage::BF16},
+                      Variant{"sharded", false, TinyStorage::Sharded}),
+    [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
+
+class Gpt2Fixture : public ::testing::Test {
+ protected:
+  void SetUp() override { m_weights = test::writeTinyGpt2(m_dir.path("model"), m_spec); }
+  std::string folder() const { return m_dir.path("model"); }
+
+  TempDir m_dir;
+  TinyGpt2 m_spec;
+  std::vector<NamedTensor> m_weights;
+};
+
+TEST_F(Gpt2Fixture, TokensUseTheFolderBpe) {
+  const auto model = open(folder());
+  const std::vector<Token> tokens = model->tokenize("he the");
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0].id, 256);
+  EXPECT_EQ(tokens[1].id, 258);
+  EXPECT_EQ(tokens[1].label, "␣the");
+}
+
+TEST_F(Gpt2Fixture, PaddedBatchItemsMatchTheirOwnReference) {
+  const auto model = open(folder());
+  const AttentionResult r = model->run(textRequest({"hi", "the cat sat on the mat", "a b"}));
+  ASSERT_EQ(r.batch(), 3);
+  EXPECT_EQ(r.queries(), static_cast<int>(r.tokens[1].size()));
+  expectCausalRowsSumToOne(r);
+  for (int b = 0; b < 3; ++b) expectMatchesReference(r, b, m_weights, m_spec);
+}
+
+TEST_F(Gpt2Fixture, TraceFollowsEveryStepWithMeasuredShapes) {
+  const auto model = open(folder());
+  const AttentionResult r = model->run(textRequest({"hello"}));
+  const int64_t T = r.queries();
+  ASSERT_EQ(r.traces.size(), 2u);
+  for (const LayerTrace& trace : r.traces) {
+    EXPECT_EQ(trace.variant, "gpt2");
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const TraceStep& s : trace.steps) {
+      shapes[s.name] = s.shape;
+      for (int input : s.inputs) EXPECT_LT(input, static_cast<int>(&s - trace.steps.data()));
+    }
+    EXPECT_EQ(shapes["x"], (std::vector<int64_t>{1, T, 16}));
+    EXPECT_EQ(shapes["qkv"], (std::vector<int64_t>{1, T, 48}));
+    EXPECT_EQ(shapes["q_split"], (std::vector<int64_t>{1, T, 16}));
+    EXPECT_EQ(shapes["k"], (std::vector<int64_t>{1, 4, T, 4}));
+    EXPECT_EQ(shapes["scores"], (std::vector<int64_t>{1, 4, T, T}));
+    EXPECT_EQ(shapes["masked"], (std::vector<int64_t>{1, 4, T, T}));
+    EXPECT_EQ(shapes["attention"], (std::vector<int64_t>{1, 4, T, T}));
+    EXPECT_EQ(shapes["values"], (std::vector<int64_t>{1, 4, T, 4}));
+    EXPECT_EQ(shapes["merged"], (std::vector<int64_t>{1, T, 16}));
+    EXPECT_EQ(shapes["attn_out"], (std::vector<int64_t>{1, T, 16}));
+    EXPECT_EQ(shapes["mlp_gelu"], (std::vector<int64_t>{1, T, 64}));
+    EXPECT_EQ(shapes["residual_2"], (std::vector<int64_t>{1, T, 16}));
+  }
+}
+
+TEST_F(Gpt2Fixture, ScoresAreLeftOutWhenNotWanted) {
+  RunRequest request = textRequest({"hello"});
+  request.keepScores = false;
+  const AttentionResult r = open(folder())->run(request);
+  EXPECT_TRUE(r.scores.empty());
+  EXPECT_EQ(r.layers(), 2);
+}
+
+TEST_F(Gpt2Fixture, LongTextKeepsAVisibleWindowOfNPositions) {
+  const AttentionResult r = open(folder())->run(textRequest({std::string(40, 'x')}));
+  EXPECT_EQ(r.queries(), 32);
+  ASSERT_EQ(r.notices.size(), 1u);
+  EXPECT_NE(r.notices[0].find("at most 32"), std::string::npos) << r.notices[0];
+  expectCausalRowsSumToOne(r);
+}
+
+TEST_F(Gpt2Fixture, MemoryGuardRefusesBeforeRunning) {
+  RunRequest request = textRequest({"hello the world"});
+  request.limits.memoryLimitBytes = 4096;
+  test::expectError([&] { open(folder())->run(request); }, ErrorKind::ResourceLimit, "memory limit");
+}
+
+TEST_F(Gpt2Fixture, CancelledRunsStop) {
+  const std::atomic<bool> cancel{true};
+  RunRequest request = textRequest({"hello"});
+  request.cancel = &cancel;
+  test::expectError([&] { open(folder())->run(request); }, ErrorKind::Cancelled, "cancelled");
+}
+
+TEST_F(Gpt2Fixture, RefusesRandomInputAndContext) {
+  RunRequest random;
+  random.random = RandomInput{1, 4};
+  test::expectError([&] { open(folder())->run(random); }, ErrorKind::InvalidArgument, "text");
+  RunRequest context = textRequest({"hi"});
+  context.context = "there";
+  test::expectError([&] { open(folder())->run(context); }, ErrorKind::InvalidArgument, "cross-attention");
+}
+
+TEST_F(Gpt2Fixture, ParametersCarryTheHuggingFaceNames) {
+  const auto params = open(folder())->parameters();
+  ASSERT_EQ(params.size(), m_weights.size());
+  std::map<std::string, const FloatTensor*> byName;
+  for (const NamedTensor& p : params) byName[p.name] = &p.tensor;
+  for (const NamedTensor& w : m_weights) {
+    ASSERT_TRUE(byName.count(w.name)) << w.name;
+    EXPECT_EQ(byName[w.name]->data, w.tensor.data) << w.name;
+  }
+}
+
+// Corrupted folders -------------------------------------------------------------------------
+
+class Gpt2Corrupted : public Gpt2Fixture {
+ protected:
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream(fs::path(folder()) / name, std::ios::binary) << bytes;
+  }
+  void writeConfig(const nlohmann::json& changes) {
+    nlohmann::json c = nlohmann::json::parse(test::tinyConfigJson(m_spec));
+    c.update(changes);
+    write("config.json", c.dump());
+  }
+  void expectOpenError(ErrorKind kind, const std::string& word) {
+    test::expectError([&] { open(folder()); }, kind, word);
+  }
+};
+
+TEST_F(Gpt2Corrupted, MissingFilesAreNamed) {
+  for (const char* name : {"config.json", "vocab.json", "merges.txt", "model.safetensors"}) {
+    const fs::path p = fs::path(folder()) / name, aside = p.string() + ".aside";
+    fs::rename(p, aside);
+    expectOpenError(ErrorKind::Io, name);
+    fs::rename(aside, p);
+  }
+  EXPECT_NO_THROW(open(folder()));
+}
+
+TEST_F(Gpt2Corrupted, MissingShardIsNamed) {
+  TempDir other;
+  TinyGpt2 spec = m_spec;
+  spec.storage = TinyStorage::Sharded;
+  test::writeTinyGpt2(other.path("m"), spec);
+  fs::remove(fs::path(other.path("m")) / "model-00002-of-00002.safetensors");
+  test::expectError([&] { open(other.path("m")); }, ErrorKind::Io, "model-00002-of-00002.safetensors");
+}
+
+TEST_F(Gpt2Corrupted, ShapeMismatchNamesTheTensor) {
+  std::vector<NamedTensor> w = m_weights;
+  for (NamedTensor& t : w) {
+    if (t.name == "h.1.mlp.c_fc.weight") t.tensor = FloatTensor({16, 32});
+  }
+  writeSafetensors((fs::path(folder()) / "model.safetensors").string(), w);
+  expectOpenError(ErrorKind::Format, "h.1.mlp.c_fc.weight");
+}
+
+TEST_F(Gpt2Corrupted, IntegerWeightsAreAFormatError) {
+  std::vector<test::RawTensor> raw;
+  for (const NamedTensor& t : m_weights) {
+    test::RawTensor r{t.name, "F32", t.tensor.shape,
+                      std::string(reinterpret_cast<const char*>(t.tensor.data.data()), t.tensor.data.size() * 4)};
+    if (t.name == "wpe.weight") {
+      r.dtype = "I64";
+      r.bytes += r.bytes;  // 8 bytes per element
+    }
+    raw.push_back(std::move(r));
+  }
+  write("model.safetensors", test::rawSafetensors(raw));
+  expectOpenError(ErrorKind::Format, "I64");
+  expectOpenError(ErrorKind::Format, "wpe.weight");
+}
+
+TEST_F(Gpt2Corrupted, ConfigThatCannotBeRightIsRefused) {
+  writeConfig({{"n_head", 5}});
+  expectOpenError(ErrorKind::Format, "n_head (5) must divide n_embd (16)");
+  writeConfig({{"n_embd", 32}, {"n_head", 4}});
+  expectOpenError(ErrorKind::Format, "wte.weight");
+  writeConfig({{"n_layer", 3}});
+  expectOpenError(ErrorKind::Format, "missing tensor 'transformer.h.2.");
+  writeConfig({{"n_layer", 1}});
+  expectOpenError(ErrorKind::Format, "unexpected tensor 'transformer.h.1.");
+  writeConfig({{"model_type", "bert"}});
+  expectOpenError(ErrorKind::Format, "bert");
+  writeConfig({{"n_embd", "sixteen"}});
+  expectOpenError(ErrorKind::Format, "n_embd");
+  write("config.json", "{not json");
+  expectOpenError(ErrorKind::Format, "config.json");
+}
+
+TEST_F(Gpt2Corrupted, VocabularyLargerThanTheEmbeddingIsRefused) {
+  writeConfig({{"vocab_size", 258}});
+  expectOpenError(ErrorKind::Format, "vocab_size");
+}
+
+// The Hugging Face cache ---------------------------------------------------------------------
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (m_old) {
+      ::setenv(m_name, m_old->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+TEST(ModelCatalog, FindsSnapshotsInTheHubCache) {
+  TempDir cache;
+  const fs::path repo = fs::path(cache.path("models--tiny-org--tiny-gpt2"));
+  test::writeTinyGpt2((repo / "snapshots" / "aaaa").string(), TinyGpt2{});
+  test::writeTinyGpt2((repo / "snapshots" / "bbbb").string(), TinyGpt2{});
+  fs::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << "aaaa\n";
+  // An incomplete download (no config.json) is not listed.
+  fs::create_directories(fs::path(cache.path("models--other--partial")) / "snapshots" / "cccc");
+  ScopedEnv hub("HF_HUB_CACHE", cache.path(""));
+  ScopedEnv home("HF_HOME", cache.path("nowhere"));
+
+  const std::vector<CachedModel> models = findCachedModels();
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].name, "tiny-org/tiny-gpt2");
+  EXPECT_EQ(models[0].modelType, "gpt2");
+  EXPECT_EQ(fs::path(models[0].path).filename(), "aaaa") << "refs/main picks the snapshot";
+  EXPECT_EQ(resolveCachedModel("tiny-gpt2"), models[0].path);
+  EXPECT_EQ(resolveCachedModel("tiny-org/tiny-gpt2"), models[0].path);
+  EXPECT_FALSE(resolveCachedModel("other-org/tiny-gpt2"));
+
+  const auto model = open("tiny-gpt2");
+  EXPECT_EQ(model->info().name, "tiny-gpt2");
+  EXPECT_EQ(model->run(textRequest({"hi"})).layers(), 2);
+
+  // Without refs/main the newest snapshot with a config.json wins.
+  fs::remove(repo / "refs" / "main");
+  fs::last_write_time(repo / "snapshots" / "aaaa", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_EQ(fs::path(*resolveCachedModel("tiny-gpt2")).filename(), "bbbb");
+}
+
+TEST(ModelCatalog, UnknownNamesSayWhereTheyWereLookedFor) {
+  TempDir cache;
+  ScopedEnv hub("HF_HUB_CACHE", cache.path("hub"));
+  test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument, "not in the Hugging Face cache");
+  test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument, cache.path("hub"));
+}
+
+}  // namespace
+}  // namespace attnscope
