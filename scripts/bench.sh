@@ -3,7 +3,8 @@
 # Runs attnscope-bench, the peak-RSS probes and the Python baseline in one go, then regenerates
 # BENCHMARKS.md. Usage: scripts/bench.sh BUILD_DIR   (make bench does the build first)
 # ATTNSCOPE_BENCH_THREADS (default 1) sets the LibTorch/PyTorch intra-op threads for both sides.
-# ATTNSCOPE_BENCH_FILTER narrows attnscope-bench (a --benchmark_filter regex) for quick runs.
+# ATTNSCOPE_BENCH_FILTER narrows attnscope-bench (a --benchmark_filter regex) and
+# ATTNSCOPE_BENCH_PY_FILTER the Python side (a substring) for quick runs.
 set -euo pipefail
 build=${1:?usage: scripts/bench.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +21,8 @@ export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
   echo "{"
   echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\","
   echo "  \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')\","
-  echo "  \"cores\": $(nproc),"
+  echo "  \"cores\": $(grep -c ^processor /proc/cpuinfo),"
+  echo "  \"isa\": \"$(grep -m1 -o -w -E 'avx512f' /proc/cpuinfo || grep -m1 -o -w avx2 /proc/cpuinfo || echo unknown)\","
   echo "  \"threads\": $threads,"
   echo "  \"load_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\","
   echo "  \"memory_gib\": $(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo),"
@@ -39,7 +41,8 @@ for scores in 0 1; do
 done
 
 echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-/usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json"
+/usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
+  ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}
 
 python3 - "$out/machine.json" <<PY
 import json, sys
