@@ -191,7 +191,7 @@ def main():
 
     # FLOP rate.
     w("## Attention FLOP rate at T = 4096\n")
-    w("Matmul FLOPs of one forward (projections + q·kᵀ + weights·v) divided by its wall time, as a "
+    w("Matmul FLOPs of one forward (projections + q·kᵀ + weights·v) divided by its time (CPU time with one thread, as the GEMM rate), as a "
       "fraction of the GEMM rate above. Softmax, copies and the result conversion count against it. "
       "Target: ≥ 40 %.\n")
     w("| variant | H | GFLOP/s | fraction of GEMM | target |\n|---|---|---|---|---|")
