@@ -27,10 +27,12 @@ run: build
 test: build
 	@cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
 
+# Benchmarks and the Python baseline, then BENCHMARKS.md (see scripts/bench.sh). Not part of test.
+BENCH_BUILD ?= $(BUILD)-bench
 bench: deps
-	@cmake -S . -B $(BUILD)-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=ON >/dev/null
-	@cmake --build $(BUILD)-bench -j $(JOBS) --target attnscope-bench
-	@bash scripts/bench.sh $(BUILD)-bench
+	@cmake -S . -B $(BENCH_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=ON >/dev/null
+	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target attnscope-bench
+	@bash scripts/bench.sh $(BENCH_BUILD)
 
 fuzz: deps
 	@bash scripts/fuzz.sh

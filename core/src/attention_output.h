@@ -12,6 +12,14 @@ struct AttentionOutput {
   torch::Tensor scores;     // [B, H, Tq, Tk], scaled and masked (-inf) before softmax
 };
 
+/// Where attention is written when the caller owns the memory: a model writes each layer straight
+/// into its result (an [L, B, H, T, T] FloatTensor), with no copy afterwards. Each tensor, when
+/// defined, must be contiguous with the result's exact shape ([..., Tq, Tk]).
+struct AttentionBuffers {
+  torch::Tensor attention;
+  torch::Tensor scores;
+};
+
 /// The inputs every attention module takes besides its weights.
 struct AttentionInput {
   torch::Tensor x;        // [B, Tq, in]
@@ -20,6 +28,7 @@ struct AttentionInput {
   double scale = 1.0;     // multiplies q·kᵀ
   std::string scaleText;  // how the scale was derived, for the trace: "hd**-0.5"
   bool keepAttention = true;  // false while training: skip stacking [B, H, Tq, Tk] copies
+  AttentionBuffers buffers;   // [B, H, Tq, Tk] each; undefined: the module allocates
 };
 
 }  // namespace attnscope

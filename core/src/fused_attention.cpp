@@ -46,7 +46,7 @@ AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, LayerTrace
   }
 
   ScaledDotProduct sdp =
-      scaledDotProduct(q, k, v, in.mask, in.scale, in.scaleText, rec, qStep, kStep, vStep);
+      scaledDotProduct(q, k, v, in.mask, in.scale, in.scaleText, rec, qStep, kStep, vStep, -1, in.buffers);
   // Heads back next to each other on the channel axis: (B, H, T, hd) -> (B, T, H·hd).
   torch::Tensor values = sdp.values.permute({0, 2, 1, 3}).reshape({B, T, m_dModel});
   int s = rec.record("values", "values.permute(0, 2, 1, 3).reshape(B, T, d_model)", "concat",

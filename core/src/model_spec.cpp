@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "attnscope/error.h"
-#include "attnscope/tiny_gpt.h"
 #include "attnscope/model_catalog.h"
+#include "attnscope/tiny_gpt.h"
 #include "gpt2_model.h"
 
 namespace attnscope {

@@ -46,7 +46,14 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, LayerTra
   torch::Tensor out = proj(cat);
   rec.record("out", "proj(out)", "linear", out, {catStep});
   if (!in.keepAttention) return {out, {}, {}};
-  // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns.
+  // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns: straight into the
+  // caller's buffers when it gave them (one copy instead of two), and scores only when asked.
+  if (in.buffers.attention.defined()) {
+    torch::Tensor attention = in.buffers.attention, kept = in.buffers.scores;
+    torch::stack_out(attention, attentions, 1);
+    if (kept.defined()) torch::stack_out(kept, scores, 1);
+    return {out, attention, kept};
+  }
   return {out, torch::stack(attentions, 1), torch::stack(scores, 1)};
 }
 

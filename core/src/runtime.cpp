@@ -25,10 +25,15 @@ std::atomic<bool> g_threadsChosen{false};
 void ensureRuntime() {
   std::call_once(g_runtimeOnce, [] {
 #ifdef __GLIBC__
-    // A fixed threshold: blocks of 1 MiB and more (every attention-sized tensor) are mmapped and
-    // go back to the OS when freed. glibc's default raises the threshold after each large free,
-    // after which a GPT-2 run at T=1024 kept ~190 MB of freed activations resident.
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    // Fixed thresholds: blocks of 32 MiB and more (a GPT-2 layer's attention at T=1024 is 48 MB)
+    // are mmapped and go back to the OS when freed. glibc's default raises the threshold after
+    // each large free, after which a GPT-2 run at T=1024 kept ~190 MB of freed activations
+    // resident. The threshold was 1 MiB, but then every mid-sized temporary (q, k, v, a 16 MB
+    // score matrix) was mmapped, page-faulted and zeroed by the kernel on every run: the toy layer
+    // at T = 512..1024 took twice Python's time (see BENCHMARKS.md). Up to 64 MiB of freed heap is
+    // kept for the next run instead of being trimmed.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
     if (!g_threadsChosen && at::get_num_threads() <= 1) setThreadCount(0);
   });

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "attention_output.h"
 #include "trace_recorder.h"
 
 namespace attnscope {
@@ -12,14 +13,6 @@ struct ScaledDotProduct {
   torch::Tensor attention;  // [..., Tq, Tk]
   torch::Tensor scores;     // [..., Tq, Tk] scaled + masked, before softmax
   int valuesStep = -1;      // trace index of `values`
-};
-
-/// Where scaledDotProduct writes its [..., Tq, Tk] results when the caller owns the memory (a
-/// multi-layer model writes each layer straight into its [L, B, H, T, T] result). Each tensor,
-/// when defined, must be contiguous with the result's exact shape.
-struct AttentionBuffers {
-  torch::Tensor attention;
-  torch::Tensor scores;
 };
 
 /// softmax(q·kᵀ·scale + mask)·v written out step by step, because LibTorch 1.13 has no public

@@ -118,6 +118,19 @@ class ToyModel final : public Model {
       in.scaleText = "C**-0.5";
     }
 
+    // On the CPU the softmax (and the scores, when kept) is written straight into the result:
+    // no [B, H, Tq, Tk] copy afterwards, and no scores at all when they are not wanted.
+    const bool direct = device == "cpu";
+    const int64_t H = m_config.heads;
+    if (direct) {
+      r.attention = FloatTensor({1, B, H, Tq, Tk});
+      in.buffers.attention = torch::from_blob(r.attention.data.data(), {B, H, Tq, Tk});
+      if (request.keepScores) {
+        r.scores = FloatTensor({1, B, H, Tq, Tk});
+        in.buffers.scores = torch::from_blob(r.scores.data.data(), {B, H, Tq, Tk});
+      }
+    }
+
     LayerTrace trace;
     trace.variant = toString(m_config.variant);
     AttentionOutput out = m_fused ? m_fused->forward(in, &trace) : m_perHead->forward(in, &trace);
@@ -128,8 +141,10 @@ class ToyModel final : public Model {
     zeroPaddedQueries(attention, batch.queryLengths, 1, 3);
     torch::Tensor output = out.out.to(torch::kCPU);
     zeroPaddedQueries(output, batch.queryLengths, 0, 1);
-    r.attention = toFloatTensor(attention);
-    if (request.keepScores) r.scores = toFloatTensor(out.scores.unsqueeze(0));
+    if (!direct) {
+      r.attention = toFloatTensor(attention);
+      if (request.keepScores) r.scores = toFloatTensor(out.scores.unsqueeze(0));
+    }
     r.output = toFloatTensor(output);
     r.traces.push_back(std::move(trace));
     moveTokensInto(std::move(batch), r);

@@ -104,6 +104,27 @@ TEST(ToyModel, MatchesPlainLoopReference) {
   }
 }
 
+// Without scores the run writes attention straight into the result; it must be the same
+// attention (padded rows included) as with scores, and the scores must then be absent.
+TEST(ToyModel, SkippingScoresGivesTheSameAttention) {
+  for (Variant variant : {Variant::Fused, Variant::PerHead}) {
+    ToyConfig c;
+    c.variant = variant;
+    c.mask = MaskKind::Causal;
+    const auto model = makeToyModel(c);
+    RunRequest withScores = textRequest({"hello there", "hi", "attention!"});
+    withScores.context = std::nullopt;
+    RunRequest without = withScores;
+    without.keepScores = false;
+    const AttentionResult a = model->run(withScores), b = model->run(without);
+    EXPECT_FALSE(a.scores.empty());
+    EXPECT_TRUE(b.scores.empty());
+    EXPECT_EQ(a.attention.shape, b.attention.shape);
+    EXPECT_EQ(a.attention.data, b.attention.data) << toString(variant);
+    EXPECT_EQ(a.output.data, b.output.data) << toString(variant);
+  }
+}
+
 // The textbook's separate heads and the tutorial's fused layer are the same function when the
 // fused weights interleave the heads' q, k, v rows and the fused bias is zero.
 TEST(ToyModel, VariantsAgreeWithEquivalentWeights) {

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Forward passes through the public Model API, the way the GUI and the CLI run them.
+#include <benchmark/benchmark.h>
+
+#include "attnscope/model.h"
+#include "attnscope/model_spec.h"
+#include "attnscope/tiny_gpt.h"
+#include "attnscope/toy_config.h"
+#include "bench_support.h"
+
+namespace attnscope::bench {
+namespace {
+
+// Multiply-add FLOPs of one toy forward: qkv projections, q·kᵀ, weights·v, output projection.
+double toyMatmulFlops(double B, double T, double in, double C) {
+  return 2 * B * T * in * 3 * C + 4 * B * T * T * C + 2 * B * T * C * C;
+}
+
+void runToy(benchmark::State& state, Variant variant, int batch, int T, int inputDim, int dModel,
+            int heads) {
+  ToyConfig config;
+  config.variant = variant;
+  config.inputDim = inputDim;
+  config.dModel = dModel;
+  config.heads = heads;
+  const auto model = makeToyModel(config);
+  RunRequest request;
+  request.random = RandomInput{batch, T};
+  request.keepScores = false;  // the Python modules return (out, weights) only
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    benchmark::DoNotOptimize(r.attention.data.data());
+  }
+  state.counters["matmul_flops"] = benchmark::Counter(
+      toyMatmulFlops(batch, T, inputDim, dModel), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["attention_bytes"] = 4.0 * batch * heads * T * T;
+}
+
+// T x H grid with d_model = 64·H (head size 64), input width = d_model, batch 1.
+void BM_ToyFused(benchmark::State& s) {
+  const int T = static_cast<int>(s.range(0)), H = static_cast<int>(s.range(1));
+  runToy(s, Variant::Fused, 1, T, 64 * H, 64 * H, H);
+}
+void BM_ToyPerHead(benchmark::State& s) {
+  const int T = static_cast<int>(s.range(0)), H = static_cast<int>(s.range(1));
+  runToy(s, Variant::PerHead, 1, T, 64 * H, 64 * H, H);
+}
+void toyGrid(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"T", "H"})->Unit(benchmark::kMillisecond)->MinTime(0.3)->UseRealTime();
+  for (int T : {16, 128, 512, 1024, 4096})
+    for (int H : {4, 8, 12}) b->Args({T, H});
+}
+BENCHMARK(BM_ToyFused)->Apply(toyGrid);
+BENCHMARK(BM_ToyPerHead)->Apply(toyGrid);
+
+// The tutorial's set-up: batch 30, 5 tokens, 1024 -> 512, 8 heads.
+void BM_ToyTutorialFused(benchmark::State& s) { runToy(s, Variant::Fused, 30, 5, 1024, 512, 8); }
+void BM_ToyTutorialPerHead(benchmark::State& s) { runToy(s, Variant::PerHead, 30, 5, 1024, 512, 8); }
+BENCHMARK(BM_ToyTutorialFused)->Unit(benchmark::kMicrosecond)->MinTime(0.5)->UseRealTime();
+BENCHMARK(BM_ToyTutorialPerHead)->Unit(benchmark::kMicrosecond)->MinTime(0.5)->UseRealTime();
+
+// The chapter's tiny GPT: 4 layers x 4 heads x 64, block 128, T = 128.
+void BM_TinyGptForward(benchmark::State& state) {
+  std::vector<std::string> vocab;
+  for (char c = 'a'; c <= 'z'; ++c) vocab.emplace_back(1, c);
+  TinyGptConfig config;  // 4 x 4 x 64, block 128
+  const auto model = TinyGpt::create(config, vocab, 1).asModel();
+  std::string text;
+  for (int i = 0; i < 128; ++i) text += static_cast<char>('a' + i % 26);
+  RunRequest request;
+  request.texts = {text};
+  request.keepScores = false;
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    benchmark::DoNotOptimize(r.attention.data.data());
+  }
+}
+BENCHMARK(BM_TinyGptForward)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+
+// GPT-2 small shapes, random weights, opened from a Hugging Face folder through openModel.
+void BM_Gpt2Forward(benchmark::State& state) {
+  const int T = static_cast<int>(state.range(0));
+  ModelSpec spec;
+  spec.source = gpt2Folder();
+  const auto model = openModel(spec);
+  RunRequest request;
+  request.texts = {gpt2Text(T)};
+  request.keepScores = state.range(1) != 0;
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    if (r.queries() != T) state.SkipWithError("the GPT-2 text did not give T tokens");
+    benchmark::DoNotOptimize(r.attention.data.data());
+  }
+  state.counters["attention_bytes"] = 4.0 * 12 * 12 * T * T;
+}
+BENCHMARK(BM_Gpt2Forward)
+    ->ArgNames({"T", "scores"})
+    ->Args({128, 0})
+    ->Args({1024, 0})
+    ->Args({1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace attnscope::bench

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Python baseline for BENCHMARKS.md: the same forwards written the way the course material
+writes them, on Debian's python3-torch (the same LibTorch as ours), with the same thread count.
+
+  /usr/bin/python3 scripts/bench_python.py --threads 1 --out build-bench/python.json
+
+Names match attnscope-bench's ("BM_ToyFused/T:128/H:8"), times are milliseconds per forward.
+"""
+import argparse
+import json
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# --- The chapter: one Head module per head, concatenated, then a projection. -------------------
+class Head(nn.Module):
+    def __init__(self, input_dim, head_size, causal=False, block_size=0):
+        super().__init__()
+        self.key = nn.Linear(input_dim, head_size, bias=False)
+        self.query = nn.Linear(input_dim, head_size, bias=False)
+        self.value = nn.Linear(input_dim, head_size, bias=False)
+        self.causal = causal
+        if causal:
+            self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        k = self.key(x)
+        q = self.query(x)
+        wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+        if self.causal:
+            wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        wei = F.softmax(wei, dim=-1)
+        v = self.value(x)
+        return wei @ v, wei
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, input_dim, d_model, num_heads, causal=False, block_size=0):
+        super().__init__()
+        hs = d_model // num_heads
+        self.heads = nn.ModuleList([Head(input_dim, hs, causal, block_size) for _ in range(num_heads)])
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        outs = [h(x) for h in self.heads]
+        out = torch.cat([o for o, _ in outs], dim=-1)
+        return self.proj(out), torch.stack([w for _, w in outs], dim=1)  # weights [B, H, T, T]
+
+
+# --- The tutorial: one fused qkv layer. ------------------------------------------------------------
+def scaled_dot_product(q, k, v, mask=None):
+    d_k = q.size()[-1]
+    scaled = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d_k)
+    if mask is not None:
+        scaled += mask
+    attention = F.softmax(scaled, dim=-1)
+    values = torch.matmul(attention, v)
+    return values, attention
+
+
+class FusedMultiheadAttention(nn.Module):
+    def __init__(self, input_dim, d_model, num_heads):
+        super().__init__()
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.qkv_layer = nn.Linear(input_dim, 3 * d_model)
+        self.linear_layer = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        batch_size, sequence_length, input_dim = x.size()
+        qkv = self.qkv_layer(x)
+        qkv = qkv.reshape(batch_size, sequence_length, self.num_heads, 3 * self.head_dim)
+        qkv = qkv.permute(0, 2, 1, 3)
+        q, k, v = qkv.chunk(3, dim=-1)
+        values, attention = scaled_dot_product(q, k, v, mask)
+        values = values.permute(0, 2, 1, 3).reshape(batch_size, sequence_length, self.num_heads * self.head_dim)
+        out = self.linear_layer(values)
+        return out, attention
+
+
+# --- The chapter's tiny GPT. -----------------------------------------------------------------------
+class FeedForward(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.ReLU(), nn.Linear(4 * n_embd, n_embd))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.sa = MultiHeadAttention(n_embd, n_embd, n_head, causal=True, block_size=block_size)
+        self.ffwd = FeedForward(n_embd)
+        self.ln1 = nn.LayerNorm(n_embd)
+        self.ln2 = nn.LayerNorm(n_embd)
+
+    def forward(self, x):
+        a, wei = self.sa(self.ln1(x))
+        x = x + a
+        x = x + self.ffwd(self.ln2(x))
+        return x, wei
+
+
+class TinyGpt(nn.Module):
+    def __init__(self, vocab_size, n_embd=64, n_head=4, n_layer=4, block_size=128):
+        super().__init__()
+        self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
+        self.position_embedding_table = nn.Embedding(block_size, n_embd)
+        self.blocks = nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab_size)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        x = self.token_embedding_table(idx) + self.position_embedding_table(torch.arange(T))
+        weights = []
+        for block in self.blocks:
+            x, wei = block(x)
+            weights.append(wei)
+        logits = self.lm_head(self.ln_f(x))
+        return logits, torch.stack(weights)
+
+
+# --- GPT-2 small, Hugging Face layout (Conv1D), keeping every head's weights. ----------------------
+class Conv1D(nn.Module):
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.02)
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.weight.size(-1),)
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(size_out)
+
+
+class Gpt2Attention(nn.Module):
+    def __init__(self, n_embd, n_head, n_positions):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = Conv1D(3 * n_embd, n_embd)
+        self.c_proj = Conv1D(n_embd, n_embd)
+        self.register_buffer("bias", torch.tril(torch.ones(n_positions, n_positions, dtype=torch.bool)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        split = lambda t: t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
+        w = torch.where(self.bias[:T, :T], w, torch.tensor(torch.finfo(w.dtype).min))
+        w = F.softmax(w, dim=-1)
+        a = torch.matmul(w, v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(a), w
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, n_embd, n_head, n_positions):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = Gpt2Attention(n_embd, n_head, n_positions)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.c_fc = Conv1D(4 * n_embd, n_embd)
+        self.c_proj = Conv1D(n_embd, 4 * n_embd)
+
+    def forward(self, x):
+        a, w = self.attn(self.ln_1(x))
+        x = x + a
+        h = self.c_fc(self.ln_2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.c_proj(h), w
+
+
+class Gpt2(nn.Module):
+    def __init__(self, n_layer=12, n_head=12, n_embd=768, n_positions=1024, vocab_size=50257):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(n_positions, n_embd)
+        self.h = nn.ModuleList([Gpt2Block(n_embd, n_head, n_positions) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(T))
+        attentions = []
+        for block in self.h:
+            x, w = block(x)
+            attentions.append(w)
+        x = self.ln_f(x)
+        # Next-token logits for the last position only, as attnscope computes them (HF's model
+        # computes all T positions; that would add 2·T·768·50257 FLOPs that neither tool shows).
+        logits = x[:, -1] @ self.wte.weight.t()
+        return logits, torch.stack(attentions)  # [L, B, H, T, T]
+
+
+def timed(fn, min_time):
+    """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
+    n, start, cpu = 0, time.perf_counter(), time.process_time()
+    while True:
+        fn()
+        n += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time:
+            return elapsed * 1000.0 / n, (time.process_time() - cpu) * 1000.0 / n, n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--filter", default="", help="only benchmarks whose name contains this")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    results = {}
+
+    def record(name, fn, min_time):
+        if args.filter and args.filter not in name:
+            return
+        with torch.inference_mode():
+            ms, cpu_ms, n = timed(fn, min_time)
+        results[name] = {"ms": ms, "cpu_ms": cpu_ms, "iterations": n}
+        print(f"{name:45s} {ms:10.3f} ms wall {cpu_ms:10.3f} ms CPU ({n} iterations)", flush=True)
+
+    def toy(name, module, B, T, input_dim, min_time):
+        # A fresh X ~ N(0, 1) per forward, as the tutorial's cell does and as attnscope's
+        # Model::run(RandomInput) does: both sides pay for the same random numbers.
+        module.eval()
+        g = torch.Generator().manual_seed(1)
+        record(name, lambda: module(torch.randn(B, T, input_dim, generator=g)), min_time)
+
+    for T in (16, 128, 512, 1024, 4096):
+        for H in (4, 8, 12):
+            C = 64 * H
+            toy(f"BM_ToyFused/T:{T}/H:{H}", FusedMultiheadAttention(C, C, H), 1, T, C, 0.3)
+            toy(f"BM_ToyPerHead/T:{T}/H:{H}", MultiHeadAttention(C, C, H), 1, T, C, 0.3)
+    toy("BM_ToyTutorialFused", FusedMultiheadAttention(1024, 512, 8), 30, 5, 1024, 0.5)
+    toy("BM_ToyTutorialPerHead", MultiHeadAttention(1024, 512, 8), 30, 5, 1024, 0.5)
+
+    tiny = TinyGpt(26).eval()
+    idx = torch.randint(0, 26, (1, 128))
+    record("BM_TinyGptForward", lambda: tiny(idx), 0.5)
+
+    gpt2 = Gpt2().eval() if not args.filter or "Gpt2" in args.filter else None
+    for T in (128, 1024) if gpt2 is not None else ():
+        ids = torch.randint(0, 259, (1, T))
+        record(f"BM_Gpt2Forward/T:{T}/scores:0", lambda: gpt2(ids), 0.5)
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    record("BM_TorchMm/2048", lambda: torch.mm(a, b), 1.0)
+    results["__context__"] = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

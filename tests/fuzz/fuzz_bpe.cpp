@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GPT-2's BPE on arbitrary bytes: spans tile the input, and decode(encodeIds(text)) == text.
+// Uses ../shared/data/gpt2 when present, else a tiny byte-level vocabulary written at start-up.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "attnscope/bpe_tokenizer.h"
+#include "fuzz_check.h"
+
+namespace {
+
+std::unique_ptr<attnscope::BpeTokenizer> g_bpe;
+
+// GPT-2's bytes_to_unicode, as UTF-8.
+std::string byteSymbol(int b) {
+  int shifted = 0;
+  for (int c = 0; c < 256; ++c) {
+    const bool printable = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174;
+    if (c == b) {
+      const int cp = printable ? c : 256 + shifted;
+      if (cp < 0x80) return std::string(1, static_cast<char>(cp));
+      return {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+    }
+    if (!printable) ++shifted;
+  }
+  return {};
+}
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void writeTinyVocab(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream vocab(dir + "/vocab.json", std::ios::binary);
+  vocab << "{";
+  for (int b = 0; b < 256; ++b) vocab << jsonString(byteSymbol(b)) << ": " << b << ", ";
+  vocab << jsonString("he") << ": 256, " << jsonString(byteSymbol(' ') + "t") << ": 257, "
+        << jsonString(byteSymbol(' ') + "the") << ": 258}";
+  std::ofstream merges(dir + "/merges.txt", std::ios::binary);
+  merges << "#version: 0.2\nh e\n" << byteSymbol(' ') << " t\n" << byteSymbol(' ') << "t he\n";
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const std::string shared = std::string(ATTNSCOPE_SHARED_DATA) + "/gpt2";
+  if (std::filesystem::exists(shared + "/encoder.json") && !std::getenv("ATTNSCOPE_FUZZ_TINY_VOCAB")) {
+    g_bpe = std::make_unique<attnscope::BpeTokenizer>(
+        attnscope::BpeTokenizer::fromFiles(shared + "/encoder.json", shared + "/vocab.bpe"));
+  } else {
+    const std::string dir = (std::filesystem::temp_directory_path() / "attnscope-fuzz-bpe").string();
+    writeTinyVocab(dir);
+    g_bpe = std::make_unique<attnscope::BpeTokenizer>(
+        attnscope::BpeTokenizer::fromFiles(dir + "/vocab.json", dir + "/merges.txt"));
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace attnscope;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  fuzz::expectOnlyUserErrors([&] {
+    const auto tokens = g_bpe->encode(text);
+    fuzz::checkSpans(text, tokens);
+    if (!text.empty() && (tokens.empty() || tokens.back().byteEnd != text.size())) fuzz::fail("BPE tokens do not cover the text");
+    if (g_bpe->decode(g_bpe->encodeIds(text)) != text) fuzz::fail("decode(encode(text)) != text");
+  });
+  return 0;
+}
