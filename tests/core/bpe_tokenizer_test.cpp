@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnscope/error.h"
+#include "gpt2_byte_symbols.h"
 
 namespace attnscope {
 namespace {
@@ -198,34 +199,12 @@ class TempDir {
   fs::path m_path;
 };
 
-// GPT-2's bytes_to_unicode, written again here from encoder.py rather than shared with the code
-// under test.
-std::string byteToSymbol(unsigned char b) {
-  int shifted = 0;
-  for (int c = 0; c < 256; ++c) {
-    const bool printable = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174);
-    if (c == b) {
-      const int cp = printable ? c : 256 + shifted;
-      if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-      return {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
-    }
-    if (!printable) ++shifted;
-  }
-  return {};
-}
-
-std::string symbols(const std::string& bytes) {
-  std::string out;
-  for (unsigned char b : bytes) out += byteToSymbol(b);
-  return out;
-}
-
 // All 256 bytes (id = byte) plus the given multi-byte tokens.
 nlohmann::json byteVocab(const std::vector<std::string>& extra) {
   nlohmann::json v = nlohmann::json::object();
-  for (int b = 0; b < 256; ++b) v[byteToSymbol(static_cast<unsigned char>(b))] = b;
+  for (int b = 0; b < 256; ++b) v[test::gpt2ByteSymbol(static_cast<unsigned char>(b))] = b;
   int id = 256;
-  for (const auto& t : extra) v[symbols(t)] = id++;
+  for (const auto& t : extra) v[test::gpt2Symbols(t)] = id++;
   return v;
 }
 
@@ -244,7 +223,7 @@ TEST(BpeTokenizerFiles, SmallVocabularyMergesByRank) {
   TempDir dir;
   const auto vocab = dir.write("vocab.json", byteVocab({"ab", "abc", " d", "bc"}).dump());
   // "b c" ranks after "a b", so "abc" is made as (ab)c; no version line, CRLF endings.
-  const auto merges = dir.write("merges.txt", "a b\r\nab c\r\n" + symbols(" ") + " d\r\nb c\r\n");
+  const auto merges = dir.write("merges.txt", "a b\r\nab c\r\n" + test::gpt2Symbols(" ") + " d\r\nb c\r\n");
   const BpeTokenizer tok = BpeTokenizer::fromFiles(vocab, merges);
   EXPECT_EQ(tok.vocabSize(), 260u);
   EXPECT_EQ(tok.encodeIds("abc dbc"), (std::vector<int64_t>{257, 258, 259}));
@@ -267,7 +246,7 @@ TEST(BpeTokenizerFiles, MalformedVocabularyIsAFormatErrorNamingTheFile) {
   TempDir dir;
   const auto merges = dir.write("merges.txt", "#version: 0.2\n");
   nlohmann::json missingByte = byteVocab({});
-  missingByte.erase(byteToSymbol('x'));
+  missingByte.erase(test::gpt2ByteSymbol('x'));
   nlohmann::json stringId = byteVocab({});
   stringId["ab"] = "256";
   nlohmann::json gap = byteVocab({});

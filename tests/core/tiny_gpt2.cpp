@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tiny_gpt2.h"
 
+#include "gpt2_byte_symbols.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -16,40 +18,19 @@ void writeText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-// GPT-2's bytes_to_unicode (encoder.py), written again for the tests.
-std::string byteSymbol(int b) {
-  int shifted = 0;
-  for (int c = 0; c < 256; ++c) {
-    const bool printable = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174);
-    if (c == b) {
-      const int cp = printable ? c : 256 + shifted;
-      if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-      return {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
-    }
-    if (!printable) ++shifted;
-  }
-  return {};
-}
-
-std::string symbols(const std::string& bytes) {
-  std::string out;
-  for (unsigned char b : bytes) out += byteSymbol(b);
-  return out;
-}
-
 }  // namespace
 
 std::string tinyVocabJson() {
   nlohmann::json v = nlohmann::json::object();
-  for (int b = 0; b < 256; ++b) v[byteSymbol(b)] = b;
-  v[symbols("he")] = 256;
-  v[symbols(" t")] = 257;
-  v[symbols(" the")] = 258;
+  for (int b = 0; b < 256; ++b) v[test::gpt2ByteSymbol(b)] = b;
+  v[test::gpt2Symbols("he")] = 256;
+  v[test::gpt2Symbols(" t")] = 257;
+  v[test::gpt2Symbols(" the")] = 258;
   return v.dump();
 }
 
 std::string tinyMerges() {
-  return "#version: 0.2\nh e\n" + symbols(" ") + " t\n" + symbols(" t") + " he\n";
+  return "#version: 0.2\nh e\n" + test::gpt2Symbols(" ") + " t\n" + test::gpt2Symbols(" t") + " he\n";
 }
 
 std::string tinyConfigJson(const TinyGpt2& s) {

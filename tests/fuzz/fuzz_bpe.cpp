@@ -11,25 +11,11 @@
 
 #include "attnscope/bpe_tokenizer.h"
 #include "fuzz_check.h"
+#include "../core/gpt2_byte_symbols.h"
 
 namespace {
 
 std::unique_ptr<attnscope::BpeTokenizer> g_bpe;
-
-// GPT-2's bytes_to_unicode, as UTF-8.
-std::string byteSymbol(int b) {
-  int shifted = 0;
-  for (int c = 0; c < 256; ++c) {
-    const bool printable = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174;
-    if (c == b) {
-      const int cp = printable ? c : 256 + shifted;
-      if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-      return {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
-    }
-    if (!printable) ++shifted;
-  }
-  return {};
-}
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";
@@ -44,11 +30,11 @@ void writeTinyVocab(const std::string& dir) {
   std::filesystem::create_directories(dir);
   std::ofstream vocab(dir + "/vocab.json", std::ios::binary);
   vocab << "{";
-  for (int b = 0; b < 256; ++b) vocab << jsonString(byteSymbol(b)) << ": " << b << ", ";
-  vocab << jsonString("he") << ": 256, " << jsonString(byteSymbol(' ') + "t") << ": 257, "
-        << jsonString(byteSymbol(' ') + "the") << ": 258}";
+  for (int b = 0; b < 256; ++b) vocab << jsonString(attnscope::test::gpt2ByteSymbol(b)) << ": " << b << ", ";
+  vocab << jsonString("he") << ": 256, " << jsonString(attnscope::test::gpt2ByteSymbol(' ') + "t") << ": 257, "
+        << jsonString(attnscope::test::gpt2ByteSymbol(' ') + "the") << ": 258}";
   std::ofstream merges(dir + "/merges.txt", std::ios::binary);
-  merges << "#version: 0.2\nh e\n" << byteSymbol(' ') << " t\n" << byteSymbol(' ') << "t he\n";
+  merges << "#version: 0.2\nh e\n" << attnscope::test::gpt2ByteSymbol(' ') << " t\n" << attnscope::test::gpt2ByteSymbol(' ') << "t he\n";
 }
 
 }  // namespace
