@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Runs attnscope-bench, the peak-RSS probes and the Python baseline in one go, then regenerates
-# BENCHMARKS.md. Usage: scripts/bench.sh BUILD_DIR   (make bench does the build first)
+# Runs attnscope-bench (core, tokenizers, safetensors, rendering and the GUI end to end:
+# keystroke → repaint in the real MainWindow), the peak-RSS probes and the Python baseline in one
+# go, then regenerates BENCHMARKS.md.
+# Usage: scripts/bench.sh BUILD_DIR   (make bench does the build first)
 # ATTNSCOPE_BENCH_THREADS (default 1) sets the LibTorch/PyTorch intra-op threads for both sides.
 # ATTNSCOPE_BENCH_FILTER narrows attnscope-bench (a --benchmark_filter regex) and
 # ATTNSCOPE_BENCH_PY_FILTER the Python side (a substring) for quick runs.
@@ -12,6 +14,7 @@ threads=${ATTNSCOPE_BENCH_THREADS:-1}
 bench="$build/bench/attnscope-bench"
 out="$build/bench-results"
 mkdir -p "$out"
+# The render and GUI benchmarks draw real widgets; offscreen needs no display.
 export QT_QPA_PLATFORM=offscreen
 # One thread each side unless told: OpenMP with 2 threads on a busy 2-core machine is far slower
 # than 1, and both sides must use the same count for the ratios to mean anything.

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Builds the libFuzzer targets with clang in build-fuzz (no LibTorch, no Qt) and runs each one for
-# FUZZ_SECONDS (default 30) over its seed corpus. Exits non-zero on the first crash; the crashing
-# input is left in build-fuzz/crashes/<target>/ to turn into a regression test.
+# Builds the libFuzzer targets with clang in build-fuzz (no LibTorch; Qt Core for the session
+# reader only) and runs each one for FUZZ_SECONDS (default 30) over its seed corpus. Exits
+# non-zero on the first crash; the crashing input is left in build-fuzz/crashes/<target>/ to turn
+# into a regression test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
 jobs=${JOBS:-2}
-targets=(fuzz_safetensors fuzz_tokenizers fuzz_bpe fuzz_gpt2_config)
+targets=(fuzz_safetensors fuzz_tokenizers fuzz_bpe fuzz_gpt2_config fuzz_session_file)
 
 if ! command -v clang++ >/dev/null; then
   echo "make fuzz needs clang++ and libclang-rt-14-dev (apt-get install clang libclang-rt-14-dev)" >&2
   exit 1
 fi
-# Only the base library is needed: no app, no LibTorch models, no tests.
+# Only the base library (and Qt Core) is needed: no app, no LibTorch models, no tests.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DATTNSCOPE_BUILD_FUZZ=ON -DATTNSCOPE_BUILD_APP=OFF -DATTNSCOPE_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
