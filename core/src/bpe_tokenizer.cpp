@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "attnscope/error.h"
-#include "bpe_label.h"
+#include "attnscope/utf8.h"
 #include "gpt2_pretokenizer.h"
 
 namespace attnscope {
@@ -242,7 +242,7 @@ BpeTokenizer BpeTokenizer::fromFiles(const std::string& vocabJsonPath,
   }
 
   tok.m_labels.reserve(count);
-  for (const std::string& raw : tok.m_tokenBytes) tok.m_labels.push_back(bpeLabel(raw));
+  for (const std::string& raw : tok.m_tokenBytes) tok.m_labels.push_back(readableLabel(raw));
   return tok;
 }
 

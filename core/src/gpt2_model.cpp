@@ -10,7 +10,7 @@
 #include "attnscope/runtime.h"
 #include "batch_input.h"
 #include "stopwatch.h"
-#include "bpe_label.h"
+#include "attnscope/utf8.h"
 #include "gpt2_transformer.h"
 #include "gpt2_weights.h"
 #include "runtime_init.h"
@@ -156,7 +156,7 @@ class Gpt2Model final : public Model {
       p.probability = values[i].item<float>();
       if (static_cast<std::size_t>(p.token.id) < m_tokenizer.vocabSize()) {
         p.token.text = m_tokenizer.tokenBytes(p.token.id);
-        p.token.label = bpeLabel(p.token.text);
+        p.token.label = readableLabel(p.token.text);
       } else {
         // config.json's vocab_size may exceed vocab.json (padded embeddings).
         p.token.label = "<id " + std::to_string(p.token.id) + ">";

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/safetensors.h"
+#include "attnscope/utf8.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -66,42 +67,6 @@ std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
 std::string offsetsString(const TensorInfo& t) {
   return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
-}
-
-/// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. Returns the offset of
-/// the first bad byte, or npos. Kept here rather than using utf8.h so file formats do not depend
-/// on the text layer.
-std::size_t firstInvalidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    uint8_t lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;  // overlong
-      if (c == 0xed) hi = 0x9f;  // surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;  // overlong
-      if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > s.size()) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<uint8_t>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf)) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
 }
 
 uint64_t readU64(const uint8_t* p) {
@@ -280,8 +245,8 @@ struct SafetensorsFile::Impl {
       formatError("header length " + std::to_string(headerSize) +
                   " runs past the end of the file (" + std::to_string(size) + " bytes)");
     const std::string_view header(reinterpret_cast<const char*>(bytes + 8), headerSize);
-    const std::size_t bad = firstInvalidUtf8(header);
-    if (bad != std::string_view::npos)
+    std::size_t bad = 0;
+    if (!isValidUtf8(header, &bad))
       formatError("header is not valid UTF-8 (byte " + std::to_string(bad) + " of the header)");
     // Also rejects a byte-order mark, which nlohmann would skip but the spec does not allow.
     if (header.empty() || header.front() != '{')

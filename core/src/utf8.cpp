@@ -4,47 +4,14 @@
 #include <cstdio>
 
 #include "attnscope/error.h"
+#include "utf8_sequence.h"
 
 namespace attnscope {
-namespace {
-
-// Decodes one code point at text[i]. Returns its length in bytes, or 0 when the bytes there are
-// not strict UTF-8.
-std::size_t decodeOne(std::string_view text, std::size_t i, char32_t* out) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) {
-    *out = b0;
-    return 1;
-  }
-  std::size_t len = 0;
-  char32_t cp = 0, min = 0;
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2, cp = b0 & 0x1F, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, cp = b0 & 0x0F, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, cp = b0 & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const unsigned char b = byte(i + k);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  *out = cp;
-  return len;
-}
-
-}  // namespace
 
 bool isValidUtf8(std::string_view text, std::size_t* badOffset) {
   for (std::size_t i = 0; i < text.size();) {
     char32_t cp;
-    const std::size_t n = decodeOne(text, i, &cp);
+    const std::size_t n = decodeUtf8Sequence(text, i, &cp);
     if (n == 0) {
       if (badOffset) *badOffset = i;
       return false;
@@ -67,7 +34,7 @@ std::vector<CodePoint> decodeUtf8(std::string_view text, const std::string& what
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     char32_t cp;
-    const std::size_t n = decodeOne(text, i, &cp);
+    const std::size_t n = decodeUtf8Sequence(text, i, &cp);
     if (n == 0) {
       throw Error(ErrorKind::InvalidArgument,
                   "invalid UTF-8 at byte " + std::to_string(i) + " of " + what);
@@ -123,7 +90,7 @@ std::string readableLabel(std::string_view raw) {
   char hex[8];
   for (std::size_t i = 0; i < raw.size();) {
     char32_t cp;
-    const std::size_t n = decodeOne(raw, i, &cp);
+    const std::size_t n = decodeUtf8Sequence(raw, i, &cp);
     if (n == 0) {
       std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned char>(raw[i]));
       out += hex;

@@ -8,8 +8,9 @@ namespace attnscope {
 
 /// Length of the strict UTF-8 sequence starting at text[i] (no overlong forms, surrogates or code
 /// points above U+10FFFF), storing its code point in *cp; 0 if the bytes there are not one
-/// complete valid character. Shared by the BPE pre-tokeniser and labels, which both meet text one
-/// character at a time. Inline because the pre-tokeniser calls it for every non-ASCII character.
+/// complete valid character. The one strict decoder of the core: utf8.cpp (and through it the
+/// tokenizers, labels and the safetensors reader) and the BPE pre-tokeniser use it. Inline
+/// because the pre-tokeniser calls it for every non-ASCII character.
 inline std::size_t decodeUtf8Sequence(std::string_view text, std::size_t i, char32_t* cp) {
   const auto b = static_cast<unsigned char>(text[i]);
   if (b < 0x80) {
