@@ -24,15 +24,6 @@ std::string formatDuration(double seconds) {
   return buf;
 }
 
-TinyGpt openCheckpoint(const std::string& model) {
-  if (model == "default") {
-    const std::string path = defaultModelPath();
-    if (path.empty()) throw Error(ErrorKind::Unavailable, "the bundled default model was not found");
-    return TinyGpt::load(path);
-  }
-  return TinyGpt::load(model);
-}
-
 }  // namespace
 
 int trainCommand(const std::vector<std::string>& args) {
@@ -115,7 +106,7 @@ int evalCommand(const std::vector<std::string>& args) {
   }
   if (!p.has("--model")) throw UsageError("--model FILE|default is required");
   if (!p.has("--corpus")) throw UsageError("--corpus FILE is required");
-  const TinyGpt model = openCheckpoint(p.value("--model"));
+  const TinyGpt model = TinyGpt::open(p.value("--model"));
   const std::string corpus = readTextFile(p.value("--corpus"), "--corpus");
   const double loss = model.validationLoss(validationSplit(corpus), static_cast<int>(p.integer("--windows", 0, 0, 1 << 30)));
   std::printf("validation loss %.4f nats/char (last 10%% of %s)\n", loss, p.value("--corpus").c_str());
@@ -134,7 +125,7 @@ int sampleCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (!p.has("--model")) throw UsageError("--model FILE|default is required");
-  const TinyGpt model = openCheckpoint(p.value("--model"));
+  const TinyGpt model = TinyGpt::open(p.value("--model"));
   const std::string prompt = p.value("--prompt", "\n");
   const std::string text = model.sample(prompt, static_cast<int>(p.integer("--tokens", 200, 0, 1000000)),
                                         static_cast<uint64_t>(p.integer("--seed", 0, 0, 1ll << 62)));

@@ -23,15 +23,7 @@ std::shared_ptr<Model> openModel(const ModelSpec& spec) {
   const std::string& source = spec.source;
   if (source == "toy") return makeToyModel(spec.toy);
 
-  if (source == "default") {
-    const std::string path = defaultModelPath();
-    if (path.empty()) {
-      throw Error(ErrorKind::Unavailable,
-                  "the bundled model resources/models/tiny-shakespeare.safetensors was not found "
-                  "(set ATTNSCOPE_DEFAULT_MODEL to its path)");
-    }
-    return TinyGpt::load(path).asModel("tiny-shakespeare (bundled)");
-  }
+  if (source == "default") return TinyGpt::open(source).asModel("tiny-shakespeare (bundled)");
   const std::filesystem::path file(source);
   if (file.extension() == ".safetensors") return TinyGpt::load(source).asModel(file.filename().string());
 

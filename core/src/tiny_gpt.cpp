@@ -250,6 +250,17 @@ TinyGpt TinyGpt::load(const std::string& path) {
   return TinyGpt(s);
 }
 
+TinyGpt TinyGpt::open(const std::string& source) {
+  if (source != "default") return load(source);
+  const std::string path = defaultModelPath();
+  if (path.empty()) {
+    throw Error(ErrorKind::Unavailable,
+                "the bundled model resources/models/tiny-shakespeare.safetensors was not found "
+                "(set ATTNSCOPE_DEFAULT_MODEL to its path)");
+  }
+  return load(path);
+}
+
 void TinyGpt::save(const std::string& path) const {
   const TinyGptConfig& c = m_state->config;
   const nlohmann::json cfg = {{"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd},

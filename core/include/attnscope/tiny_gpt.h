@@ -33,6 +33,9 @@ class TinyGpt {
   static TinyGpt create(const TinyGptConfig& config, std::vector<std::string> vocab, uint64_t seed);
   /// Throws Error(Io) when unreadable, Error(Format) naming the problem when malformed.
   static TinyGpt load(const std::string& path);
+  /// "default" (the bundled model, see defaultModelPath) or a checkpoint path. Throws like load,
+  /// or Error(Unavailable) when the bundled model is missing.
+  static TinyGpt open(const std::string& source);
   /// The characters of a text in sorted code-point order: the chapter's vocabulary.
   static std::vector<std::string> vocabularyOf(const std::string& text);
 
