@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "gpt2_config.h"
+#include "models/gpt2_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attnscope;

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/result_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "io/file_io.h"
+
+namespace attnscope {
+namespace {
+
+using nlohmann::json;
+
+json traceToJson(const AttentionResult& r) {
+  json layers = json::array();
+  for (const LayerTrace& lt : r.traces) {
+    json steps = json::array();
+    for (const TraceStep& s : lt.steps) {
+      steps.push_back({{"name", s.name}, {"op", s.op}, {"kind", s.kind}, {"shape", s.shape},
+                       {"head", s.head}, {"inputs", s.inputs}});
+    }
+    layers.push_back({{"variant", lt.variant}, {"steps", steps}});
+  }
+  return {{"layers", layers}};
+}
+
+json tokenList(const std::vector<Token>& tokens) {
+  json items = json::array();
+  for (const Token& t : tokens) {
+    // Raw BPE bytes may be a partial character; the label is always valid UTF-8.
+    json j = {{"id", t.id}, {"label", t.label}, {"begin", t.byteBegin}, {"end", t.byteEnd}};
+    j["text"] = t.text;  // raw bytes; dumped with invalid UTF-8 replaced
+    if (t.unknown) j["unknown"] = true;
+    items.push_back(std::move(j));
+  }
+  return items;
+}
+
+json tokensToJson(const std::vector<std::vector<Token>>& batch) {
+  json out = json::array();
+  for (const auto& item : batch) out.push_back(tokenList(item));
+  return out;
+}
+
+// Nested arrays [layer][item][head][query][key] from the flat tensor.
+json nested(const FloatTensor& t, std::size_t axis, std::size_t offset) {
+  json arr = json::array();
+  if (axis + 1 == t.shape.size()) {
+    for (int64_t i = 0; i < t.shape[axis]; ++i) arr.push_back(t.data[offset + i]);
+    return arr;
+  }
+  std::size_t stride = 1;
+  for (std::size_t a = axis + 1; a < t.shape.size(); ++a) stride *= t.shape[a];
+  for (int64_t i = 0; i < t.shape[axis]; ++i) arr.push_back(nested(t, axis + 1, offset + i * stride));
+  return arr;
+}
+
+}  // namespace
+
+std::string traceJson(const AttentionResult& result) {
+  return traceToJson(result).dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+std::string tokensJson(const AttentionResult& result) {
+  return tokensToJson(result.tokens).dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+std::string resultJson(const AttentionResult& r, bool includeAttention) {
+  json j;
+  j["model"] = r.modelName;
+  j["device"] = r.device;
+  j["tokens"] = tokensToJson(r.tokens);
+  if (!r.contextTokens.empty()) j["context_tokens"] = tokensToJson(r.contextTokens);
+  j["query_lengths"] = r.queryLengths;
+  j["key_lengths"] = r.keyLengths;
+  j["shapes"] = {{"attention", r.attention.shape}, {"output", r.output.shape}, {"input", r.input.shape}};
+  j["trace"] = traceToJson(r)["layers"];
+  j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs}, {"forward", r.timings.forwardMs},
+                     {"total", r.timings.totalMs}};
+  j["notices"] = r.notices;
+  if (!r.nextToken.empty()) {
+    json next = json::array();
+    for (const Prediction& p : r.nextToken) next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
+    j["next_token"] = next;
+  }
+  if (includeAttention && !r.attention.empty()) j["attention"] = nested(r.attention, 0, 0);
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void writeTextFile(const std::string& path, const std::string& text) { writeFileAtomically(path, text); }
+
+}  // namespace attnscope

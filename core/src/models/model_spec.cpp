@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/model_spec.h"
+
+#include <filesystem>
+
+#include "attnscope/error.h"
+#include "attnscope/model_catalog.h"
+#include "attnscope/tiny_gpt.h"
+#include "models/gpt2_model.h"
+
+namespace attnscope {
+namespace {
+
+std::string folderName(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();  // "models/gpt2/"
+  return p.filename().string();
+}
+
+}  // namespace
+
+std::shared_ptr<Model> openModel(const ModelSpec& spec) {
+  const std::string& source = spec.source;
+  if (source == "toy") return makeToyModel(spec.toy);
+
+  if (source == "default") return TinyGpt::open(source).asModel("tiny-shakespeare (bundled)");
+  const std::filesystem::path file(source);
+  if (file.extension() == ".safetensors") return TinyGpt::load(source).asModel(file.filename().string());
+
+  std::error_code ec;
+  if (std::filesystem::is_directory(source, ec)) return openGpt2Folder(source, folderName(source));
+  if (const auto cached = resolveCachedModel(source)) return openGpt2Folder(*cached, source);
+
+  std::string searched;
+  for (const std::string& dir : huggingFaceCacheDirs()) searched += (searched.empty() ? "" : ", ") + dir;
+  throw Error(ErrorKind::InvalidArgument,
+              "model '" + source + "' not found: not a folder, and not in the Hugging Face cache (searched: " +
+                  (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
+                  "); choose toy, default, a tiny-GPT .safetensors file, a model folder, or a cached model name such as gpt2");
+}
+
+}  // namespace attnscope

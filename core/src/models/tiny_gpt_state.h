@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attnscope/tiny_gpt.h"
+#include "models/tiny_gpt_module.h"
+
+namespace attnscope {
+
+/// What a TinyGpt handle shares: the config, the vocabulary and the torch module.
+struct TinyGpt::State {
+  TinyGptConfig config;
+  std::vector<std::string> vocab;                // id -> character (UTF-8)
+  std::unordered_map<std::string, int64_t> ids;  // character -> id
+  TinyGptModule module{nullptr};
+  std::mutex mutex;  // serialises forward passes that share the module
+
+  /// One token per code point; characters outside the vocabulary are marked unknown and fed as
+  /// a space (or id 0 when the vocabulary has none), so a run never fails on them.
+  std::vector<Token> tokenize(const std::string& text) const;
+  /// Token ids of a text, skipping characters outside the vocabulary (training, evaluation).
+  std::vector<int64_t> encodeKnown(const std::string& text) const;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runtime/batch_input.h"
+
+#include <cstdio>
+
+#include "attnscope/error.h"
+#include "attnscope/utf8.h"
+
+namespace attnscope {
+namespace {
+
+std::vector<Token> tokenizeOne(const std::string& text, const std::string& what,
+                               const RunRequest& request, const TokenizeFn& tokenize,
+                               int maxPositions, std::vector<std::string>& notices) {
+  requireValidUtf8(text, what);
+  std::vector<Token> tokens = tokenize(text);
+  if (tokens.empty()) throw Error(ErrorKind::InvalidArgument, what + " is empty: type some text");
+  if (static_cast<int64_t>(tokens.size()) > request.limits.maxTokens) {
+    throw Error(ErrorKind::ResourceLimit,
+                what + " has " + std::to_string(tokens.size()) + " tokens, more than the limit of " +
+                    std::to_string(request.limits.maxTokens) + " (raise --max-tokens)");
+  }
+  if (maxPositions > 0 && static_cast<int>(tokens.size()) > maxPositions) {
+    const std::size_t drop = tokens.size() - static_cast<std::size_t>(maxPositions);
+    notices.push_back(what + " has " + std::to_string(tokens.size()) +
+                      " tokens but the model sees at most " + std::to_string(maxPositions) +
+                      ": showing tokens " + std::to_string(drop + 1) + "-" +
+                      std::to_string(tokens.size()) + " (the last " + std::to_string(maxPositions) + ")");
+    tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  std::size_t unknown = 0;
+  for (const Token& t : tokens) unknown += t.unknown ? 1 : 0;
+  if (unknown > 0) {
+    notices.push_back(what + ": " + std::to_string(unknown) +
+                      " character(s) are not in the model's vocabulary and are shown as unknown");
+  }
+  return tokens;
+}
+
+}  // namespace
+
+BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, int maxPositions) {
+  if (request.texts.empty()) throw Error(ErrorKind::InvalidArgument, "no text given: type some text");
+  BatchInput in;
+  const bool several = request.texts.size() > 1;
+  for (std::size_t i = 0; i < request.texts.size(); ++i) {
+    const std::string what = several ? "text " + std::to_string(i + 1) : "the text";
+    in.tokens.push_back(tokenizeOne(request.texts[i], what, request, tokenize, maxPositions, in.notices));
+    in.queryLengths.push_back(static_cast<int>(in.tokens.back().size()));
+    in.maxQuery = std::max<int64_t>(in.maxQuery, in.queryLengths.back());
+  }
+  if (request.context) {
+    const std::vector<Token> ctx =
+        tokenizeOne(*request.context, "the context", request, tokenize, maxPositions, in.notices);
+    in.contextTokens.assign(in.tokens.size(), ctx);
+    in.keyLengths.assign(in.tokens.size(), static_cast<int>(ctx.size()));
+    in.maxKey = static_cast<int64_t>(ctx.size());
+  } else {
+    in.keyLengths = in.queryLengths;
+    in.maxKey = in.maxQuery;
+  }
+  return in;
+}
+
+void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
+  r.tokens = std::move(batch.tokens);
+  r.contextTokens = std::move(batch.contextTokens);
+  r.queryLengths = std::move(batch.queryLengths);
+  r.keyLengths = std::move(batch.keyLengths);
+  for (std::string& n : batch.notices) r.notices.push_back(std::move(n));
+}
+
+torch::Tensor buildMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal) {
+  const int64_t B = static_cast<int64_t>(keyLengths.size());
+  bool padded = false;
+  for (int len : keyLengths) padded |= len < Tk;
+  if (!causal && !padded) return {};
+  torch::Tensor keep = torch::ones({B, 1, Tq, Tk}, torch::kBool);
+  if (causal) keep = keep & torch::ones({Tq, Tk}, torch::kBool).tril();
+  for (int64_t b = 0; b < B; ++b) {
+    if (keyLengths[b] < Tk) {
+      keep.index_put_({b, torch::indexing::Slice(), torch::indexing::Slice(),
+                       torch::indexing::Slice(keyLengths[b], torch::indexing::None)},
+                      false);
+    }
+  }
+  // A padded query of a causal mask can see only masked keys only when Tk < Tq; keep at least key 0
+  // so softmax never divides by zero (those rows are zeroed afterwards anyway).
+  keep.select(3, 0).fill_(true);
+  return torch::zeros({B, 1, Tq, Tk}).masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+}
+
+void zeroPaddedQueries(torch::Tensor& t, const std::vector<int>& queryLengths, int batchAxis,
+                       int queryAxis) {
+  const int64_t Tq = t.size(queryAxis);
+  for (std::size_t b = 0; b < queryLengths.size(); ++b) {
+    if (queryLengths[b] < Tq) {
+      t.select(batchAxis, static_cast<int64_t>(b))
+          .narrow(queryAxis - 1, queryLengths[b], Tq - queryLengths[b])
+          .zero_();
+    }
+  }
+}
+
+std::string formatBytes(uint64_t bytes) {
+  char buf[64];
+  const double gib = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+  if (gib >= 1.0) {
+    std::snprintf(buf, sizeof buf, "%.1f GiB", gib);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
+  }
+  return buf;
+}
+
+void checkMemory(uint64_t estimateBytes, uint64_t limitBytes, const std::string& what) {
+  if (estimateBytes > limitBytes) {
+    throw Error(ErrorKind::ResourceLimit, what + " needs about " + formatBytes(estimateBytes) +
+                                              ", more than the memory limit of " +
+                                              formatBytes(limitBytes) +
+                                              " (use fewer tokens, heads or batch items, or raise --memory-limit)");
+  }
+}
+
+void throwIfCancelled(const RunRequest& request) {
+  if (request.cancel && request.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+}
+
+}  // namespace attnscope
