@@ -21,6 +21,7 @@ struct ModelInfo {
   int heads = 1;
   int dModel = 0;
   int maxPositions = 0;  // 0: no limit other than RunLimits::maxTokens
+  int slidingWindow = 0;  // > 0: each query sees only this many most recent keys (Mistral)
   bool causal = false;
   bool supportsContext = false;  // cross-attention
   bool supportsRandomInput = false;

@@ -56,13 +56,18 @@ Gpt2Config Gpt2Config::fromJson(const std::string& text, const std::string& sour
     formatError(source, "n_head (" + std::to_string(c.nHead) + ") must divide n_embd (" +
                             std::to_string(c.nEmbd) + ")");
   }
-  if (j.contains("activation_function") && j["activation_function"].is_string()) {
-    const std::string act = j["activation_function"];
-    if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
-      formatError(source, "activation_function \"" + act +
-                              "\" is not supported (GPT-2 uses gelu_new, the tanh approximation)");
-    }
+  if (j.contains("activation_function") && !j["activation_function"].is_null()) {
+    if (!j["activation_function"].is_string()) formatError(source, "\"activation_function\" must be a string");
+    c.activation = j["activation_function"].get<std::string>();  // checked by the model (nn/activation)
   }
+  c.nInner = positiveInt(j, "n_inner", source, 0, false);
+  const auto flag = [&](const char* key, bool fallback) {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    if (!j[key].is_boolean()) formatError(source, std::string("\"") + key + "\" must be true or false");
+    return j[key].get<bool>();
+  };
+  c.scaleAttnWeights = flag("scale_attn_weights", true);
+  c.scaleAttnByInverseLayerIdx = flag("scale_attn_by_inverse_layer_idx", false);
   return c;
 }
 

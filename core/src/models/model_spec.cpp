@@ -6,7 +6,7 @@
 #include "attnscope/error.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
-#include "models/gpt2_model.h"
+#include "models/model_registry.h"
 
 namespace attnscope {
 namespace {
@@ -28,8 +28,8 @@ std::shared_ptr<Model> openModel(const ModelSpec& spec) {
   if (file.extension() == ".safetensors") return TinyGpt::load(source).asModel(file.filename().string());
 
   std::error_code ec;
-  if (std::filesystem::is_directory(source, ec)) return openGpt2Folder(source, folderName(source));
-  if (const auto cached = resolveCachedModel(source)) return openGpt2Folder(*cached, source);
+  if (std::filesystem::is_directory(source, ec)) return openModelFolder(source, folderName(source));
+  if (const auto cached = resolveCachedModel(source)) return openModelFolder(*cached, source);
 
   std::string searched;
   for (const std::string& dir : huggingFaceCacheDirs()) searched += (searched.empty() ? "" : ", ") + dir;

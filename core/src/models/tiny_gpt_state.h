@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attnscope/tiny_gpt.h"
-#include "models/tiny_gpt_module.h"
+#include "models/tiny_gpt_modules.h"
 
 namespace attnscope {
 
@@ -18,6 +18,9 @@ struct TinyGpt::State {
   std::unordered_map<std::string, int64_t> ids;  // character -> id
   TinyGptModule module{nullptr};
   std::mutex mutex;  // serialises forward passes that share the module
+
+  /// A state with untrained modules; throws Error for a bad config or a duplicated character.
+  static std::shared_ptr<State> make(const TinyGptConfig& config, std::vector<std::string> vocab);
 
   /// One token per code point; characters outside the vocabulary are marked unknown and fed as
   /// a space (or id 0 when the vocabulary has none), so a run never fails on them.

@@ -29,6 +29,7 @@ struct AttentionInput {
   std::string scaleText;  // how the scale was derived, for the trace: "hd**-0.5"
   bool keepAttention = true;  // false while training: skip stacking [B, H, Tq, Tk] copies
   AttentionBuffers buffers;   // [B, H, Tq, Tk] each; undefined: the module allocates
+  int inputStep = -1;         // trace index of x when the caller recorded it; -1: record it here
 };
 
 }  // namespace attnscope

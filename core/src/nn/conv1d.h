@@ -3,13 +3,15 @@
 
 #include <torch/torch.h>
 
+#include "nn/compute_weight.h"
+
 namespace attnscope {
 
-/// GPT-2's "Conv1D", which is a linear layer stored transposed: y = x @ weight + bias.
+/// GPT-2's "Conv1D", a linear layer stored transposed: y = x @ weight + bias.
 /// Parameters: weight [in, out], bias [out] (left uninitialised: they are always loaded).
-class Gpt2Conv1DImpl : public torch::nn::Module {
+class Conv1DImpl : public torch::nn::Module {
  public:
-  Gpt2Conv1DImpl(int64_t in, int64_t out)
+  Conv1DImpl(int64_t in, int64_t out)
       : weight(register_parameter("weight", torch::empty({in, out}), /*requires_grad=*/false)),
         bias(register_parameter("bias", torch::empty({out}), /*requires_grad=*/false)) {}
 
@@ -17,12 +19,12 @@ class Gpt2Conv1DImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = weight.size(1);
-    return torch::addmm(bias, x.reshape({-1, x.size(-1)}), weight).view(shape);
+    return torch::addmm(computeWeight(bias), x.reshape({-1, x.size(-1)}), computeWeight(weight)).view(shape);
   }
 
   torch::Tensor weight;
   torch::Tensor bias;
 };
-TORCH_MODULE(Gpt2Conv1D);
+TORCH_MODULE(Conv1D);
 
 }  // namespace attnscope

@@ -11,8 +11,7 @@ FusedAttentionImpl::FusedAttentionImpl(int inputDim, int dModel, int heads)
   linear_layer = register_module("linear_layer", torch::nn::Linear(dModel, dModel));
 }
 
-AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, LayerTrace* trace) {
-  TraceRecorder rec(trace);
+AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, TraceRecorder& rec) {
   const int64_t B = in.x.size(0), T = in.x.size(1), hd = m_dModel / m_heads;
 
   // (B, T, in) -> q, k, v chunks of (B, H, T, hd), recorded under the tutorial's names.
@@ -28,7 +27,7 @@ AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, LayerTrace
     return std::make_pair(qkv.chunk(3, -1), s);
   };
 
-  const int xStep = rec.record("x", "x", "input", in.x);
+  const int xStep = in.inputStep >= 0 ? in.inputStep : rec.record("x", "x", "input", in.x);
   auto [chunks, qkvStep] = project(in.x, "x", xStep, "");
   torch::Tensor q = chunks[0], k = chunks[1], v = chunks[2];
   const int qStep = rec.record("q", "q, k, v = qkv.chunk(3, dim=-1)", "chunk", q, {qkvStep});
@@ -45,8 +44,12 @@ AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, LayerTrace
     vStep = rec.record("v", "q, k, v = qkv.chunk(3, dim=-1)", "chunk", v, {qkvStep});
   }
 
-  ScaledDotProduct sdp =
-      scaledDotProduct(q, k, v, in.mask, in.scale, in.scaleText, rec, qStep, kStep, vStep, -1, in.buffers);
+  SdpaOptions sdpa;
+  sdpa.mask = in.mask;
+  sdpa.scale = in.scale;
+  sdpa.scaleText = in.scaleText;
+  sdpa.buffers = in.buffers;
+  ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
   // Heads back next to each other on the channel axis: (B, H, T, hd) -> (B, T, H·hd).
   torch::Tensor values = sdp.values.permute({0, 2, 1, 3}).reshape({B, T, m_dModel});
   int s = rec.record("values", "values.permute(0, 2, 1, 3).reshape(B, T, d_model)", "concat",

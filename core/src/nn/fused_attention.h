@@ -2,7 +2,7 @@
 #pragma once
 
 #include "nn/attention_output.h"
-#include "attnscope/shape_trace.h"
+#include "runtime/trace_recorder.h"
 
 namespace attnscope {
 
@@ -12,7 +12,7 @@ namespace attnscope {
 class FusedAttentionImpl : public torch::nn::Module {
  public:
   FusedAttentionImpl(int inputDim, int dModel, int heads);
-  AttentionOutput forward(const AttentionInput& in, LayerTrace* trace);
+  AttentionOutput forward(const AttentionInput& in, TraceRecorder& rec);
 
   torch::nn::Linear qkv_layer{nullptr};
   torch::nn::Linear linear_layer{nullptr};

@@ -12,10 +12,9 @@ PerHeadAttentionImpl::PerHeadAttentionImpl(int inputDim, int dModel, int heads)
   proj = register_module("proj", torch::nn::Linear(dModel, dModel));
 }
 
-AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, LayerTrace* trace) {
-  if (!trace && !in.keepAttention) return forwardBatched(in);
-  TraceRecorder rec(trace);
-  const int xStep = rec.record("x", "x", "input", in.x);
+AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRecorder& rec) {
+  if (!rec.active() && !in.keepAttention) return forwardBatched(in);
+  const int xStep = in.inputStep >= 0 ? in.inputStep : rec.record("x", "x", "input", in.x);
   const torch::Tensor& kvSource = in.context.defined() ? in.context : in.x;
   const int kvStep = in.context.defined() ? rec.record("context", "context", "input", in.context) : xStep;
   const std::string kvName = in.context.defined() ? "context" : "x";
@@ -33,8 +32,12 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, LayerTra
     const int qStep = rec.record("q", p + "query(x)", "linear", q, {xStep}, h);
     torch::Tensor v = head->value(kvSource);
     const int vStep = rec.record("v", p + "value(" + kvName + ")", "linear", v, {kvStep}, h);
-    ScaledDotProduct sdp =
-        scaledDotProduct(q, k, v, mask, in.scale, in.scaleText, rec, qStep, kStep, vStep, h);
+    SdpaOptions sdpa;
+    sdpa.mask = mask;
+    sdpa.scale = in.scale;
+    sdpa.scaleText = in.scaleText;
+    sdpa.head = h;
+    ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
     outs.push_back(sdp.values);
     attentions.push_back(sdp.attention);
     scores.push_back(sdp.scores);

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "nn/attention_output.h"
-#include "attnscope/shape_trace.h"
+#include "runtime/trace_recorder.h"
 #include "nn/head.h"
 
 namespace attnscope {
@@ -13,7 +13,7 @@ namespace attnscope {
 class PerHeadAttentionImpl : public torch::nn::Module {
  public:
   PerHeadAttentionImpl(int inputDim, int dModel, int heads);
-  AttentionOutput forward(const AttentionInput& in, LayerTrace* trace);
+  AttentionOutput forward(const AttentionInput& in, TraceRecorder& rec);
 
   torch::nn::ModuleList heads{nullptr};
   torch::nn::Linear proj{nullptr};

@@ -8,22 +8,32 @@
 
 namespace attnscope {
 
+/// What one scaled dot-product attention computes from, besides q, k and v.
+struct SdpaOptions {
+  torch::Tensor mask;     // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
+  torch::Tensor bias;     // additive position bias (ALiBi, T5's relative bias), broadcastable to
+                          // [..., Tq, Tk], added after the scale; undefined: none
+  double scale = 1.0;     // multiplies q·kᵀ (T5: 1, unscaled)
+  std::string scaleText;  // how the scale was derived, for the trace: "1 / math.sqrt(hd)"
+  std::string biasText;   // the bias's expression, for the trace: "alibi"
+  int head = -1;          // the per-head branch of the trace, -1 for all heads at once
+  AttentionBuffers buffers;  // where attention (and scores) go; undefined: allocated here
+};
+
 struct ScaledDotProduct {
   torch::Tensor values;     // [..., Tq, hd]
   torch::Tensor attention;  // [..., Tq, Tk]
-  torch::Tensor scores;     // [..., Tq, Tk] scaled + masked, before softmax
+  torch::Tensor scores;     // [..., Tq, Tk] scaled, biased and masked, before softmax
   int valuesStep = -1;      // trace index of `values`
 };
 
-/// softmax(q·kᵀ·scale + mask)·v written out step by step, because LibTorch 1.13 has no public
-/// scaled_dot_product_attention and because every step must appear in the trace.
-/// q: [..., Tq, hd], k and v: [..., Tk, hd], mask: broadcastable to [..., Tq, Tk] or undefined.
-/// qStep/kStep/vStep are the trace indices the new steps hang from. Scale and mask are applied in
-/// place, so one [..., Tq, Tk] temporary at most is allocated besides the buffers.
-ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
-                                  const torch::Tensor& v, const torch::Tensor& mask, double scale,
-                                  const std::string& scaleText, TraceRecorder& rec, int qStep,
-                                  int kStep, int vStep, int head = -1,
-                                  const AttentionBuffers& buffers = {});
+/// softmax(q·kᵀ·scale + bias + mask)·v written out step by step, because LibTorch 1.13 has no
+/// public scaled_dot_product_attention and because every step must appear in the trace.
+/// q: [..., Tq, hd], k and v: [..., Tk, hd]. qStep/kStep/vStep are the trace indices the new
+/// steps hang from. Scale, bias and mask are applied in place, so one [..., Tq, Tk] temporary at
+/// most is allocated besides the buffers.
+ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                  const SdpaOptions& options, TraceRecorder& rec, int qStep, int kStep,
+                                  int vStep);
 
 }  // namespace attnscope

@@ -70,24 +70,28 @@ void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
   for (std::string& n : batch.notices) r.notices.push_back(std::move(n));
 }
 
-torch::Tensor buildMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal) {
-  const int64_t B = static_cast<int64_t>(keyLengths.size());
-  bool padded = false;
-  for (int len : keyLengths) padded |= len < Tk;
-  if (!causal && !padded) return {};
-  torch::Tensor keep = torch::ones({B, 1, Tq, Tk}, torch::kBool);
-  if (causal) keep = keep & torch::ones({Tq, Tk}, torch::kBool).tril();
-  for (int64_t b = 0; b < B; ++b) {
-    if (keyLengths[b] < Tk) {
-      keep.index_put_({b, torch::indexing::Slice(), torch::indexing::Slice(),
-                       torch::indexing::Slice(keyLengths[b], torch::indexing::None)},
-                      false);
-    }
+BatchInput randomBatch(const RandomInput& random, const RunLimits& limits) {
+  if (random.batch <= 0 || random.seqLen <= 0) {
+    throw Error(ErrorKind::InvalidArgument, "batch and seq_len must be positive (got " + std::to_string(random.batch) +
+                                                " and " + std::to_string(random.seqLen) + ")");
   }
-  // A padded query of a causal mask can see only masked keys only when Tk < Tq; keep at least key 0
-  // so softmax never divides by zero (those rows are zeroed afterwards anyway).
-  keep.select(3, 0).fill_(true);
-  return torch::zeros({B, 1, Tq, Tk}).masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  if (random.seqLen > limits.maxTokens) {
+    throw Error(ErrorKind::ResourceLimit, "seq_len " + std::to_string(random.seqLen) + " is more than the limit of " +
+                                              std::to_string(limits.maxTokens) + " tokens (raise --max-tokens)");
+  }
+  BatchInput b;
+  std::vector<Token> positions;
+  for (int t = 0; t < random.seqLen; ++t) {
+    Token tok;
+    tok.id = t;
+    tok.text = tok.label = "x" + std::to_string(t);
+    positions.push_back(tok);
+  }
+  b.tokens.assign(static_cast<std::size_t>(random.batch), positions);
+  b.queryLengths.assign(static_cast<std::size_t>(random.batch), random.seqLen);
+  b.keyLengths = b.queryLengths;
+  b.maxQuery = b.maxKey = random.seqLen;
+  return b;
 }
 
 void zeroPaddedQueries(torch::Tensor& t, const std::vector<int>& queryLengths, int batchAxis,

@@ -32,9 +32,9 @@ BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, 
 /// Hands the tokens, lengths and notices of a batch to the result that was computed from it.
 void moveTokensInto(BatchInput&& batch, AttentionResult& result);
 
-/// Additive mask [B, 1, Tq, Tk] with -inf on padded keys and, when causal, on keys after the
-/// query. Undefined when nothing is masked.
-torch::Tensor buildMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal);
+/// Positions x0..x{seqLen-1} for random input (the toy layer's N(0, 1) X), every item the same.
+/// Throws Error(InvalidArgument) for non-positive sizes, Error(ResourceLimit) past limits.maxTokens.
+BatchInput randomBatch(const RandomInput& random, const RunLimits& limits);
 
 /// Zeroes rows of padded queries in [L?, B, H, Tq, Tk] / [B, Tq, C] style tensors whose batch axis
 /// is batchAxis and query axis is queryAxis.

@@ -13,6 +13,10 @@ class TraceRecorder final {
  public:
   explicit TraceRecorder(LayerTrace* trace) : m_trace(trace) {}
 
+  bool active() const { return m_trace != nullptr; }
+  /// The index of the step recorded last, -1 when none (or when not recording).
+  int last() const { return m_trace ? static_cast<int>(m_trace->steps.size()) - 1 : -1; }
+
   int record(const std::string& name, const std::string& op, const std::string& kind,
              const torch::Tensor& tensor, std::vector<int> inputs = {}, int head = -1) {
     if (!m_trace) return -1;

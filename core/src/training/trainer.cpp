@@ -9,6 +9,7 @@
 #include "attnscope/utf8.h"
 #include "runtime/batch_input.h"
 #include "models/tiny_gpt_state.h"
+#include "nn/attention_mask.h"
 
 namespace attnscope {
 namespace {
@@ -59,7 +60,7 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o, const
   std::uniform_int_distribution<int64_t> offset(0, static_cast<int64_t>(train.size()) - block - 1);
   const torch::Tensor data = torch::from_blob(const_cast<int64_t*>(train.data()),
                                               {static_cast<int64_t>(train.size())}, torch::kLong);
-  const torch::Tensor mask = buildMask({static_cast<int>(block)}, block, block, true);
+  const torch::Tensor mask = causalMask(block);
 
   TrainResult result{model, 0, false, 0, {}};
   const auto t0 = Clock::now();

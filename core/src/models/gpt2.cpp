@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GPT-2 (Hugging Face's GPT2Model / GPT2LMHeadModel, every size): the gpt2 family.
+#include "models/gpt2.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "attnscope/bpe_tokenizer.h"
+#include "attnscope/error.h"
+#include "attnscope/utf8.h"
+#include "models/gpt2_config.h"
+#include "models/transformer_model.h"
+#include "models/weight_loader.h"
+#include "nn/conv1d.h"
+#include "nn/layer_norm.h"
+#include "nn/mlp.h"
+#include "nn/qkv_layout.h"
+#include "nn/scaled_dot_product.h"
+#include "nn/state_dict.h"
+#include "runtime/runtime_init.h"
+
+namespace attnscope {
+namespace {
+
+/// Causal self-attention: c_attn projects to q|k|v (split layout), c_proj mixes the heads.
+/// Parameters: c_attn.{weight [C, 3C], bias [3C]}, c_proj.{weight [C, C], bias [C]}.
+struct Gpt2AttentionImpl : torch::nn::Module {
+  Gpt2AttentionImpl(const Gpt2Config& c, int layer)
+      : c_attn(register_module("c_attn", Conv1D(c.nEmbd, 3 * c.nEmbd))),
+        c_proj(register_module("c_proj", Conv1D(c.nEmbd, c.nEmbd))),
+        heads(c.nHead) {
+    const double hd = c.headDim();
+    scale = c.scaleAttnWeights ? 1.0 / std::sqrt(hd) : 1.0;
+    scaleText = c.scaleAttnWeights ? "1 / math.sqrt(hd)" : "1";
+    if (c.scaleAttnByInverseLayerIdx) {
+      scale /= layer + 1;
+      scaleText += " / " + std::to_string(layer + 1);
+    }
+  }
+  Conv1D c_attn, c_proj;
+  int64_t heads;
+  double scale;
+  std::string scaleText;
+};
+TORCH_MODULE(Gpt2Attention);
+
+/// Parameters: c_fc.{weight [C, n_inner], bias}, c_proj.{weight [n_inner, C], bias}.
+struct Gpt2MlpImpl : torch::nn::Module {
+  explicit Gpt2MlpImpl(const Gpt2Config& c)
+      : c_fc(register_module("c_fc", Conv1D(c.nEmbd, c.innerDim()))),
+        c_proj(register_module("c_proj", Conv1D(c.innerDim(), c.nEmbd))) {}
+  Conv1D c_fc, c_proj;
+};
+TORCH_MODULE(Gpt2Mlp);
+
+/// Pre-LayerNorm block: x + attn(ln_1(x)), then + mlp(ln_2(·)).
+struct Gpt2BlockImpl : torch::nn::Module {
+  Gpt2BlockImpl(const Gpt2Config& c, int layer)
+      : ln_1(register_module("ln_1", LayerNorm(c.nEmbd, c.layerNormEpsilon))),
+        attn(register_module("attn", Gpt2Attention(c, layer))),
+        ln_2(register_module("ln_2", LayerNorm(c.nEmbd, c.layerNormEpsilon))),
+        mlp(register_module("mlp", Gpt2Mlp(c))) {}
+  LayerNorm ln_1;
+  Gpt2Attention attn;
+  LayerNorm ln_2;
+  Gpt2Mlp mlp;
+};
+TORCH_MODULE(Gpt2Block);
+
+/// wte.weight [V, C], wpe.weight [P, C], h.{i}.*, ln_f; the LM head is tied to wte.
+struct Gpt2StackImpl : torch::nn::Module {
+  explicit Gpt2StackImpl(const Gpt2Config& c)
+      : wte(register_module("wte", embeddingTable(c.vocabSize, c.nEmbd))),
+        wpe(register_module("wpe", embeddingTable(c.nPositions, c.nEmbd))),
+        h(register_module("h", torch::nn::ModuleList())),
+        ln_f(register_module("ln_f", LayerNorm(c.nEmbd, c.layerNormEpsilon))) {
+    for (int i = 0; i < c.nLayer; ++i) {
+      blocks.push_back(Gpt2Block(c, i));
+      h->push_back(blocks.back());
+    }
+  }
+  // Passing the weight keeps Embedding from drawing N(0, 1): the weights are always loaded.
+  static torch::nn::Embedding embeddingTable(int64_t rows, int64_t dim) {
+    return torch::nn::Embedding(torch::nn::EmbeddingOptions(rows, dim)._weight(torch::empty({rows, dim})));
+  }
+  torch::nn::Embedding wte, wpe;
+  torch::nn::ModuleList h;
+  LayerNorm ln_f;
+  std::vector<Gpt2Block> blocks;
+};
+TORCH_MODULE(Gpt2Stack);
+
+std::string describe(const Gpt2Config& c) {
+  return "n_layer " + std::to_string(c.nLayer) + ", n_head " + std::to_string(c.nHead) + ", n_embd " +
+         std::to_string(c.nEmbd) + ", n_positions " + std::to_string(c.nPositions) + ", vocab_size " +
+         std::to_string(c.vocabSize);
+}
+
+class Gpt2Family final : public TransformerFamily {
+ public:
+  explicit Gpt2Family(const std::string& folder)
+      : m_config(Gpt2Config::fromFile((std::filesystem::path(folder) / "config.json").string())),
+        m_activation(parseActivation(m_config.activation, "config.json: activation_function")),
+        m_tokenizer(BpeTokenizer::fromFiles((std::filesystem::path(folder) / "vocab.json").string(),
+                                            (std::filesystem::path(folder) / "merges.txt").string())),
+        m_checkpoint(SafetensorsCheckpoint::openFolder(folder)) {
+    ensureRuntime();
+    if (m_tokenizer.vocabSize() > static_cast<std::size_t>(m_config.vocabSize)) {
+      throw Error(ErrorKind::Format, (std::filesystem::path(folder) / "vocab.json").string() + " has " +
+                                         std::to_string(m_tokenizer.vocabSize()) +
+                                         " tokens but config.json says vocab_size " + std::to_string(m_config.vocabSize));
+    }
+    m_module = Gpt2Stack(m_config);
+    for (auto& p : m_module->parameters()) p.set_requires_grad(false);
+    WeightRules rules;
+    rules.family = "GPT-2";
+    rules.prefixes = {"transformer."};
+    rules.ignoredSuffixes = {".attn.bias", ".attn.masked_bias"};
+    rules.ignoredNames = {"lm_head.weight"};
+    rules.tied = {{"wte.weight", "lm_head.weight"}};
+    loadWeights(*m_module, m_checkpoint, rules, describe(m_config));
+  }
+
+  ModelInfo info() const override {
+    ModelInfo i;
+    i.kind = "gpt2";
+    i.name = "gpt2";
+    i.variant = "gpt2";
+    i.layers = m_config.nLayer;
+    i.heads = m_config.nHead;
+    i.dModel = m_config.nEmbd;
+    i.maxPositions = m_config.nPositions;
+    i.causal = true;
+    i.parameterBytes = parameterBytes(*m_module);
+    return i;
+  }
+  std::vector<Token> tokenize(const std::string& text) const override { return m_tokenizer.encode(text); }
+  torch::nn::Module& module() override { return *m_module; }
+
+  torch::Tensor embedIds(const torch::Tensor& ids) override {
+    const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
+    return torch::embedding(m_module->wte->weight, ids).to(torch::kFloat) +
+           torch::embedding(m_module->wpe->weight, positions).to(torch::kFloat).unsqueeze(0);
+  }
+
+  torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
+    Gpt2BlockImpl& block = *m_module->blocks[static_cast<std::size_t>(index)];
+    Gpt2AttentionImpl& attn = *block.attn;
+    TraceRecorder& rec = *ctx.rec;
+    const int xStep = rec.record("x", "x", "input", x);
+    torch::Tensor h = block.ln_1(x);
+    int s = rec.record("ln_1", "self.ln_1(x)", "layernorm", h, {xStep});
+    const torch::Tensor qkv = attn.c_attn(h);  // [B, T, 3C]
+    const QkvHeads heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads,
+                                         rec, rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
+    SdpaOptions sdpa;
+    sdpa.mask = ctx.mask;
+    sdpa.scale = attn.scale;
+    sdpa.scaleText = attn.scaleText;
+    sdpa.buffers = ctx.buffers;
+    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep, heads.kStep, heads.vStep);
+    const torch::Tensor merged = mergeHeads(out.values);
+    s = rec.record("merged", "values.transpose(1, 2).contiguous().view(B, T, C)", "merge_heads", merged, {out.valuesStep});
+    h = attn.c_proj(merged);
+    s = rec.record("attn_out", "self.c_proj(merged)", "linear", h, {s});
+    // The residual stream is updated in place: x belongs to the caller's loop and is not reused.
+    const torch::Tensor residual = h.add_(x);
+    const int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
+    h = block.ln_2(residual);
+    s = rec.record("ln_2", "self.ln_2(x)", "layernorm", h, {residualStep});
+    Gpt2MlpImpl& mlp = *block.mlp;
+    const MlpProjection up{[&](const torch::Tensor& t) { return mlp.c_fc(t); }, "self.c_fc(x)"};
+    const MlpProjection down{[&](const torch::Tensor& t) { return mlp.c_proj(t); }, "self.c_proj(h)"};
+    h = feedForward(h, up, m_activation, down, nullptr, rec, s, &s, m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act");
+    h.add_(residual);
+    rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
+    return h;
+  }
+
+  torch::Tensor finalNorm(const torch::Tensor& x) override { return m_module->ln_f(x); }
+  torch::Tensor logits(const torch::Tensor& hidden) override {
+    return torch::matmul(hidden, computeWeight(m_module->wte->weight).t());
+  }
+  Token vocabularyToken(int64_t id) const override {
+    // config.json's vocab_size may exceed vocab.json (padded embeddings).
+    if (static_cast<std::size_t>(id) >= m_tokenizer.vocabSize()) return TransformerFamily::vocabularyToken(id);
+    Token t;
+    t.id = id;
+    t.text = m_tokenizer.tokenBytes(id);
+    t.label = readableLabel(t.text);
+    return t;
+  }
+
+ private:
+  Gpt2Config m_config;
+  Activation m_activation;
+  BpeTokenizer m_tokenizer;
+  SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the module
+  Gpt2Stack m_module{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<Model> openGpt2Folder(const std::string& folder, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<Gpt2Family>(folder), name);
+}
+
+}  // namespace attnscope

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "attnscope/model.h"
+#include "nn/attention_output.h"
+#include "runtime/batch_input.h"
+#include "runtime/trace_recorder.h"
+
+namespace attnscope {
+
+/// The hidden states a family feeds into its first layer.
+struct Embedded {
+  torch::Tensor x;        // [B, Tq, C] on the run's device
+  torch::Tensor context;  // [B, Tk, C] keys/values of cross-attention; undefined for self-attention
+};
+
+/// Everything one layer call needs besides the hidden states.
+struct LayerContext {
+  int layer = 0;
+  torch::Tensor mask;       // [B, 1, Tq, Tk] additive (0 / -inf); undefined when nothing is masked
+  torch::Tensor positions;  // [Tq] int64: 0..Tq-1
+  torch::Tensor context;    // [B, Tk, C] for cross-attention; undefined otherwise
+  const std::vector<int>* keyLengths = nullptr;  // [B] real keys per item (ALiBi)
+  AttentionBuffers buffers;  // the layer writes its [B, H, Tq, Tk] attention (and scores) here
+  TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
+};
+
+/// One model family: what TransformerModel::run needs from it. A family owns its configuration,
+/// tokenizer and torch modules and supplies the embedding, the layers and the head; running,
+/// batching, masks, memory estimate, device choice, the trace and predictions are done once in
+/// TransformerModel for every family.
+class TransformerFamily {
+ public:
+  virtual ~TransformerFamily() = default;
+
+  /// Name, layer and head counts, width, positions, causal, variant.
+  virtual ModelInfo info() const = 0;
+  virtual std::vector<Token> tokenize(const std::string& text) const = 0;
+  /// The modules holding every parameter, under their checkpoint names.
+  virtual torch::nn::Module& module() = 0;
+
+  /// The input of the first layer. The default looks up the token ids; the toy layer overrides it
+  /// (seeded embeddings, random input, a context).
+  virtual Embedded embed(const BatchInput& batch, const RunRequest& request, const torch::Device& device);
+  /// ids: [B, T] int64 on the device -> [B, T, C]. Used by the default embed.
+  virtual torch::Tensor embedIds(const torch::Tensor& ids) { return {}; }
+  /// x: [B, Tq, C] -> [B, Tq, C].
+  virtual torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& context) = 0;
+  /// After the last layer (ln_f). Default: unchanged.
+  virtual torch::Tensor finalNorm(const torch::Tensor& x) { return x; }
+  /// hidden: [C] -> next-token logits [V]; undefined for a model without a language-model head.
+  virtual torch::Tensor logits(const torch::Tensor& hidden) { return {}; }
+  /// The vocabulary entry of an id, for predictions.
+  virtual Token vocabularyToken(int64_t id) const;
+  /// Activation bytes per token beyond the attention, for the memory estimate.
+  virtual uint64_t activationBytesPerToken() const;
+  /// Which run requests the family can serve; throws Error(InvalidArgument) with a message
+  /// the user can act on. The default refuses random input and a context.
+  virtual void checkRequest(const RunRequest& request) const;
+
+  /// Serialises runs (which may move the modules between devices) and training that shares them.
+  virtual std::mutex& mutex() { return m_mutex; }
+
+ private:
+  std::mutex m_mutex;
+};
+
+}  // namespace attnscope

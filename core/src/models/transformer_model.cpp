@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/transformer_model.h"
+
+#include <algorithm>
+
+#include "attnscope/runtime.h"
+#include "nn/attention_mask.h"
+#include "nn/state_dict.h"
+#include "runtime/stopwatch.h"
+#include "runtime/torch_convert.h"
+
+namespace attnscope {
+namespace {
+
+constexpr int kTopPredictions = 5;
+
+/// The whole padded batch as a FloatTensor with the rows of padded queries zeroed.
+FloatTensor withoutPadding(const torch::Tensor& t, const std::vector<int>& queryLengths) {
+  torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).clone();
+  zeroPaddedQueries(c, queryLengths, 0, 1);
+  return toFloatTensor(c);
+}
+
+}  // namespace
+
+TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name)
+    : m_family(std::move(family)), m_name(std::move(name)) {
+  if (m_name.empty()) m_name = m_family->info().name;
+}
+
+ModelInfo TransformerModel::info() const {
+  ModelInfo i = m_family->info();
+  i.name = m_name;
+  return i;
+}
+
+std::vector<Token> TransformerModel::tokenize(const std::string& text) const { return m_family->tokenize(text); }
+
+std::vector<NamedTensor> TransformerModel::parameters() const {
+  std::lock_guard<std::mutex> lock(m_family->mutex());
+  return stateDict(m_family->module());
+}
+
+uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores) const {
+  const ModelInfo mi = m_family->info();
+  const uint64_t layerAttention = static_cast<uint64_t>(B) * mi.heads * Tq * Tk * 4;
+  const uint64_t results = layerAttention * mi.layers * (keepScores ? 2 : 1);
+  // One layer's scores while its softmax is written, and a copy on the way off another device.
+  const uint64_t transient = layerAttention * 2;
+  const uint64_t activations = static_cast<uint64_t>(B) * (Tq + Tk) * m_family->activationBytesPerToken();
+  return mi.parameterBytes + results + transient + activations;
+}
+
+AttentionResult TransformerModel::run(const RunRequest& request) const {
+  const Stopwatch t0;
+  const ModelInfo mi = info();
+  m_family->checkRequest(request);
+  const std::string device = resolveDevice(request.device);
+  AttentionResult r;
+  r.modelName = m_name;
+  r.device = device;
+  BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
+                                    : tokenizeBatch(
+                                          request, [this](const std::string& s) { return m_family->tokenize(s); },
+                                          mi.maxPositions);
+  r.timings.tokenizeMs = t0.ms();
+
+  const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
+  const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
+  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
+              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" + std::to_string(L) +
+                  " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
+                  std::to_string(Tk) + " attention)");
+  throwIfCancelled(request);
+
+  std::lock_guard<std::mutex> lock(m_family->mutex());
+  const Stopwatch t1;
+  const torch::Device dev(device);
+  torch::nn::Module& module = m_family->module();
+  {
+    // Outside inference mode: moved parameters must stay ordinary tensors for training.
+    torch::NoGradGuard noGrad;
+    const auto params = module.parameters();
+    if (!params.empty() && params.front().device() != dev) module.to(dev);
+    module.eval();
+  }
+  c10::InferenceMode inference;
+  const Embedded in = m_family->embed(batch, request, dev);
+  r.input = withoutPadding(in.x, batch.queryLengths);
+  if (in.context.defined()) r.contextInput = toFloatTensor(in.context);
+
+  MaskOptions maskOptions;
+  maskOptions.keyLengths = batch.keyLengths;
+  maskOptions.queries = Tq;
+  maskOptions.keys = Tk;
+  maskOptions.causal = mi.causal;
+  maskOptions.slidingWindow = mi.slidingWindow;
+  torch::Tensor mask = buildMask(maskOptions);
+  if (mask.defined()) mask = mask.to(dev);
+  const torch::Tensor positions = torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
+
+  // On the CPU each layer's softmax (and scores) is written straight into the result: no
+  // per-layer copies, no stacking. Elsewhere a device buffer per layer is copied back.
+  const bool direct = dev.is_cpu();
+  r.attention = FloatTensor({L, B, H, Tq, Tk});
+  const torch::Tensor attention = torch::from_blob(r.attention.data.data(), {L, B, H, Tq, Tk});
+  torch::Tensor scores;
+  if (request.keepScores) {
+    r.scores = FloatTensor({L, B, H, Tq, Tk});
+    scores = torch::from_blob(r.scores.data.data(), {L, B, H, Tq, Tk});
+  }
+  const auto deviceBuffer = [&] { return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev)); };
+
+  torch::Tensor x = in.x;
+  for (int64_t l = 0; l < L; ++l) {
+    throwIfCancelled(request);
+    LayerTrace trace;
+    trace.variant = mi.variant;
+    TraceRecorder rec(&trace);
+    LayerContext ctx;
+    ctx.layer = static_cast<int>(l);
+    ctx.mask = mask;
+    ctx.positions = positions;
+    ctx.context = in.context;
+    ctx.keyLengths = &batch.keyLengths;
+    ctx.rec = &rec;
+    ctx.buffers.attention = direct ? attention[l] : deviceBuffer();
+    if (scores.defined()) ctx.buffers.scores = direct ? scores[l] : deviceBuffer();
+    x = m_family->layer(static_cast<int>(l), x, ctx);
+    if (!direct) {
+      attention[l].copy_(ctx.buffers.attention);
+      if (scores.defined()) scores[l].copy_(ctx.buffers.scores);
+    }
+    torch::Tensor layerAttention = attention[l];
+    zeroPaddedQueries(layerAttention, batch.queryLengths, 0, 2);
+    r.traces.push_back(std::move(trace));
+  }
+  const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]
+  const torch::Tensor logits = m_family->logits(hidden[0][batch.queryLengths[0] - 1]);
+  if (logits.defined()) r.nextToken = topPredictions(logits, kTopPredictions, *m_family);
+  r.output = withoutPadding(hidden, batch.queryLengths);
+  r.timings.forwardMs = t1.ms();
+  moveTokensInto(std::move(batch), r);
+  r.timings.totalMs = t0.ms();
+  return r;
+}
+
+std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k, const TransformerFamily& family) {
+  const torch::Tensor probs = torch::softmax(logits.to(torch::kCPU, torch::kFloat), -1);  // [V]
+  const auto top = probs.topk(std::min<int64_t>(k, probs.size(0)));
+  const torch::Tensor values = std::get<0>(top), indices = std::get<1>(top);
+  std::vector<Prediction> out;
+  for (int64_t i = 0; i < values.size(0); ++i) {
+    Prediction p;
+    p.token = family.vocabularyToken(indices[i].item<int64_t>());
+    p.probability = values[i].item<float>();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace attnscope

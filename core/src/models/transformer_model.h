@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <memory>
+
+#include "attnscope/model.h"
+#include "models/transformer_family.h"
+
+namespace attnscope {
+
+/// The one Model implementation: tokenize, estimate memory and refuse before allocating, choose
+/// the device, embed, run the layer stack writing each layer's attention straight into the result
+/// and recording the trace, then predict the next token. Every family runs through it.
+class TransformerModel final : public Model {
+ public:
+  explicit TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name = {});
+
+  ModelInfo info() const override;
+  std::vector<Token> tokenize(const std::string& text) const override;
+  AttentionResult run(const RunRequest& request) const override;
+  std::vector<NamedTensor> parameters() const override;
+
+  /// The run's peak memory beyond the process: parameters, the [L, B, H, Tq, Tk] result (twice
+  /// with scores), one layer's temporaries and the activations.
+  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores) const;
+
+ private:
+  std::shared_ptr<TransformerFamily> m_family;
+  std::string m_name;
+};
+
+/// Top candidates of a next-token distribution. logits: [V] -> at most k predictions, most likely first.
+std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k, const TransformerFamily& family);
+
+}  // namespace attnscope

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/safetensors_checkpoint.h"
+
+namespace attnscope {
+
+/// How a family's parameter names relate to the tensor names in its checkpoints.
+struct WeightRules {
+  std::string family;                     // "GPT-2", for messages
+  std::vector<std::string> prefixes;      // tried before no prefix: "transformer.", "model.", "bert."
+  std::vector<std::string> ignoredSuffixes;  // buffers, not weights: ".attn.bias", ".tril", "rotary_emb.inv_freq"
+  std::vector<std::string> ignoredNames;  // tensors the family does not use: "lm_head.weight" when tied
+  /// {parameter, tensor that may stand for it}: tied embeddings stored under only one name.
+  std::vector<std::pair<std::string, std::string>> tied;
+  /// F32 tensors become views of the memory-mapped file (no second copy) and F16/BF16 tensors keep
+  /// their dtype (the layers widen them while they use them). Only for modules that never write
+  /// their weights: the mapping is read-only. Off: every parameter is a float32 copy.
+  bool mapWeights = true;
+};
+
+/// Fills every parameter of `module` from the checkpoint, one tensor at a time, so loading never
+/// holds a second copy of the whole model. The checkpoint must outlive the module when mapWeights
+/// is set. Throws Error(Format) naming the tensor and the file for a missing or unexpected tensor,
+/// a non-float dtype, or a shape that disagrees with the config (configSummary says which).
+void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint, const WeightRules& rules,
+                 const std::string& configSummary);
+
+}  // namespace attnscope

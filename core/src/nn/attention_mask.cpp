@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/attention_mask.h"
+
+#include <limits>
+
+namespace attnscope {
+
+torch::Tensor buildMask(const MaskOptions& o) {
+  const int64_t B = static_cast<int64_t>(o.keyLengths.size()), Tq = o.queries, Tk = o.keys;
+  bool padded = false;
+  for (int len : o.keyLengths) padded |= len < Tk;
+  const bool windowed = o.slidingWindow > 0 && o.slidingWindow < Tk;
+  if (!o.causal && !padded && !windowed) return {};
+  torch::Tensor keep = torch::ones({B, 1, Tq, Tk}, torch::kBool);
+  if (o.causal) keep = keep & torch::ones({Tq, Tk}, torch::kBool).tril();
+  if (windowed) keep = keep & torch::ones({Tq, Tk}, torch::kBool).triu(-(o.slidingWindow - 1));
+  for (int64_t b = 0; b < B; ++b) {
+    if (o.keyLengths[static_cast<std::size_t>(b)] < Tk) {
+      keep.index_put_({b, torch::indexing::Slice(), torch::indexing::Slice(),
+                       torch::indexing::Slice(o.keyLengths[static_cast<std::size_t>(b)], torch::indexing::None)},
+                      false);
+    }
+  }
+  keep.select(3, 0).logical_or_(keep.any(3).logical_not());
+  return torch::zeros({B, 1, Tq, Tk}).masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+}
+
+torch::Tensor causalMask(int64_t T) {
+  MaskOptions o;
+  o.keyLengths = {static_cast<int>(T)};
+  o.queries = o.keys = T;
+  o.causal = true;
+  return buildMask(o);
+}
+
+}  // namespace attnscope

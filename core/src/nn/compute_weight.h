@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+namespace attnscope {
+
+/// A weight as the float32 the layers compute in. F16/BF16 checkpoints keep their parameters in
+/// the file's dtype (half the memory of float32); each layer widens a weight only while it uses
+/// it, so at most one layer's float copy exists at a time. Float32 weights pass through as they
+/// are (no copy).
+inline torch::Tensor computeWeight(const torch::Tensor& w) {
+  return !w.defined() || w.scalar_type() == torch::kFloat ? w : w.to(torch::kFloat);
+}
+
+/// x @ weightᵀ + bias with either kept compact: torch::nn::Linear's formula.
+/// x: [..., in], weight: [out, in], bias: [out] or undefined -> [..., out]
+inline torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  return torch::nn::functional::linear(x, computeWeight(weight), computeWeight(bias));
+}
+
+}  // namespace attnscope
