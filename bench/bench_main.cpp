@@ -38,8 +38,8 @@ int peakRss(int T, bool scores) {
       "{\"T\": %d, \"scores\": %s, \"threads\": %d, \"rss_start\": %lld, \"rss_after_load\": %lld, "
       "\"rss_peak\": %lld, \"weights_bytes\": %llu, \"attention_bytes\": %zu, \"scores_bytes\": %zu}\n",
       T, scores ? "true" : "false", threadCount(), before, loaded, peak,
-      static_cast<unsigned long long>(info.parameterBytes), r.attention.data.size() * sizeof(float),
-      r.scores.data.size() * sizeof(float));
+      static_cast<unsigned long long>(info.parameterBytes), r.group().attention.data.size() * sizeof(float),
+      r.group().scores.data.size() * sizeof(float));
   return 0;
 }
 

@@ -29,7 +29,7 @@ void runToy(benchmark::State& state, Variant variant, int batch, int T, int inpu
   request.keepScores = false;  // the Python modules return (out, weights) only
   for (auto _ : state) {
     AttentionResult r = model->run(request);
-    benchmark::DoNotOptimize(r.attention.data.data());
+    benchmark::DoNotOptimize(r.group().attention.data.data());
   }
   state.counters["matmul_flops"] = benchmark::Counter(
       toyMatmulFlops(batch, T, inputDim, dModel), benchmark::Counter::kIsIterationInvariantRate);
@@ -72,7 +72,7 @@ void BM_TinyGptForward(benchmark::State& state) {
   request.keepScores = false;
   for (auto _ : state) {
     AttentionResult r = model->run(request);
-    benchmark::DoNotOptimize(r.attention.data.data());
+    benchmark::DoNotOptimize(r.group().attention.data.data());
   }
 }
 BENCHMARK(BM_TinyGptForward)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
@@ -88,8 +88,8 @@ void BM_Gpt2Forward(benchmark::State& state) {
   request.keepScores = state.range(1) != 0;
   for (auto _ : state) {
     AttentionResult r = model->run(request);
-    if (r.queries() != T) state.SkipWithError("the GPT-2 text did not give T tokens");
-    benchmark::DoNotOptimize(r.attention.data.data());
+    if (r.group().queries() != T) state.SkipWithError("the GPT-2 text did not give T tokens");
+    benchmark::DoNotOptimize(r.group().attention.data.data());
   }
   state.counters["attention_bytes"] = 4.0 * 12 * 12 * T * T;
 }

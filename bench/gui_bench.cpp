@@ -162,7 +162,7 @@ void BM_GuiKeystrokeToRepaint(benchmark::State& state) {
     applyMs += static_cast<double>(applyEndNs - applyStartNs) / 1e6;
   }
   const double n = static_cast<double>(totals.size());
-  const int tokens = document.result() ? document.result()->queryLengths.at(0) : 0;
+  const int tokens = document.result() ? document.result()->group().queryLengths.at(0) : 0;
   state.counters["compute_ms"] = computeMs / n;
   state.counters["apply_paint_ms"] = applyMs / n;
   state.counters["median_ms"] = percentile(totals, 0.5);

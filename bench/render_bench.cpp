@@ -20,12 +20,12 @@ using render::ResultPtr;
 ResultPtr fakeResult(int layers, int heads, int tokens) {
   auto r = std::make_shared<AttentionResult>();
   r->modelName = "bench";
-  r->attention = FloatTensor({layers, 1, heads, tokens, tokens});
+  r->group().attention = FloatTensor({layers, 1, heads, tokens, tokens});
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(0.01f, 1.0f);
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h < heads; ++h) {
-      float* a = const_cast<float*>(r->headMatrix(l, 0, h));
+      float* a = const_cast<float*>(r->group().headMatrix(l, 0, h));
       for (int q = 0; q < tokens; ++q) {
         float sum = 0;
         for (int k = 0; k <= q; ++k) sum += (a[q * tokens + k] = u(rng));
@@ -40,9 +40,9 @@ ResultPtr fakeResult(int layers, int heads, int tokens) {
     t.text = t.label = "tok" + std::to_string(i);
     items.push_back(t);
   }
-  r->tokens.push_back(items);
-  r->queryLengths.push_back(tokens);
-  r->keyLengths.push_back(tokens);
+  r->group().tokens.push_back(items);
+  r->group().queryLengths.push_back(tokens);
+  r->group().keyLengths.push_back(tokens);
   r->traces.resize(static_cast<std::size_t>(layers));
   return r;
 }

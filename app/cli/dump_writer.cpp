@@ -21,7 +21,7 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
   writeNpy(at("input.npy"), result.input);
   if (!result.contextInput.empty()) writeNpy(at("context.npy"), result.contextInput);
   writeSafetensors(at("weights.safetensors"), model.parameters());
-  writeNpy(at("attention.npy"), result.attention);
+  writeNpy(at("attention.npy"), result.group().attention);
   writeNpy(at("output.npy"), result.output);
   writeTextFile(at("trace.json"), traceJson(result));
   writeTextFile(at("tokens.json"), tokensJson(result));

@@ -114,13 +114,13 @@ int exportCommand(const std::vector<std::string>& args) {
   auto result = std::make_shared<AttentionResult>(model->run(request));
   for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
 
-  state.layer = indexFlag(p, "--layer", 0, result->layers(), "layer");
-  state.head = indexFlag(p, "--head", 0, result->heads(), "head");
-  state.item = indexFlag(p, "--batch-item", 0, result->batch(), "batch item");
-  state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->layers(), "layer");
+  state.layer = indexFlag(p, "--layer", 0, result->group().layers(), "layer");
+  state.head = indexFlag(p, "--head", 0, result->group().heads(), "head");
+  state.item = indexFlag(p, "--batch-item", 0, result->group().batch(), "batch item");
+  state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->group().layers(), "layer");
   state.vsHead =
-      indexFlag(p, "--vs-head", (state.head + 1) % result->heads(), result->heads(), "head");
-  state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->batch(), "batch item");
+      indexFlag(p, "--vs-head", (state.head + 1) % result->group().heads(), result->group().heads(), "head");
+  state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->group().batch(), "batch item");
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));
   } else {

@@ -27,9 +27,9 @@ void printTrace(const AttentionResult& r) {
 
 void printSummary(const AttentionResult& r) {
   std::printf("model %s on %s: %d layer(s), batch %d, %d head(s), %d queries x %d keys\n",
-              r.modelName.c_str(), r.device.c_str(), r.layers(), r.batch(), r.heads(), r.queries(),
-              r.keys());
-  std::printf("attention %s, output %s, forward %.2f ms\n", r.attention.shapeString().c_str(),
+              r.modelName.c_str(), r.device.c_str(), r.group().layers(), r.group().batch(), r.group().heads(), r.group().queries(),
+              r.group().keys());
+  std::printf("attention %s, output %s, forward %.2f ms\n", r.group().attention.shapeString().c_str(),
               r.output.shapeString().c_str(), r.timings.forwardMs);
 }
 

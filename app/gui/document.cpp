@@ -159,7 +159,7 @@ void Document::selectItem(int item) {
 
 void Document::stepHead(int delta) {
   if (!m_result) return;
-  const int heads = std::max(1, m_result->heads());
+  const int heads = std::max(1, m_result->group().heads());
   render::ViewState s = m_view;
   s.head = ((s.head + delta) % heads + heads) % heads;  // wraps, so stepping never gets stuck
   setViewState(s);
@@ -167,7 +167,7 @@ void Document::stepHead(int delta) {
 
 void Document::stepLayer(int delta) {
   if (!m_result) return;
-  const int layers = std::max(1, m_result->layers());
+  const int layers = std::max(1, m_result->group().layers());
   render::ViewState s = m_view;
   s.layer = ((s.layer + delta) % layers + layers) % layers;
   setViewState(s);
@@ -281,13 +281,13 @@ render::ViewState Document::clampedToResult(render::ViewState s) const {
     return s;
   }
   const AttentionResult& r = *m_result;
-  s.layer = clamp(s.layer, r.layers());
-  s.head = clamp(s.head, r.heads());
-  s.item = clamp(s.item, r.batch());
-  s.vsLayer = clamp(s.vsLayer, r.layers());
-  s.vsHead = clamp(s.vsHead, r.heads());
-  s.vsItem = clamp(s.vsItem, r.batch());
-  if (s.pinnedQuery >= r.queries()) s.pinnedQuery = -1;
+  s.layer = clamp(s.layer, r.group().layers());
+  s.head = clamp(s.head, r.group().heads());
+  s.item = clamp(s.item, r.group().batch());
+  s.vsLayer = clamp(s.vsLayer, r.group().layers());
+  s.vsHead = clamp(s.vsHead, r.group().heads());
+  s.vsItem = clamp(s.vsItem, r.group().batch());
+  if (s.pinnedQuery >= r.group().queries()) s.pinnedQuery = -1;
   if (s.pinnedQuery < -1) s.pinnedQuery = -1;
   return s;
 }

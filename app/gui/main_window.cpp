@@ -296,11 +296,11 @@ void MainWindow::buildActions() {
   viewMenu->addAction(action(tr("Previous La&yer"), QKeySequence(tr("Alt+Up")),
                              [this] { m_document->stepLayer(-1); }));
   viewMenu->addAction(action(tr("Next &Sentence"), QKeySequence(tr("Alt+PgDown")), [this] {
-    const int batch = m_document->result() ? m_document->result()->batch() : 1;
+    const int batch = m_document->result() ? m_document->result()->group().batch() : 1;
     m_document->selectItem((m_document->viewState().item + 1) % std::max(1, batch));
   }));
   viewMenu->addAction(action(tr("Previous Se&ntence"), QKeySequence(tr("Alt+PgUp")), [this] {
-    const int batch = std::max(1, m_document->result() ? m_document->result()->batch() : 1);
+    const int batch = std::max(1, m_document->result() ? m_document->result()->group().batch() : 1);
     m_document->selectItem((m_document->viewState().item - 1 + batch) % batch);
   }));
   viewMenu->addSeparator();
@@ -562,10 +562,10 @@ void MainWindow::updateStatus() {
     return;
   }
   int tokens = 0;
-  for (int n : r->queryLengths) tokens += n;
+  for (int n : r->group().queryLengths) tokens += n;
   m_tokensLabel->setText((tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) +
                          QStringLiteral(" · ") +
-                         (r->batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->batch())));
+                         (r->group().batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->group().batch())));
   m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
   m_computeLabel->setText(tr("Compute %1 ms").arg(m_document->computeMs(), 0, 'f', 1));
   m_renderLabel->setText(tr("Render %1 ms").arg(m_renderMs, 0, 'f', 1));

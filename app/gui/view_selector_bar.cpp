@@ -59,16 +59,16 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
 
 void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {
   const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item);
-  m_layer->setRange(0, result ? std::max(0, result->layers() - 1) : 0);
-  m_head->setRange(0, result ? std::max(0, result->heads() - 1) : 0);
+  m_layer->setRange(0, result ? std::max(0, result->group().layers() - 1) : 0);
+  m_head->setRange(0, result ? std::max(0, result->group().heads() - 1) : 0);
   m_item->clear();
-  const int batch = result ? result->batch() : 0;
+  const int batch = result ? result->group().batch() : 0;
   for (int i = 0; i < batch; ++i) {
     QString text = i < texts.size() ? texts[i].simplified() : QString();
     if (text.size() > 40) text = text.left(39) + QStringLiteral("…");
     m_item->addItem(QStringLiteral("%1: %2").arg(i).arg(text));
   }
-  m_scores->setEnabled(result && !result->scores.empty());
+  m_scores->setEnabled(result && !result->group().scores.empty());
   setViewState(m_state);
 }
 

@@ -17,7 +17,7 @@
 namespace attnscope::render {
 namespace {
 
-bool validHead(const AttentionResult& r, int layer, int head, int item) {
+bool validHead(const AttentionGroup& r, int layer, int head, int item) {
   return layer >= 0 && layer < r.layers() && head >= 0 && head < r.heads() && item >= 0 &&
          item < r.batch();
 }
@@ -40,11 +40,11 @@ void CompareView::setViewState(const ViewState& state) {
 }
 
 void CompareView::rebuild() {
-  m_valid = m_result && validHead(*m_result, m_state.layer, m_state.head, m_state.item) &&
-            validHead(*m_result, m_state.vsLayer, m_state.vsHead, m_state.vsItem);
+  m_valid = m_result && validHead(m_result->group(m_state.group), m_state.layer, m_state.head, m_state.item) &&
+            validHead(m_result->group(m_state.group), m_state.vsLayer, m_state.vsHead, m_state.vsItem);
   m_distance = 0;
   if (m_valid) {
-    const AttentionResult& r = *m_result;
+    const AttentionGroup& r = m_result->group(m_state.group);
     // Compare weights, always: the JS distance is defined on distributions.
     m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false);
     m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false);

@@ -176,8 +176,8 @@ QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state
     return QStringLiteral("cannot create folder %1").arg(QDir::toNativeSeparators(dir));
   std::unique_ptr<AttentionView> view(createView(ViewKind::Heatmap));
   view->setResult(result);
-  for (int l = 0; l < result->layers(); ++l) {
-    for (int h = 0; h < result->heads(); ++h) {
+  for (int l = 0; l < result->group().layers(); ++l) {
+    for (int h = 0; h < result->group().heads(); ++h) {
       ViewState s = state;
       s.layer = l;
       s.head = h;
@@ -197,7 +197,7 @@ QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state
 
 QString Exporter::exportAttentionNpy(const AttentionResult& result, const QString& path) {
   try {
-    const std::string bytes = npyBytes(result.attention);
+    const std::string bytes = npyBytes(result.group().attention);
     return writeBytes(path, QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size())));
   } catch (const std::exception& e) {
     return cannotWrite(path, QString::fromUtf8(e.what()));
@@ -209,16 +209,16 @@ QString Exporter::exportAttentionCsv(const AttentionResult& result, const QStrin
     // Real tokens only: padded rows and columns carry no attention.
     QByteArray out = "layer,item,head,query,key,weight\n";
     char line[96];
-    for (int l = 0; l < result.layers(); ++l) {
-      for (int b = 0; b < result.batch(); ++b) {
-        const int queries = realQueries(result, b), keys = realKeys(result, b);
-        for (int h = 0; h < result.heads(); ++h) {
-          const float* m = result.headMatrix(l, b, h);
+    for (int l = 0; l < result.group().layers(); ++l) {
+      for (int b = 0; b < result.group().batch(); ++b) {
+        const int queries = realQueries(result.group(), b), keys = realKeys(result.group(), b);
+        for (int h = 0; h < result.group().heads(); ++h) {
+          const float* m = result.group().headMatrix(l, b, h);
           for (int q = 0; q < queries; ++q) {
             for (int k = 0; k < keys; ++k) {
               const int n = std::snprintf(
                   line, sizeof line, "%d,%d,%d,%d,%d,%.9g\n", l, b, h, q, k,
-                  static_cast<double>(m[static_cast<std::size_t>(q) * result.keys() + k]));
+                  static_cast<double>(m[static_cast<std::size_t>(q) * result.group().keys() + k]));
               out.append(line, n);
             }
           }

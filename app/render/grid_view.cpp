@@ -77,8 +77,8 @@ void GridView::updateTiles() {
   m_dirty = false;
   m_tiles.clear();
   m_max = 0;
-  if (!m_result || m_state.item < 0 || m_state.item >= m_result->batch()) return;
-  const AttentionResult& r = *m_result;
+  if (!m_result || m_state.item < 0 || m_state.item >= m_result->group(m_state.group).batch()) return;
+  const AttentionGroup& r = m_result->group(m_state.group);
   const int layers = r.layers(), heads = r.heads(), item = m_state.item;
   const int rows = realQueries(r, item), cols = realKeys(r, item);
   const std::size_t keys = static_cast<std::size_t>(r.keys());
@@ -113,7 +113,7 @@ void GridView::updateTiles() {
 GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style) const {
   Layout lay;
   if (!m_result) return lay;
-  const int layers = m_result->layers(), columns = m_result->heads() + 1;
+  const int layers = m_result->group(m_state.group).layers(), columns = m_result->group(m_state.group).heads() + 1;
   const QFontMetricsF fm(style.font(12));
   const double left = fm.horizontalAdvance(QStringLiteral("L00")) + 14;
   const double top = fm.height() + 10;
@@ -135,7 +135,7 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
 }
 
 QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
-  const int heads = m_result ? m_result->heads() : 0;
+  const int heads = m_result ? m_result->group(m_state.group).heads() : 0;
   const double x =
       lay.cells.left() + head * (lay.cell + lay.gap) + (head >= heads ? lay.meanGap : 0);
   const double y = lay.cells.top() + layer * (lay.cell + lay.gap);
@@ -165,7 +165,7 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     painter.restore();
     return;
   }
-  const int layers = m_result->layers(), heads = m_result->heads();
+  const int layers = m_result->group(m_state.group).layers(), heads = m_result->group(m_state.group).heads();
   const Layout lay = layoutFor(area, style);
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
@@ -223,8 +223,8 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
       Qt::AlignLeft | Qt::AlignTop,
       QStringLiteral("batch item %1 · %2 queries × %3 keys · %4")
           .arg(item)
-          .arg(realQueries(*m_result, item))
-          .arg(realKeys(*m_result, item))
+          .arg(realQueries(m_result->group(m_state.group), item))
+          .arg(realKeys(m_result->group(m_state.group), item))
           .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
                                     : QStringLiteral("one colour scale for all cells")));
   painter.restore();
@@ -238,8 +238,8 @@ void GridView::paintEvent(QPaintEvent*) {
 bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
   if (!m_result) return false;
   const Layout lay = layoutFor(rect(), RenderStyle::forWidget(*this, m_state));
-  for (int l = 0; l < m_result->layers(); ++l) {
-    for (int h = 0; h <= m_result->heads(); ++h) {
+  for (int l = 0; l < m_result->group(m_state.group).layers(); ++l) {
+    for (int h = 0; h <= m_result->group(m_state.group).heads(); ++h) {
       if (cellIn(lay, l, h).contains(pos)) {
         *layer = l;
         *head = h;
@@ -253,7 +253,7 @@ bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
 void GridView::mouseMoveEvent(QMouseEvent* event) {
   int l = 0, h = 0;
   if (hit(event->position(), &l, &h)) {
-    const QString text = h == m_result->heads()
+    const QString text = h == m_result->group(m_state.group).heads()
                              ? QStringLiteral("layer %1, mean over heads").arg(l)
                              : QStringLiteral("layer %1, head %2 (click to open)").arg(l).arg(h);
     QToolTip::showText(event->globalPosition().toPoint(), text, this);
@@ -265,7 +265,7 @@ void GridView::mouseMoveEvent(QMouseEvent* event) {
 void GridView::mouseReleaseEvent(QMouseEvent* event) {
   int l = 0, h = 0;
   if (event->button() == Qt::LeftButton && hit(event->position(), &l, &h) &&
-      h < m_result->heads()) {
+      h < m_result->group(m_state.group).heads()) {
     Q_EMIT headActivated(l, h);
   }
 }

@@ -37,24 +37,24 @@ void updateRange(HeadMatrix& m) {
 
 }  // namespace
 
-int realQueries(const AttentionResult& r, int item) {
+int realQueries(const AttentionGroup& r, int item) {
   if (item < 0 || item >= static_cast<int>(r.queryLengths.size())) return r.queries();
   return std::clamp(r.queryLengths[static_cast<std::size_t>(item)], 0, r.queries());
 }
 
-int realKeys(const AttentionResult& r, int item) {
+int realKeys(const AttentionGroup& r, int item) {
   if (item < 0 || item >= static_cast<int>(r.keyLengths.size())) return r.keys();
   return std::clamp(r.keyLengths[static_cast<std::size_t>(item)], 0, r.keys());
 }
 
-QStringList queryLabels(const AttentionResult& r, int item) {
+QStringList queryLabels(const AttentionGroup& r, int item) {
   const auto& tokens = item < static_cast<int>(r.tokens.size())
                            ? r.tokens[static_cast<std::size_t>(item)]
                            : std::vector<Token>{};
   return labelsOf(tokens, realQueries(r, item));
 }
 
-QStringList keyLabels(const AttentionResult& r, int item) {
+QStringList keyLabels(const AttentionGroup& r, int item) {
   const auto& source = r.contextTokens.empty() ? r.tokens : r.contextTokens;
   const auto& tokens = item < static_cast<int>(source.size())
                            ? source[static_cast<std::size_t>(item)]
@@ -62,7 +62,7 @@ QStringList keyLabels(const AttentionResult& r, int item) {
   return labelsOf(tokens, realKeys(r, item));
 }
 
-HeadMatrix HeadMatrix::of(const AttentionResult& r, int layer, int item, int head, bool scores) {
+HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head, bool scores) {
   HeadMatrix m;
   m.rows = realQueries(r, item);
   m.cols = realKeys(r, item);

@@ -23,16 +23,16 @@ struct HeadMatrix {
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
 
   /// Weights, or scaled scores when `scores` is set and the result kept them (else weights).
-  static HeadMatrix of(const AttentionResult& result, int layer, int item, int head, bool scores);
+  static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores);
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
 
 /// Readable token labels of a batch item: queries, and keys (context tokens when present).
-QStringList queryLabels(const AttentionResult& result, int item);
-QStringList keyLabels(const AttentionResult& result, int item);
+QStringList queryLabels(const AttentionGroup& result, int item);
+QStringList keyLabels(const AttentionGroup& result, int item);
 /// Real query and key counts of a batch item (the padded size when lengths are missing).
-int realQueries(const AttentionResult& result, int item);
-int realKeys(const AttentionResult& result, int item);
+int realQueries(const AttentionGroup& result, int item);
+int realKeys(const AttentionGroup& result, int item);
 
 }  // namespace attnscope::render

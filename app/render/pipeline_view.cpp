@@ -24,9 +24,8 @@ QString shapeText(const TraceStep& s) {
 }
 
 QString arrowLabel(const std::string& kind) {
-  if (kind == "linear") return QStringLiteral("Linear");
-  if (kind == "output") return QStringLiteral("Linear");
-  return QString::fromStdString(kind);
+  const TraceStepKind* k = findTraceStepKind(kind);
+  return QString::fromStdString(k ? k->arrow : kind);
 }
 
 // Depth of every step: 0 without inputs, else one more than its deepest input.
@@ -74,48 +73,9 @@ const LayerTrace* PipelineView::trace() const {
 }
 
 QString PipelineView::explain(const QString& kind) {
-  static const std::map<QString, QString> sentences = {
-      {QStringLiteral("input"), QStringLiteral("The layer's input: one vector per token.")},
-      {QStringLiteral("embedding"),
-       QStringLiteral("The embedding looks up a learned vector for every token id.")},
-      {QStringLiteral("linear"), QStringLiteral("A learned Linear layer multiplies every token's "
-                                                "vector by a weight matrix and adds a bias.")},
-      {QStringLiteral("reshape"),
-       QStringLiteral("reshape regroups the same numbers into new dimensions, here splitting or "
-                      "joining the heads.")},
-      {QStringLiteral("permute"),
-       QStringLiteral("permute reorders the dimensions so that each head's tokens sit together for "
-                      "the matrix products.")},
-      {QStringLiteral("chunk"),
-       QStringLiteral(
-           "chunk cuts the last dimension into equal parts: the queries, keys and values.")},
-      {QStringLiteral("split"),
-       QStringLiteral("split cuts the last dimension into the queries, keys and values.")},
-      {QStringLiteral("matmul"), QStringLiteral("The matrix product takes dot products: each query "
-                                                "with each key for scores, or weights with "
-                                                "values for a weighted sum.")},
-      {QStringLiteral("scale"), QStringLiteral("Scaling by 1/√head_size keeps the scores small "
-                                               "enough that softmax does not saturate.")},
-      {QStringLiteral("mask"), QStringLiteral("The mask sets the scores of future (or padding) "
-                                              "positions to −inf, so they get zero weight.")},
-      {QStringLiteral("softmax"),
-       QStringLiteral("softmax turns each row of scaled scores into weights that sum to 1.")},
-      {QStringLiteral("concat"),
-       QStringLiteral("concat puts the heads' outputs side by side again, back to d_model wide.")},
-      {QStringLiteral("output"),
-       QStringLiteral(
-           "The output projection mixes what the heads found into one vector per token.")},
-      {QStringLiteral("layernorm"),
-       QStringLiteral(
-           "Layer norm rescales each token's vector to zero mean and unit variance, then applies a "
-           "learned gain and bias.")},
-      {QStringLiteral("add"),
-       QStringLiteral("The residual connection adds the sublayer's result to its input.")},
-      {QStringLiteral("gelu"),
-       QStringLiteral("GELU is the smooth non-linearity between the MLP's two Linear layers.")},
-  };
-  const auto it = sentences.find(kind);
-  return it != sentences.end() ? it->second : QStringLiteral("A %1 step.").arg(kind);
+  // The sentences live with the step kinds in the core, so a new kind is explained where it is defined.
+  const TraceStepKind* k = findTraceStepKind(kind.toStdString());
+  return k ? QString::fromStdString(k->explanation) : QStringLiteral("A %1 step.").arg(kind);
 }
 
 QString PipelineView::stepText(int index) const {

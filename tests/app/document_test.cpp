@@ -51,9 +51,9 @@ class DocumentTest : public QObject {
     QVERIFY(r);
     QCOMPARE(r, doc.result());
     // The char tokenizer gives one token per character: computed from the last text only.
-    QCOMPARE(r->batch(), 1);
-    QCOMPARE(r->queryLengths.at(0), 7);
-    QCOMPARE(r->heads(), 4);
+    QCOMPARE(r->group().batch(), 1);
+    QCOMPARE(r->group().queryLengths.at(0), 7);
+    QCOMPARE(r->group().heads(), 4);
     QVERIFY(!doc.isBusy());
     QVERIFY(doc.error().isEmpty());
   }
@@ -64,8 +64,8 @@ class DocumentTest : public QObject {
     doc.setText(QStringLiteral("ab\n\nabcd\n"));
     QVERIFY(results.wait(kWaitMs));
     const ResultPtr r = doc.result();
-    QCOMPARE(r->batch(), 2);
-    QCOMPARE(r->queryLengths, std::vector<int>({2, 4}));
+    QCOMPARE(r->group().batch(), 2);
+    QCOMPARE(r->group().queryLengths, std::vector<int>({2, 4}));
     QCOMPARE(doc.resultTexts(), QStringList({"ab", "abcd"}));
   }
 
@@ -82,7 +82,7 @@ class DocumentTest : public QObject {
     QVERIFY(results.wait(kWaitMs));
     QTest::qWait(400);
     QCOMPARE(results.count(), 1);
-    QCOMPARE(resultAt(results, 0)->queryLengths.at(0), 14);
+    QCOMPARE(resultAt(results, 0)->group().queryLengths.at(0), 14);
     QCOMPARE(doc.generation(), quint64(2));
   }
 
@@ -106,8 +106,8 @@ class DocumentTest : public QObject {
     QVERIFY(results.wait(kWaitMs));
     QTest::qWait(300);
     QCOMPARE(results.count(), 1);
-    QCOMPARE(doc.result()->heads(), 2);
-    QCOMPARE(doc.result()->queryLengths.at(0), 5);
+    QCOMPARE(doc.result()->group().heads(), 2);
+    QCOMPARE(doc.result()->group().queryLengths.at(0), 5);
   }
 
   void invalidConfigurationIsReportedAndKeepsTheResult() {
@@ -211,8 +211,8 @@ class DocumentTest : public QObject {
     doc.loadSession(s);
     QVERIFY(results.wait(kWaitMs));
     QCOMPARE(doc.text(), s.text);
-    QCOMPARE(doc.result()->heads(), 8);
-    QCOMPARE(doc.result()->queryLengths, std::vector<int>({1, 2}));
+    QCOMPARE(doc.result()->group().heads(), 8);
+    QCOMPARE(doc.result()->group().queryLengths, std::vector<int>({1, 2}));
     QCOMPARE(doc.viewState().head, 6);
     QCOMPARE(doc.viewState().palette, QStringLiteral("magma"));
     QVERIFY(doc.currentView() == attnscope::render::ViewKind::Grid);

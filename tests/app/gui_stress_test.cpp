@@ -187,7 +187,7 @@ class GuiStressTest : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(!doc.isBusy(), 30000);
       QVERIFY2(doc.error().isEmpty(), qPrintable(doc.error()));
       QCOMPARE(doc.resultTexts(), QStringList{QStringLiteral("final words")});
-      QCOMPARE(doc.result()->layers(), 2);
+      QCOMPARE(doc.result()->group().layers(), 2);
     }
     qInfo("%d iterations, %d exports", iterations, exports);
     QVERIFY(iterations > 20);

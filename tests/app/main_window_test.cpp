@@ -36,7 +36,7 @@ class MainWindowTest : public QObject {
     QTest::keyClicks(edit, QStringLiteral(" and more"));
     QCOMPARE(doc.text(), QStringLiteral("first and more"));
     QTRY_VERIFY_WITH_TIMEOUT(results.count() == 2, 20000);
-    QCOMPARE(doc.result()->queryLengths.at(0), 14);
+    QCOMPARE(doc.result()->group().queryLengths.at(0), 14);
     QVERIFY(window.bannerMessage().isEmpty());
   }
 

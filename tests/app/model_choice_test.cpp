@@ -94,7 +94,7 @@ class ModelChoiceTest : public QObject {
     window.start(start);
     QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
     QVERIFY(doc.error().isEmpty());
-    QCOMPARE(doc.result()->queries(), 16);
+    QCOMPARE(doc.result()->group().queries(), 16);
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("the last 16")),
              qPrintable(window.bannerMessage()));
 
@@ -116,15 +116,15 @@ class ModelChoiceTest : public QObject {
     start.text = QStringLiteral("hello");
     window.start(start);
     QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
-    QVERIFY(doc.result()->scores.empty());
-    QVERIFY(!doc.result()->attention.empty());
+    QVERIFY(doc.result()->group().scores.empty());
+    QVERIFY(!doc.result()->group().attention.empty());
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("Scores are not kept")),
              qPrintable(window.bannerMessage()));
 
     doc.setScoresLimitBytes(1ull << 30);
     doc.setText(QStringLiteral("hello!"));
     QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kWaitMs);
-    QVERIFY(!doc.result()->scores.empty());
+    QVERIFY(!doc.result()->group().scores.empty());
     QVERIFY(window.bannerMessage().isEmpty());
   }
 
@@ -141,18 +141,18 @@ class ModelChoiceTest : public QObject {
     doc.setModel(QStringLiteral("step 5"), model.asModel("snapshot"));
     QVERIFY(results.wait(kWaitMs));
     QCOMPARE(doc.modelSpec().source, std::string("memory:step 5"));
-    QCOMPARE(doc.result()->layers(), 3);
+    QCOMPARE(doc.result()->group().layers(), 3);
 
     // Away to the toy and back by the menu's source string: the snapshot is still there.
     attnscope::ModelSpec toy;
     doc.setModelSpec(toy);
     QVERIFY(results.wait(kWaitMs));
-    QCOMPARE(doc.result()->layers(), 1);
+    QCOMPARE(doc.result()->group().layers(), 1);
     attnscope::ModelSpec back;
     back.source = "memory:step 5";
     doc.setModelSpec(back);
     QVERIFY(results.wait(kWaitMs));
-    QCOMPARE(doc.result()->layers(), 3);
+    QCOMPARE(doc.result()->group().layers(), 3);
 
     // A snapshot the document no longer holds is an error, not a crash.
     QSignalSpy errors(&doc, &Document::errorChanged);

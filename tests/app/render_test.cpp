@@ -35,15 +35,15 @@ std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, b
                                             int batch = 1, unsigned seed = 7) {
   auto r = std::make_shared<AttentionResult>();
   r->modelName = "fake";
-  r->attention = FloatTensor({layers, batch, heads, tokens, tokens});
-  r->scores = FloatTensor({layers, batch, heads, tokens, tokens});
+  r->group().attention = FloatTensor({layers, batch, heads, tokens, tokens});
+  r->group().scores = FloatTensor({layers, batch, heads, tokens, tokens});
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.01f, 1.0f);
   for (int l = 0; l < layers; ++l) {
     for (int b = 0; b < batch; ++b) {
       for (int h = 0; h < heads; ++h) {
-        float* a = const_cast<float*>(r->headMatrix(l, b, h));
-        float* s = const_cast<float*>(r->scoreMatrix(l, b, h));
+        float* a = const_cast<float*>(r->group().headMatrix(l, b, h));
+        float* s = const_cast<float*>(r->group().scoreMatrix(l, b, h));
         for (int q = 0; q < tokens; ++q) {
           float sum = 0;
           for (int k = 0; k < tokens; ++k) {
@@ -67,9 +67,9 @@ std::shared_ptr<AttentionResult> fakeResult(int layers, int heads, int tokens, b
       t.label = t.text;
       items.push_back(t);
     }
-    r->tokens.push_back(items);
-    r->queryLengths.push_back(tokens);
-    r->keyLengths.push_back(tokens);
+    r->group().tokens.push_back(items);
+    r->group().queryLengths.push_back(tokens);
+    r->group().keyLengths.push_back(tokens);
   }
   for (int l = 0; l < layers; ++l) {
     LayerTrace t;
@@ -204,7 +204,7 @@ class RenderTest : public QObject {
     auto r = fakeResult(1, 1, 4, true);
     view.setResult(r);
     view.setViewState(ViewState());
-    const float w = r->headMatrix(0, 0, 0)[1 * 4 + 0];
+    const float w = r->group().headMatrix(0, 0, 0)[1 * 4 + 0];
     QCOMPARE(view.cellText(1, 0),
              QStringLiteral("query 'tok1' → key 'tok0': %1").arg(w, 0, 'f', 3));
     ViewState s;
@@ -218,9 +218,9 @@ class RenderTest : public QObject {
 
   void paddingIsCropped() {
     auto r = fakeResult(1, 1, 6, false, 2);
-    r->queryLengths[1] = 4;
-    r->keyLengths[1] = 4;
-    r->tokens[1].resize(4);
+    r->group().queryLengths[1] = 4;
+    r->group().keyLengths[1] = 4;
+    r->group().tokens[1].resize(4);
     HeatmapView view;
     view.setResult(r);
     ViewState s;
@@ -295,8 +295,8 @@ class RenderTest : public QObject {
     const QString npy = m_dir.filePath(QStringLiteral("a.npy"));
     QCOMPARE(Exporter::exportAttentionNpy(*r, npy), QString());
     const FloatTensor back = readNpy(npy.toStdString());
-    QCOMPARE(back.shape, r->attention.shape);
-    QCOMPARE(back.data, r->attention.data);
+    QCOMPARE(back.shape, r->group().attention.shape);
+    QCOMPARE(back.data, r->group().attention.data);
     const QString csv = m_dir.filePath(QStringLiteral("a.csv"));
     QCOMPARE(Exporter::exportAttentionCsv(*r, csv), QString());
     QFile c(csv);
@@ -335,8 +335,8 @@ class RenderTest : public QObject {
     s.vsHead = 1;
     view.setViewState(s);
     QVERIFY(view.distance() > 0.01 && view.distance() <= 1.0);
-    r->queryLengths[1] = 4;
-    r->keyLengths[1] = 4;
+    r->group().queryLengths[1] = 4;
+    r->group().keyLengths[1] = 4;
     s.vsItem = 1;
     view.setViewState(s);
     QVERIFY(view.summary().contains(QStringLiteral("common")));
@@ -398,7 +398,7 @@ class RenderTest : public QObject {
     // grid's max-pooled tiles must keep the one strong weight visible (and in the mean too).
     const int tokens = 1100;
     auto r = fakeResult(1, 1, tokens, true, 1, 3);
-    float* a = const_cast<float*>(r->headMatrix(0, 0, 0));
+    float* a = const_cast<float*>(r->group().headMatrix(0, 0, 0));
     std::fill(a, a + std::size_t(tokens) * tokens, 0.0f);
     a[std::size_t(701) * tokens + 301] = 1.0f;
     GridView view;

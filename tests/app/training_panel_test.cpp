@@ -115,7 +115,7 @@ class TrainingPanelTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!doc.isBusy() && doc.result(), kWaitMs);
     QVERIFY(doc.modelInfo());
     QCOMPARE(doc.modelInfo()->kind, std::string("tiny-gpt"));
-    QCOMPARE(doc.result()->heads(), 2);
+    QCOMPARE(doc.result()->group().heads(), 2);
 
     // The slider goes back in time.
     panel.selectSnapshot(0);

@@ -39,7 +39,7 @@ std::shared_ptr<Model> open(const std::string& source) {
 }
 
 float at(const AttentionResult& r, int l, int b, int h, int q, int k) {
-  return r.headMatrix(l, b, h)[static_cast<std::size_t>(q) * r.keys() + k];
+  return r.group().headMatrix(l, b, h)[static_cast<std::size_t>(q) * r.group().keys() + k];
 }
 
 std::vector<int64_t> idsOf(const std::vector<Token>& tokens) {
@@ -51,7 +51,7 @@ std::vector<int64_t> idsOf(const std::vector<Token>& tokens) {
 /// Compares batch item `b` of a run with the plain-loop reference on that item's tokens.
 void expectMatchesReference(const AttentionResult& r, int b, const std::vector<NamedTensor>& weights,
                             const TinyGpt2& spec) {
-  const std::vector<int64_t> ids = idsOf(r.tokens[static_cast<std::size_t>(b)]);
+  const std::vector<int64_t> ids = idsOf(r.group().tokens[static_cast<std::size_t>(b)]);
   const test::ReferenceGpt2 ref = test::referenceGpt2(weights, spec.layers, spec.heads, ids);
   const int T = static_cast<int>(ids.size()), C = spec.embd;
   double worst = 0;
@@ -90,19 +90,19 @@ void expectMatchesReference(const AttentionResult& r, int b, const std::vector<N
 }
 
 void expectCausalRowsSumToOne(const AttentionResult& r) {
-  for (int l = 0; l < r.layers(); ++l)
-    for (int b = 0; b < r.batch(); ++b)
-      for (int h = 0; h < r.heads(); ++h)
-        for (int q = 0; q < r.queries(); ++q) {
+  for (int l = 0; l < r.group().layers(); ++l)
+    for (int b = 0; b < r.group().batch(); ++b)
+      for (int h = 0; h < r.group().heads(); ++h)
+        for (int q = 0; q < r.group().queries(); ++q) {
           double sum = 0;
-          for (int k = 0; k < r.keys(); ++k) {
+          for (int k = 0; k < r.group().keys(); ++k) {
             const float a = at(r, l, b, h, q, k);
-            if (k > q || k >= r.keyLengths[static_cast<std::size_t>(b)]) {
+            if (k > q || k >= r.group().keyLengths[static_cast<std::size_t>(b)]) {
               EXPECT_EQ(a, 0.0f);
             }
             sum += a;
           }
-          if (q < r.queryLengths[static_cast<std::size_t>(b)]) {
+          if (q < r.group().queryLengths[static_cast<std::size_t>(b)]) {
             EXPECT_NEAR(sum, 1.0, 1e-5);
           } else {
             EXPECT_EQ(sum, 0.0) << "padded query rows are zero";
@@ -133,9 +133,9 @@ TEST_P(Gpt2Layouts, LoadsAndMatchesThePlainLoopReference) {
   EXPECT_EQ(info.maxPositions, 32);
 
   const AttentionResult r = model->run(textRequest({"hello the world"}));
-  ASSERT_EQ(r.attention.shape, (std::vector<int64_t>{2, 1, 4, r.queries(), r.queries()}));
-  EXPECT_EQ(r.scores.shape, r.attention.shape);
-  EXPECT_EQ(r.output.shape, (std::vector<int64_t>{1, r.queries(), 16}));
+  ASSERT_EQ(r.group().attention.shape, (std::vector<int64_t>{2, 1, 4, r.group().queries(), r.group().queries()}));
+  EXPECT_EQ(r.group().scores.shape, r.group().attention.shape);
+  EXPECT_EQ(r.output.shape, (std::vector<int64_t>{1, r.group().queries(), 16}));
   expectCausalRowsSumToOne(r);
   expectMatchesReference(r, 0, weights, spec);
 }
@@ -169,8 +169,8 @@ TEST_F(Gpt2Fixture, TokensUseTheFolderBpe) {
 TEST_F(Gpt2Fixture, PaddedBatchItemsMatchTheirOwnReference) {
   const auto model = open(folder());
   const AttentionResult r = model->run(textRequest({"hi", "the cat sat on the mat", "a b"}));
-  ASSERT_EQ(r.batch(), 3);
-  EXPECT_EQ(r.queries(), static_cast<int>(r.tokens[1].size()));
+  ASSERT_EQ(r.group().batch(), 3);
+  EXPECT_EQ(r.group().queries(), static_cast<int>(r.group().tokens[1].size()));
   expectCausalRowsSumToOne(r);
   for (int b = 0; b < 3; ++b) expectMatchesReference(r, b, m_weights, m_spec);
 }
@@ -178,7 +178,7 @@ TEST_F(Gpt2Fixture, PaddedBatchItemsMatchTheirOwnReference) {
 TEST_F(Gpt2Fixture, TraceFollowsEveryStepWithMeasuredShapes) {
   const auto model = open(folder());
   const AttentionResult r = model->run(textRequest({"hello"}));
-  const int64_t T = r.queries();
+  const int64_t T = r.group().queries();
   ASSERT_EQ(r.traces.size(), 2u);
   for (const LayerTrace& trace : r.traces) {
     EXPECT_EQ(trace.variant, "gpt2");
@@ -206,13 +206,13 @@ TEST_F(Gpt2Fixture, ScoresAreLeftOutWhenNotWanted) {
   RunRequest request = textRequest({"hello"});
   request.keepScores = false;
   const AttentionResult r = open(folder())->run(request);
-  EXPECT_TRUE(r.scores.empty());
-  EXPECT_EQ(r.layers(), 2);
+  EXPECT_TRUE(r.group().scores.empty());
+  EXPECT_EQ(r.group().layers(), 2);
 }
 
 TEST_F(Gpt2Fixture, LongTextKeepsAVisibleWindowOfNPositions) {
   const AttentionResult r = open(folder())->run(textRequest({std::string(40, 'x')}));
-  EXPECT_EQ(r.queries(), 32);
+  EXPECT_EQ(r.group().queries(), 32);
   ASSERT_EQ(r.notices.size(), 1u);
   EXPECT_NE(r.notices[0].find("at most 32"), std::string::npos) << r.notices[0];
   expectCausalRowsSumToOne(r);
@@ -378,7 +378,7 @@ TEST(ModelCatalog, FindsSnapshotsInTheHubCache) {
 
   const auto model = open("tiny-gpt2");
   EXPECT_EQ(model->info().name, "tiny-gpt2");
-  EXPECT_EQ(model->run(textRequest({"hi"})).layers(), 2);
+  EXPECT_EQ(model->run(textRequest({"hi"})).group().layers(), 2);
 
   // Without refs/main the newest snapshot with a config.json wins.
   fs::remove(repo / "refs" / "main");

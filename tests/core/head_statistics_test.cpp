@@ -86,13 +86,13 @@ TEST(JensenShannon, MeanOverCommonPrefix) {
 
 TEST(HeadSimilarity, IdenticalHeadsAreOneAndMatrixIsSymmetric) {
   AttentionResult r;
-  r.attention = FloatTensor({1, 1, 3, 2, 2});
+  r.group().attention = FloatTensor({1, 1, 3, 2, 2});
   const float heads[3][4] = {{1, 0, 0.5f, 0.5f}, {1, 0, 0.5f, 0.5f}, {1, 0, 0, 1}};
   for (int h = 0; h < 3; ++h)
-    for (int i = 0; i < 4; ++i) r.attention.data[static_cast<std::size_t>(h) * 4 + i] = heads[h][i];
-  r.queryLengths = {2};
-  r.keyLengths = {2};
-  const std::vector<double> s = headSimilarity(r, 0);
+    for (int i = 0; i < 4; ++i) r.group().attention.data[static_cast<std::size_t>(h) * 4 + i] = heads[h][i];
+  r.group().queryLengths = {2};
+  r.group().keyLengths = {2};
+  const std::vector<double> s = headSimilarity(r.group(), 0);
   ASSERT_EQ(s.size(), 9u);
   EXPECT_NEAR(s[0 * 3 + 1], 1.0, 1e-7);
   EXPECT_NEAR(s[0 * 3 + 2], 1.0 - std::sqrt(0.311278) / 2, 1e-5);
@@ -102,14 +102,14 @@ TEST(HeadSimilarity, IdenticalHeadsAreOneAndMatrixIsSymmetric) {
 
 TEST(HeadView, CropsToRealTokens) {
   AttentionResult r;
-  r.attention = FloatTensor({1, 2, 1, 4, 4});
-  r.queryLengths = {4, 2};
-  r.keyLengths = {4, 3};
-  const MatrixView m = headView(r, 0, 1, 0);
+  r.group().attention = FloatTensor({1, 2, 1, 4, 4});
+  r.group().queryLengths = {4, 2};
+  r.group().keyLengths = {4, 3};
+  const MatrixView m = headView(r.group(), 0, 1, 0);
   EXPECT_EQ(m.queries, 2);
   EXPECT_EQ(m.keys, 3);
   EXPECT_EQ(m.stride, 4);
-  EXPECT_EQ(m.data, r.attention.data.data() + 16);
+  EXPECT_EQ(m.data, r.group().attention.data.data() + 16);
 }
 
 }  // namespace

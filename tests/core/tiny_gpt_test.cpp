@@ -52,11 +52,11 @@ TEST(TinyGpt, LearnsACopyingPatternWithAHeadAtTheCopyOffset) {
   const AttentionResult a = r.model.asModel()->run(req);
   const int offset = period - 1;
   double best = 0;
-  for (int h = 0; h < a.heads(); ++h) {
+  for (int h = 0; h < a.group().heads(); ++h) {
     double mass = 0;
     int n = 0;
-    for (int q = offset; q < a.queries(); ++q) {
-      mass += a.headMatrix(0, 0, h)[q * a.keys() + (q - offset)];
+    for (int q = offset; q < a.group().queries(); ++q) {
+      mass += a.group().headMatrix(0, 0, h)[q * a.group().keys() + (q - offset)];
       ++n;
     }
     best = std::max(best, mass / n);
@@ -160,15 +160,15 @@ TEST(TinyGpt, RunShowsEveryLayerAWindowNoticeAndUnknownCharacters) {
   req.device = DeviceKind::Cpu;
   req.texts = {"abcabcab", "ab"};
   AttentionResult r = m.asModel()->run(req);
-  EXPECT_EQ(r.attention.shape, (std::vector<int64_t>{3, 2, 2, 6, 6}));
+  EXPECT_EQ(r.group().attention.shape, (std::vector<int64_t>{3, 2, 2, 6, 6}));
   EXPECT_EQ(r.traces.size(), 3u);
   ASSERT_FALSE(r.notices.empty());
   EXPECT_NE(r.notices[0].find("showing tokens 3-8"), std::string::npos) << r.notices[0];
-  EXPECT_EQ(r.tokens[0].front().text, "c");  // the last 6 of 8
+  EXPECT_EQ(r.group().tokens[0].front().text, "c");  // the last 6 of 8
   EXPECT_EQ(r.nextToken.size(), 4u);
   req.texts = {"ab z"};
   r = m.asModel()->run(req);
-  EXPECT_TRUE(r.tokens[0][3].unknown);
+  EXPECT_TRUE(r.group().tokens[0][3].unknown);
   EXPECT_NE(r.notices.back().find("not in the model's vocabulary"), std::string::npos);
 }
 

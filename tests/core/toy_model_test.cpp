@@ -21,7 +21,7 @@ RunRequest textRequest(std::vector<std::string> texts) {
 }
 
 float at(const AttentionResult& r, int l, int b, int h, int q, int k) {
-  return r.headMatrix(l, b, h)[static_cast<std::size_t>(q) * r.keys() + k];
+  return r.group().headMatrix(l, b, h)[static_cast<std::size_t>(q) * r.group().keys() + k];
 }
 
 TEST(ToyModel, RowsSumToOneCausalUpperTriangleAndPaddedKeysAreZero) {
@@ -31,24 +31,24 @@ TEST(ToyModel, RowsSumToOneCausalUpperTriangleAndPaddedKeysAreZero) {
     c.mask = MaskKind::Causal;
     const auto model = makeToyModel(c);
     const AttentionResult r = model->run(textRequest({"hello there", "hi", "attention!"}));
-    ASSERT_EQ(r.batch(), 3);
-    ASSERT_EQ(r.queries(), 11);
-    EXPECT_EQ(r.queryLengths, (std::vector<int>{11, 2, 10}));
+    ASSERT_EQ(r.group().batch(), 3);
+    ASSERT_EQ(r.group().queries(), 11);
+    EXPECT_EQ(r.group().queryLengths, (std::vector<int>{11, 2, 10}));
     for (int b = 0; b < 3; ++b) {
-      for (int h = 0; h < r.heads(); ++h) {
-        for (int q = 0; q < r.queries(); ++q) {
+      for (int h = 0; h < r.group().heads(); ++h) {
+        for (int q = 0; q < r.group().queries(); ++q) {
           double sum = 0;
-          for (int k = 0; k < r.keys(); ++k) {
+          for (int k = 0; k < r.group().keys(); ++k) {
             const float a = at(r, 0, b, h, q, k);
             if (k > q) {
               EXPECT_EQ(a, 0.0f) << "causal upper triangle";
             }
-            if (k >= r.keyLengths[b]) {
+            if (k >= r.group().keyLengths[b]) {
               EXPECT_EQ(a, 0.0f) << "padded key";
             }
             sum += a;
           }
-          if (q < r.queryLengths[b]) {
+          if (q < r.group().queryLengths[b]) {
             EXPECT_NEAR(sum, 1.0, 1e-5);
           } else {
             EXPECT_EQ(sum, 0.0) << "padded query rows are zero";
@@ -83,19 +83,19 @@ TEST(ToyModel, MatchesPlainLoopReference) {
     const auto model = makeToyModel(c);
     const AttentionResult r = model->run(req);
     const test::ReferenceResult ref = test::referenceAttention(
-        c, model->parameters(), r.input, cross ? &r.contextInput : nullptr, r.keyLengths);
-    ASSERT_EQ(r.attention.data.size(), ref.attention.size());
+        c, model->parameters(), r.input, cross ? &r.contextInput : nullptr, r.group().keyLengths);
+    ASSERT_EQ(r.group().attention.data.size(), ref.attention.size());
     for (int b = 0; b < B; ++b) {
       for (int h = 0; h < c.heads; ++h) {
-        for (int q = 0; q < r.queryLengths[b]; ++q) {
-          for (int k = 0; k < r.keys(); ++k) {
-            const std::size_t i = ((static_cast<std::size_t>(b) * c.heads + h) * r.queries() + q) * r.keys() + k;
-            ASSERT_NEAR(r.attention.data[i], ref.attention[i], 1e-5) << "trial " << trial;
+        for (int q = 0; q < r.group().queryLengths[b]; ++q) {
+          for (int k = 0; k < r.group().keys(); ++k) {
+            const std::size_t i = ((static_cast<std::size_t>(b) * c.heads + h) * r.group().queries() + q) * r.group().keys() + k;
+            ASSERT_NEAR(r.group().attention.data[i], ref.attention[i], 1e-5) << "trial " << trial;
           }
         }
-        for (int q = 0; q < r.queryLengths[b]; ++q) {
+        for (int q = 0; q < r.group().queryLengths[b]; ++q) {
           for (int d = 0; d < c.dModel; ++d) {
-            const std::size_t i = (static_cast<std::size_t>(b) * r.queries() + q) * c.dModel + d;
+            const std::size_t i = (static_cast<std::size_t>(b) * r.group().queries() + q) * c.dModel + d;
             ASSERT_NEAR(r.output.data[i], ref.output[i], 1e-5) << "trial " << trial;
           }
         }
@@ -117,10 +117,10 @@ TEST(ToyModel, SkippingScoresGivesTheSameAttention) {
     RunRequest without = withScores;
     without.keepScores = false;
     const AttentionResult a = model->run(withScores), b = model->run(without);
-    EXPECT_FALSE(a.scores.empty());
-    EXPECT_TRUE(b.scores.empty());
-    EXPECT_EQ(a.attention.shape, b.attention.shape);
-    EXPECT_EQ(a.attention.data, b.attention.data) << toString(variant);
+    EXPECT_FALSE(a.group().scores.empty());
+    EXPECT_TRUE(b.group().scores.empty());
+    EXPECT_EQ(a.group().attention.shape, b.group().attention.shape);
+    EXPECT_EQ(a.group().attention.data, b.group().attention.data) << toString(variant);
     EXPECT_EQ(a.output.data, b.output.data) << toString(variant);
   }
 }
@@ -158,8 +158,8 @@ TEST(ToyModel, VariantsAgreeWithEquivalentWeights) {
                                        {"linear_layer.bias", get("proj.bias")}});
   const RunRequest req = textRequest({"separate heads or one fused layer", "same thing"});
   const AttentionResult a = perHead->run(req), b = fused->run(req);
-  ASSERT_EQ(a.attention.shape, b.attention.shape);
-  for (std::size_t i = 0; i < a.attention.data.size(); ++i) ASSERT_NEAR(a.attention.data[i], b.attention.data[i], 1e-6);
+  ASSERT_EQ(a.group().attention.shape, b.group().attention.shape);
+  for (std::size_t i = 0; i < a.group().attention.data.size(); ++i) ASSERT_NEAR(a.group().attention.data[i], b.group().attention.data[i], 1e-6);
   for (std::size_t i = 0; i < a.output.data.size(); ++i) ASSERT_NEAR(a.output.data[i], b.output.data[i], 1e-5);
 }
 
@@ -183,7 +183,7 @@ TEST(ToyModel, TutorialShapeTrace) {
       {"attention", {30, 8, 5, 5}}, {"values", {30, 8, 5, 64}}, {"values", {30, 5, 512}},
       {"out", {30, 5, 512}}};
   EXPECT_EQ(got, want);
-  EXPECT_EQ(r.attention.shape, (std::vector<int64_t>{1, 30, 8, 5, 5}));
+  EXPECT_EQ(r.group().attention.shape, (std::vector<int64_t>{1, 30, 8, 5, 5}));
   EXPECT_EQ(r.output.shape, (std::vector<int64_t>{30, 5, 512}));
   EXPECT_EQ(r.device, "cpu");
 }
@@ -208,10 +208,10 @@ TEST(ToyModel, EmbeddingScaleIsSqrtOfHeadsSharperThanHeadScale) {
   c.scale = ScaleKind::Embedding;
   const AttentionResult embd = makeToyModel(c)->run(textRequest({"scale"}));
   // scores ∝ scale, and 1/√64 ÷ 1/√16 = 1/2.
-  for (std::size_t i = 0; i < head.scores.data.size(); ++i) {
-    ASSERT_NEAR(embd.scores.data[i], 0.5f * head.scores.data[i], 1e-5);
+  for (std::size_t i = 0; i < head.group().scores.data.size(); ++i) {
+    ASSERT_NEAR(embd.group().scores.data[i], 0.5f * head.group().scores.data[i], 1e-5);
   }
-  EXPECT_NE(head.attention.data, embd.attention.data);
+  EXPECT_NE(head.group().attention.data, embd.group().attention.data);
 }
 
 TEST(ToyModel, SeedDeterminesResult) {
@@ -220,8 +220,8 @@ TEST(ToyModel, SeedDeterminesResult) {
   const auto b = makeToyModel(c)->run(textRequest({"same seed"}));
   c.seed = 1;
   const auto d = makeToyModel(c)->run(textRequest({"same seed"}));
-  EXPECT_EQ(a.attention.data, b.attention.data);
-  EXPECT_NE(a.attention.data, d.attention.data);
+  EXPECT_EQ(a.group().attention.data, b.group().attention.data);
+  EXPECT_NE(a.group().attention.data, d.group().attention.data);
 }
 
 ErrorKind errorOf(const std::function<void()>& f, std::string* message = nullptr) {

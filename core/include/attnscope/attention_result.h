@@ -23,20 +23,56 @@ struct Prediction {
   float probability = 0;
 };
 
+/// One kind of attention a model computes: an encoder's or decoder's self-attention, or a
+/// decoder's cross-attention over the encoder's tokens. Each has its own tokens on each axis.
+struct AttentionGroup {
+  std::string name;  // "self" | "cross" | "decoder_self"
+
+  std::vector<std::vector<Token>> tokens;         // [batch][query]; padding is not listed
+  std::vector<std::vector<Token>> contextTokens;  // [batch][key] when the keys come from another
+                                                  // sequence (cross-attention); empty: keys are `tokens`
+  std::vector<int> queryLengths;                  // [batch] real (non-padding) queries
+  std::vector<int> keyLengths;                    // [batch] real (non-padding) keys
+
+  FloatTensor attention;  // [layers, batch, heads, query, key]; padded keys are exactly 0,
+                          // padded query rows are all 0
+  FloatTensor scores;     // [layers, batch, heads, query, key] scaled scores before softmax,
+                          // masked entries -inf; empty when not requested
+
+  int layers() const { return static_cast<int>(attention.dim(0)); }
+  int batch() const { return static_cast<int>(attention.dim(1)); }
+  int heads() const { return static_cast<int>(attention.dim(2)); }
+  int queries() const { return static_cast<int>(attention.dim(3)); }
+  int keys() const { return static_cast<int>(attention.dim(4)); }
+
+  /// The tokens on the key axis of one batch item.
+  const std::vector<Token>& keyTokens(int item) const {
+    return contextTokens.empty() ? tokens[static_cast<std::size_t>(item)]
+                                 : contextTokens[static_cast<std::size_t>(item)];
+  }
+  /// The [query, key] matrix of one head, row-major, keys() floats per row.
+  const float* headMatrix(int layer, int item, int head) const { return matrixOf(attention, layer, item, head); }
+  const float* scoreMatrix(int layer, int item, int head) const {
+    return scores.empty() ? nullptr : matrixOf(scores, layer, item, head);
+  }
+
+ private:
+  static const float* matrixOf(const FloatTensor& t, int layer, int item, int head) {
+    const std::size_t tq = static_cast<std::size_t>(t.dim(3)), tk = static_cast<std::size_t>(t.dim(4));
+    const std::size_t index = ((static_cast<std::size_t>(layer) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
+    return t.data.data() + index;
+  }
+};
+
 /// Everything one forward pass produced, in plain types. Every model family returns this.
 struct AttentionResult {
   std::string modelName;
   std::string device;  // where it ran: "cpu" or "cuda:0"
 
-  std::vector<std::vector<Token>> tokens;         // [batch][query]; padding is not listed
-  std::vector<std::vector<Token>> contextTokens;  // [batch][key]; cross-attention only
-  std::vector<int> queryLengths;                  // [batch] real (non-padding) queries
-  std::vector<int> keyLengths;                    // [batch] real (non-padding) keys
+  /// The attention kinds of the model, at least one; groups[0] is its main one ("self", or
+  /// "cross" for the toy layer given a context). Views choose one by name.
+  std::vector<AttentionGroup> groups;
 
-  FloatTensor attention;     // [layers, batch, heads, query, key]; padded keys are exactly 0,
-                             // padded query rows are all 0
-  FloatTensor scores;        // [layers, batch, heads, query, key] scaled scores before softmax,
-                             // masked entries -inf; empty when not requested
   FloatTensor output;        // [batch, query, d_model]
   FloatTensor input;         // [batch, query, input_dim]: the X fed into the first layer
   FloatTensor contextInput;  // [batch, key, input_dim]; cross-attention only
@@ -46,26 +82,29 @@ struct AttentionResult {
   std::vector<Prediction> nextToken;  // top candidates after the last token of batch item 0 (LMs)
   Timings timings;
 
-  int layers() const { return static_cast<int>(attention.dim(0)); }
-  int batch() const { return static_cast<int>(attention.dim(1)); }
-  int heads() const { return static_cast<int>(attention.dim(2)); }
-  int queries() const { return static_cast<int>(attention.dim(3)); }
-  int keys() const { return static_cast<int>(attention.dim(4)); }
-
-  /// The [query, key] matrix of one head, row-major, keys() floats per row.
-  const float* headMatrix(int layer, int item, int head) const {
-    return matrixOf(attention, layer, item, head);
+  /// The group of that name; an empty or unknown name gives the main group (an empty one when
+  /// there is none).
+  const AttentionGroup& group(const std::string& name = {}) const {
+    static const AttentionGroup none;
+    for (const AttentionGroup& g : groups) {
+      if (g.name == name) return g;
+    }
+    return groups.empty() ? none : groups.front();
   }
-  const float* scoreMatrix(int layer, int item, int head) const {
-    return scores.empty() ? nullptr : matrixOf(scores, layer, item, head);
+  /// As above; a result without groups gets an empty "self" group to fill.
+  AttentionGroup& group(const std::string& name = {}) {
+    if (groups.empty()) groups.push_back(AttentionGroup{"self", {}, {}, {}, {}, {}, {}});
+    for (AttentionGroup& g : groups) {
+      if (g.name == name) return g;
+    }
+    return groups.front();
   }
-
- private:
-  const float* matrixOf(const FloatTensor& t, int layer, int item, int head) const {
-    const std::size_t tq = static_cast<std::size_t>(t.dim(3)), tk = static_cast<std::size_t>(t.dim(4));
-    const std::size_t index =
-        ((static_cast<std::size_t>(layer) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
-    return t.data.data() + index;
+  /// The group of that name, or nullptr.
+  const AttentionGroup* findGroup(const std::string& name) const {
+    for (const AttentionGroup& g : groups) {
+      if (g.name == name) return &g;
+    }
+    return nullptr;
   }
 };
 

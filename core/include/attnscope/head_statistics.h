@@ -21,7 +21,7 @@ struct MatrixView {
 };
 
 /// The [real queries, real keys] matrix of one head of one batch item.
-MatrixView headView(const AttentionResult& result, int layer, int item, int head);
+MatrixView headView(const AttentionGroup& result, int layer, int item, int head);
 
 /// What one head does, each number averaged over the real queries.
 struct HeadStatistics {
@@ -49,6 +49,6 @@ double meanJensenShannonDistance(const MatrixView& a, const MatrixView& b);
 /// 1 − mean JS distance between every pair of heads of one batch item, heads numbered
 /// layer * heads + head: a symmetric [layers*heads, layers*heads] matrix, row-major, 1 on the
 /// diagonal. Near-1 off-diagonal entries mark redundant heads.
-std::vector<double> headSimilarity(const AttentionResult& result, int item);
+std::vector<double> headSimilarity(const AttentionGroup& result, int item);
 
 }  // namespace attnscope

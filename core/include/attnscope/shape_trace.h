@@ -12,7 +12,7 @@ namespace attnscope {
 struct TraceStep {
   std::string name;    // "qkv", "q", "attention"
   std::string op;      // the PyTorch expression that produced it: "qkv.reshape(B, T, H, 3*hd)"
-  std::string kind;    // input|linear|reshape|permute|chunk|split|matmul|scale|mask|softmax|concat|output|layernorm|add|gelu|embedding
+  std::string kind;    // one of traceStepKinds(): "linear", "softmax", "rotary", ...
   std::vector<int64_t> shape;
   int head = -1;            // the per-head branch this step belongs to, -1 when shared by all heads
   std::vector<int> inputs;  // indices of the steps it was computed from (the diagram's arrows)
@@ -29,5 +29,18 @@ struct LayerTrace {
     return static_cast<int>(steps.size()) - 1;
   }
 };
+
+/// One kind of step: what every family records and the pipeline view draws and explains.
+struct TraceStepKind {
+  std::string kind;         // "layernorm"
+  std::string arrow;        // the short label on the diagram's arrow: "LayerNorm"
+  std::string explanation;  // one sentence for a student
+};
+
+/// Every step kind a family may record, defined once here; a family that needs a new kind adds
+/// it to this list (core/src/runtime/trace_step_kinds.cpp).
+const std::vector<TraceStepKind>& traceStepKinds();
+/// The entry of a kind, or nullptr for one that is not in the list.
+const TraceStepKind* findTraceStepKind(const std::string& kind);
 
 }  // namespace attnscope

@@ -7,7 +7,7 @@
 
 namespace attnscope {
 
-MatrixView headView(const AttentionResult& result, int layer, int item, int head) {
+MatrixView headView(const AttentionGroup& result, int layer, int item, int head) {
   MatrixView m;
   m.data = result.headMatrix(layer, item, head);
   m.stride = result.keys();
@@ -83,7 +83,7 @@ double meanJensenShannonDistance(const MatrixView& a, const MatrixView& b) {
   return sum / queries;
 }
 
-std::vector<double> headSimilarity(const AttentionResult& result, int item) {
+std::vector<double> headSimilarity(const AttentionGroup& result, int item) {
   const int layers = result.layers(), heads = result.heads(), n = layers * heads;
   std::vector<double> similarity(static_cast<std::size_t>(n) * n, 1.0);
   std::vector<MatrixView> views;

@@ -61,18 +61,18 @@ std::string traceJson(const AttentionResult& result) {
 }
 
 std::string tokensJson(const AttentionResult& result) {
-  return tokensToJson(result.tokens).dump(2, ' ', false, json::error_handler_t::replace);
+  return tokensToJson(result.group().tokens).dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 std::string resultJson(const AttentionResult& r, bool includeAttention) {
   json j;
   j["model"] = r.modelName;
   j["device"] = r.device;
-  j["tokens"] = tokensToJson(r.tokens);
-  if (!r.contextTokens.empty()) j["context_tokens"] = tokensToJson(r.contextTokens);
-  j["query_lengths"] = r.queryLengths;
-  j["key_lengths"] = r.keyLengths;
-  j["shapes"] = {{"attention", r.attention.shape}, {"output", r.output.shape}, {"input", r.input.shape}};
+  j["tokens"] = tokensToJson(r.group().tokens);
+  if (!r.group().contextTokens.empty()) j["context_tokens"] = tokensToJson(r.group().contextTokens);
+  j["query_lengths"] = r.group().queryLengths;
+  j["key_lengths"] = r.group().keyLengths;
+  j["shapes"] = {{"attention", r.group().attention.shape}, {"output", r.output.shape}, {"input", r.input.shape}};
   j["trace"] = traceToJson(r)["layers"];
   j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs}, {"forward", r.timings.forwardMs},
                      {"total", r.timings.totalMs}};
@@ -82,7 +82,7 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
     for (const Prediction& p : r.nextToken) next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
     j["next_token"] = next;
   }
-  if (includeAttention && !r.attention.empty()) j["attention"] = nested(r.attention, 0, 0);
+  if (includeAttention && !r.group().attention.empty()) j["attention"] = nested(r.group().attention, 0, 0);
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -102,12 +102,16 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   // On the CPU each layer's softmax (and scores) is written straight into the result: no
   // per-layer copies, no stacking. Elsewhere a device buffer per layer is copied back.
   const bool direct = dev.is_cpu();
-  r.attention = FloatTensor({L, B, H, Tq, Tk});
-  const torch::Tensor attention = torch::from_blob(r.attention.data.data(), {L, B, H, Tq, Tk});
+  // One attention kind per run so far: self-attention, or cross-attention when keys and values
+  // come from a context.
+  AttentionGroup& group = r.groups.emplace_back();
+  group.name = in.context.defined() ? "cross" : "self";
+  group.attention = FloatTensor({L, B, H, Tq, Tk});
+  const torch::Tensor attention = torch::from_blob(group.attention.data.data(), {L, B, H, Tq, Tk});
   torch::Tensor scores;
   if (request.keepScores) {
-    r.scores = FloatTensor({L, B, H, Tq, Tk});
-    scores = torch::from_blob(r.scores.data.data(), {L, B, H, Tq, Tk});
+    group.scores = FloatTensor({L, B, H, Tq, Tk});
+    scores = torch::from_blob(group.scores.data.data(), {L, B, H, Tq, Tk});
   }
   const auto deviceBuffer = [&] { return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev)); };
 

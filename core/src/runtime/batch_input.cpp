@@ -63,10 +63,11 @@ BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, 
 }
 
 void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
-  r.tokens = std::move(batch.tokens);
-  r.contextTokens = std::move(batch.contextTokens);
-  r.queryLengths = std::move(batch.queryLengths);
-  r.keyLengths = std::move(batch.keyLengths);
+  AttentionGroup& g = r.group();
+  g.tokens = std::move(batch.tokens);
+  g.contextTokens = std::move(batch.contextTokens);
+  g.queryLengths = std::move(batch.queryLengths);
+  g.keyLengths = std::move(batch.keyLengths);
   for (std::string& n : batch.notices) r.notices.push_back(std::move(n));
 }
 
