@@ -13,6 +13,7 @@ int tokenizeCommand(const std::vector<std::string>& args);
 int trainCommand(const std::vector<std::string>& args);
 int evalCommand(const std::vector<std::string>& args);
 int sampleCommand(const std::vector<std::string>& args);
+int modelsCommand(const std::vector<std::string>& args);
 /// Needs Qt (offscreen when there is no display); the others run without it.
 int exportCommand(const std::vector<std::string>& args);
 

@@ -23,6 +23,7 @@ const char* kUsage =
     "  eval       print a tiny GPT's validation loss on a text file\n"
     "  sample     generate text with a tiny GPT\n"
     "  export     render a view (heatmap, grid, compare, stats, pipeline) to PNG, SVG or PDF\n"
+    "  models     list the supported architectures and the cached models (--json)\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
       {"eval", cli::evalCommand},
       {"sample", cli::sampleCommand},
       {"export", cli::exportCommand},
+      {"models", cli::modelsCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

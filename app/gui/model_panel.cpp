@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "attnscope/model_catalog.h"
+#include "attnscope/model_registry.h"
 #include "attnscope/runtime.h"
 #include "document.h"
 #include "model_spec_equal.h"
@@ -92,10 +93,15 @@ ModelPanel::ModelPanel(QWidget* parent)
       0, tr("The character-level GPT trained on Shakespeare that ships with attnscope"),
       Qt::ToolTipRole);
   m_model->addItem(tr("Toy layer (configurable)"), QStringLiteral("toy"));
+  // Only cached models whose model_type a family opens: a menu entry that can only fail is noise.
   for (const CachedModel& cached : findCachedModels()) {
+    const Architecture* architecture = findArchitecture(cached.modelType.empty() ? "gpt2" : cached.modelType);
+    if (!architecture) continue;
     const QString name = QString::fromStdString(cached.name);
-    m_model->addItem(tr("%1 (Hugging Face cache)").arg(name), name);
-    m_model->setItemData(m_model->count() - 1, QString::fromStdString(cached.path),
+    m_model->addItem(tr("%1 (%2, Hugging Face cache)").arg(name, QString::fromStdString(architecture->family)), name);
+    m_model->setItemData(m_model->count() - 1,
+                         QStringLiteral("%1\n%2").arg(QString::fromStdString(architecture->description),
+                                                      QString::fromStdString(cached.path)),
                          Qt::ToolTipRole);
   }
   m_model->insertSeparator(m_model->count());

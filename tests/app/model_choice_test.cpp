@@ -171,6 +171,13 @@ class ModelChoiceTest : public QObject {
     QVERIFY(config.open(QIODevice::WriteOnly));
     config.write(R"({"model_type": "gpt2"})");
     config.close();
+    // A cached model of an architecture no family opens is left out of the menu.
+    const QString other = cache.filePath(QStringLiteral("models--org--xlnet-base/snapshots/4567"));
+    QVERIFY(QDir().mkpath(other));
+    QFile otherConfig(other + QStringLiteral("/config.json"));
+    QVERIFY(otherConfig.open(QIODevice::WriteOnly));
+    otherConfig.write(R"({"model_type": "xlnet"})");
+    otherConfig.close();
     const bool hadCache = qEnvironmentVariableIsSet("HF_HUB_CACHE");
     const QByteArray oldCache = qgetenv("HF_HUB_CACHE");
     qputenv("HF_HUB_CACHE", cache.path().toUtf8());
@@ -186,9 +193,10 @@ class ModelChoiceTest : public QObject {
     QVERIFY2(items.join(QLatin1Char('|')).contains(QStringLiteral("Bundled: Tiny Shakespeare")),
              qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Toy layer (configurable)")));
-    QVERIFY(items.contains(QStringLiteral("gpt2 (Hugging Face cache)")));
-    QCOMPARE(menu->itemData(items.indexOf(QStringLiteral("gpt2 (Hugging Face cache)"))).toString(),
+    QVERIFY2(items.contains(QStringLiteral("gpt2 (gpt2, Hugging Face cache)")), qPrintable(items.join(QLatin1Char('|'))));
+    QCOMPARE(menu->itemData(items.indexOf(QStringLiteral("gpt2 (gpt2, Hugging Face cache)"))).toString(),
              QStringLiteral("gpt2"));
+    QVERIFY2(!items.join(QLatin1Char('|')).contains(QStringLiteral("xlnet")), qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Open checkpoint file…")));
     QVERIFY(items.contains(QStringLiteral("Open model folder…")));
 

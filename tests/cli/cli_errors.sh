@@ -49,7 +49,21 @@ fi
 touch "$tmp/file"
 expect 2 "cannot write $tmp/file/x.json" -- run --text hi --json "$tmp/file/x.json"
 
-for sub in run tokenize train eval sample; do
+# A folder of an architecture no family opens is refused by name, with the list of those that open.
+mkdir -p "$tmp/xlnet" "$tmp/hub/models--org--xlnet-base/snapshots/1" "$tmp/hub/models--gpt2/snapshots/2"
+echo '{"model_type": "xlnet"}' > "$tmp/xlnet/config.json"
+cp "$tmp/xlnet/config.json" "$tmp/hub/models--org--xlnet-base/snapshots/1/"
+echo '{"model_type": "gpt2"}' > "$tmp/hub/models--gpt2/snapshots/2/config.json"
+expect 2 "model_type 'xlnet' is not supported; supported: gpt2" -- run --text hi --model "$tmp/xlnet"
+HF_HUB_CACHE="$tmp/hub" expect 0 "org/xlnet-base" -- models
+out=$(HF_HUB_CACHE="$tmp/hub" "$cli" models 2>&1)
+grep -q "xlnet-base.*not supported" <<<"$out" || { echo "FAIL: models does not mark xlnet unsupported: $out"; failures=$((failures + 1)); }
+grep -qE "^  gpt2 +gpt2 +opens" <<<"$out" || { echo "FAIL: models does not mark the cached gpt2 as opening: $out"; failures=$((failures + 1)); }
+HF_HUB_CACHE="$tmp/hub" "$cli" models --json > "$tmp/models.json"
+/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [a["model_type"] for a in j["architectures"]]==["gpt2"]; assert {m["name"]: m["supported"] for m in j["cached"]}=={"gpt2": True, "org/xlnet-base": False}' "$tmp/models.json" \
+  || { echo "FAIL: models --json"; failures=$((failures + 1)); }
+
+for sub in run tokenize train eval sample models; do
   expect 0 "usage: attnscope-cli $sub" -- "$sub" --help
 done
 expect 0 "commands:" -- --help
