@@ -52,7 +52,7 @@ AttentionOutput FusedAttentionImpl::forward(const AttentionInput& in, TraceRecor
   ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
   // Heads back next to each other on the channel axis: (B, H, T, hd) -> (B, T, H·hd).
   torch::Tensor values = sdp.values.permute({0, 2, 1, 3}).reshape({B, T, m_dModel});
-  int s = rec.record("values", "values.permute(0, 2, 1, 3).reshape(B, T, d_model)", "concat",
+  int s = rec.record("values", "values.permute(0, 2, 1, 3).reshape(B, T, d_model)", "merge_heads",
                      values, {sdp.valuesStep});
   torch::Tensor out = linear_layer(values);
   rec.record("out", "linear_layer(values)", "linear", out, {s});
