@@ -17,8 +17,8 @@ struct MaskOptions {
 };
 
 /// Additive mask [B, 1, Tq, Tk]: 0 where a query may look, -inf where it may not (padding, future
-/// keys, keys outside the window). Undefined when nothing is masked. Key 0 is never masked, so a
-/// row is never all -inf (softmax would give NaN; such rows belong to padded queries, which the
+/// keys, keys outside the window). Undefined when nothing is masked. A row that would be all -inf
+/// keeps key 0 (softmax would give NaN; such rows belong to padded queries, which the
 /// caller zeroes afterwards).
 torch::Tensor buildMask(const MaskOptions& options);
 

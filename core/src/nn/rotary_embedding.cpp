@@ -28,6 +28,9 @@ RotaryEmbedding::RotaryEmbedding(RotaryOptions options) : m_options(options) {
                                        std::to_string(m_options.rotaryDim) + ")");
   }
   if (!(m_options.theta > 0)) throw Error(ErrorKind::Format, "rope_theta must be positive");
+  if (m_options.scaling.type == RopeScaling::Type::Dynamic && m_options.maxPositions <= 0) {
+    throw Error(ErrorKind::Format, "dynamic rope_scaling needs max_position_embeddings");
+  }
   if (m_options.scaling.type != RopeScaling::Type::None && !(m_options.scaling.factor > 0)) {
     throw Error(ErrorKind::Format, "rope_scaling.factor must be positive");
   }

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/activation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "../expect_error.h"
+#include "nn_test_util.h"
+
+namespace attnscope {
+namespace {
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double geluTanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+/// transformers' ACT2FN formulas, one per accepted name.
+const std::map<std::string, std::function<double(double)>>& formulas() {
+  static const std::map<std::string, std::function<double(double)>> table = {
+      {"gelu", [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
+      {"gelu_python", [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
+      {"gelu_new", geluTanh},
+      {"gelu_pytorch_tanh", geluTanh},
+      {"gelu_fast", [](double x) { return 0.5 * x * (1.0 + std::tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))); }},
+      {"quick_gelu", [](double x) { return x * sigmoid(1.702 * x); }},
+      {"relu", [](double x) { return std::max(x, 0.0); }},
+      {"relu2", [](double x) { return std::max(x, 0.0) * std::max(x, 0.0); }},
+      {"silu", [](double x) { return x * sigmoid(x); }},
+      {"swish", [](double x) { return x * sigmoid(x); }},
+      {"tanh", [](double x) { return std::tanh(x); }},
+      {"sigmoid", sigmoid},
+      {"linear", [](double x) { return x; }},
+  };
+  return table;
+}
+
+TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
+  const std::vector<std::string> names = activationNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* required : {"gelu", "gelu_new", "gelu_pytorch_tanh", "quick_gelu", "relu", "relu2", "silu",
+                               "tanh", "sigmoid", "linear"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
+  }
+  const torch::Tensor x = torch::linspace(-6.0, 6.0, 241);
+  const std::vector<double> xv = test::toDoubles(x);
+  for (const std::string& name : names) {
+    const auto f = formulas().find(name);
+    ASSERT_NE(f, formulas().end()) << name << " has no reference formula in this test";
+    const Activation a = parseActivation(name);
+    const torch::Tensor y = activate(a, x);
+    EXPECT_EQ(test::shapeOf(y), test::shapeOf(x)) << name;
+    std::vector<double> want;
+    for (double v : xv) want.push_back(f->second(v));
+    test::expectAllNear(y, want, name == "relu2" ? 1e-4 : 1e-5, name);
+    EXPECT_FALSE(activationExpression(a).empty()) << name;
+  }
+  EXPECT_EQ(parseActivation("gelu_new"), Activation::GeluTanh);
+  EXPECT_EQ(parseActivation("gelu_pytorch_tanh"), Activation::GeluTanh);
+  EXPECT_NE(parseActivation("gelu"), Activation::GeluTanh);
+  // Out of place, any shape.
+  const torch::Tensor m = test::randomTensor({2, 3, 4}, 1, 2.0), copy = m.clone();
+  EXPECT_EQ(test::shapeOf(activate(Activation::Silu, m)), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_TRUE(torch::equal(m, copy));
+}
+
+TEST(Activation, ExactAndTanhGeluDifferWhereTheTestLooks) {
+  // The tolerance above separates the two GELUs: they differ by far more than 1e-5 on the grid.
+  double worst = 0;
+  for (double x = -6; x <= 6; x += 0.05) worst = std::max(worst, std::abs(formulas().at("gelu")(x) - geluTanh(x)));
+  EXPECT_GT(worst, 1e-4);
+}
+
+TEST(Activation, UnknownNameThrowsFormatListingTheSupportedOnes) {
+  test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "gelu_foo");
+  test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "supported");
+  test::expectError([] { parseActivation("mish", "hidden_act"); }, ErrorKind::Format, "hidden_act");
+  test::expectError([] { parseActivation("GELU"); }, ErrorKind::Format, "quick_gelu");  // the list
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/scaled_dot_product.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "nn_test_util.h"
+#include "runtime/trace_recorder.h"
+
+namespace attnscope {
+namespace {
+
+using test::expectAllNear;
+using test::randomTensor;
+using test::shapeOf;
+using test::stepNames;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Reference {
+  std::vector<double> scores, attention, values;  // [B, H, Tq, Tk], [B, H, Tq, Tk], [B, H, Tq, hd]
+};
+
+/// softmax(q·kᵀ·scale + bias + mask)·v with loops. q [B, H, Tq, hd], k/v [B, H, Tk, hd],
+/// bias [1, H, Tq, Tk] or undefined, mask [B, 1, Tq, Tk] or undefined.
+Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
+                        const torch::Tensor& bias, const torch::Tensor& mask) {
+  const auto qa = q.accessor<float, 4>(), ka = k.accessor<float, 4>(), va = v.accessor<float, 4>();
+  const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), hd = q.size(3);
+  Reference r;
+  r.scores.assign(static_cast<std::size_t>(B * H * Tq * Tk), 0.0);
+  r.attention = r.scores;
+  r.values.assign(static_cast<std::size_t>(B * H * Tq * hd), 0.0);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < Tq; ++i) {
+        const std::size_t row = static_cast<std::size_t>(((b * H + h) * Tq + i) * Tk);
+        double top = -kInf;
+        for (int64_t j = 0; j < Tk; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < hd; ++d) s += double(qa[b][h][i][d]) * double(ka[b][h][j][d]);
+          s *= scale;
+          if (bias.defined()) s += bias.accessor<float, 4>()[0][h][i][j];
+          if (mask.defined()) s += mask.accessor<float, 4>()[b][0][i][j];
+          r.scores[row + j] = s;
+          top = std::max(top, s);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < Tk; ++j) sum += r.attention[row + j] = std::exp(r.scores[row + j] - top);
+        for (int64_t j = 0; j < Tk; ++j) r.attention[row + j] /= sum;
+        for (int64_t d = 0; d < hd; ++d) {
+          double o = 0;
+          for (int64_t j = 0; j < Tk; ++j) o += r.attention[row + j] * va[b][h][j][d];
+          r.values[static_cast<std::size_t>(((b * H + h) * Tq + i) * hd + d)] = o;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+/// [B, 1, Tq, Tk]: -inf where key j > query i (causal) or j >= keyLengths[b], else 0.
+torch::Tensor loopMask(int64_t B, int64_t Tq, int64_t Tk, bool causal, const std::vector<int>& keyLengths) {
+  torch::Tensor m = torch::zeros({B, 1, Tq, Tk});
+  auto a = m.accessor<float, 4>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < Tq; ++i)
+      for (int64_t j = 0; j < Tk; ++j)
+        if ((causal && j > i) || j >= keyLengths[static_cast<std::size_t>(b)])
+          a[b][0][i][j] = -std::numeric_limits<float>::infinity();
+  return m;
+}
+
+struct Inputs {
+  torch::Tensor q, k, v;
+};
+
+/// Scaled by 3 so that softmax is peaked and a wrong scale, bias or mask shows.
+Inputs randomInputs(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t hd, uint32_t seed) {
+  return {randomTensor({B, H, Tq, hd}, seed, 3.0), randomTensor({B, H, Tk, hd}, seed + 1, 3.0),
+          randomTensor({B, H, Tk, hd}, seed + 2)};
+}
+
+void expectRowsSumToOne(const torch::Tensor& attention) {
+  const torch::Tensor sums = attention.sum(-1);
+  expectAllNear(sums, std::vector<double>(static_cast<std::size_t>(sums.numel()), 1.0), 1e-5, "row sums");
+}
+
+/// The rows are peaked: the largest weight averages well above uniform, so the test data is not
+/// too flat for errors to hide.
+void expectPeaked(const std::vector<double>& attention, int64_t Tk) {
+  double sumMax = 0;
+  const std::size_t rows = attention.size() / static_cast<std::size_t>(Tk);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double m = 0;
+    for (int64_t j = 0; j < Tk; ++j) m = std::max(m, attention[r * static_cast<std::size_t>(Tk) + j]);
+    sumMax += m;
+  }
+  EXPECT_GT(sumMax / static_cast<double>(rows), 0.6);
+}
+
+TEST(ScaledDotProduct, ScaledWithoutBiasOrMaskMatchesLoopsAndTracesEachStep) {
+  const int64_t B = 2, H = 3, T = 5, hd = 4;
+  const Inputs in = randomInputs(B, H, T, T, hd, 11);
+  LayerTrace trace;
+  TraceRecorder rec(&trace);
+  const int qs = rec.record("q", "q", "input", in.q), ks = rec.record("k", "k", "input", in.k),
+            vs = rec.record("v", "v", "input", in.v);
+  SdpaOptions o;
+  o.scale = 1.0 / std::sqrt(double(hd));
+  o.scaleText = "1 / math.sqrt(hd)";
+  const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, qs, ks, vs);
+
+  const Reference want = referenceSdpa(in.q, in.k, in.v, o.scale, {}, {});
+  expectPeaked(want.attention, T);
+  EXPECT_EQ(shapeOf(r.values), (std::vector<int64_t>{B, H, T, hd}));
+  EXPECT_EQ(shapeOf(r.attention), (std::vector<int64_t>{B, H, T, T}));
+  expectAllNear(r.scores, want.scores, 1e-5, "scores");
+  expectAllNear(r.attention, want.attention, 1e-5, "attention");
+  expectAllNear(r.values, want.values, 1e-5, "values");
+  expectRowsSumToOne(r.attention);
+
+  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"q", "k", "v", "scores", "scaled", "attention", "values"}));
+  EXPECT_EQ(trace.steps[3].inputs, (std::vector<int>{qs, ks}));
+  EXPECT_EQ(trace.steps[4].inputs, (std::vector<int>{3}));
+  EXPECT_EQ(trace.steps[5].inputs, (std::vector<int>{4}));
+  EXPECT_EQ(trace.steps[6].inputs, (std::vector<int>{5, vs}));
+  EXPECT_EQ(r.valuesStep, 6);
+  for (int s = 3; s <= 5; ++s) EXPECT_EQ(trace.steps[s].shape, (std::vector<int64_t>{B, H, T, T})) << s;
+  EXPECT_EQ(trace.steps[6].shape, (std::vector<int64_t>{B, H, T, hd}));
+  for (const TraceStep& s : trace.steps) EXPECT_EQ(s.head, -1) << s.name;
+}
+
+TEST(ScaledDotProduct, BiasAndCausalMaskMatchLoopsAndMaskedEntriesAreExactlyZero) {
+  const int64_t B = 2, H = 3, T = 6, hd = 4;
+  const Inputs in = randomInputs(B, H, T, T, hd, 21);
+  SdpaOptions o;
+  o.scale = 0.5;
+  o.scaleText = "hd**-0.5";
+  o.bias = randomTensor({1, H, T, T}, 24, 2.0);
+  o.biasText = "alibi";
+  o.mask = loopMask(1, T, T, /*causal=*/true, {int(T)});  // [1, 1, T, T], broadcast over the batch
+  LayerTrace trace;
+  TraceRecorder rec(&trace);
+  const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, -1, -1, -1);
+
+  const Reference want = referenceSdpa(in.q, in.k, in.v, 0.5, o.bias, loopMask(B, T, T, true, {int(T), int(T)}));
+  expectAllNear(r.scores, want.scores, 1e-5, "scores");
+  expectAllNear(r.attention, want.attention, 1e-5, "attention");
+  expectAllNear(r.values, want.values, 1e-5, "values");
+  expectRowsSumToOne(r.attention);
+  const auto a = r.attention.accessor<float, 4>();
+  const auto s = r.scores.accessor<float, 4>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = i + 1; j < T; ++j) {
+          EXPECT_EQ(a[b][h][i][j], 0.0f) << b << h << i << j;
+          EXPECT_EQ(s[b][h][i][j], -std::numeric_limits<float>::infinity());
+        }
+  // The bias is what makes the reference differ from an unbiased one: it was not ignored.
+  const Reference unbiased = referenceSdpa(in.q, in.k, in.v, 0.5, {}, loopMask(B, T, T, true, {int(T), int(T)}));
+  double diff = 0;
+  for (std::size_t i = 0; i < unbiased.attention.size(); ++i)
+    diff = std::max(diff, std::abs(unbiased.attention[i] - want.attention[i]));
+  EXPECT_GT(diff, 0.05);
+
+  EXPECT_EQ(stepNames(trace),
+            (std::vector<std::string>{"scores", "scaled", "biased", "masked", "attention", "values"}));
+  EXPECT_EQ(trace.steps[2].op, "scores + alibi");
+  for (int st = 0; st < 5; ++st) EXPECT_EQ(trace.steps[st].shape, (std::vector<int64_t>{B, H, T, T}));
+  EXPECT_EQ(trace.steps[5].shape, (std::vector<int64_t>{B, H, T, hd}));
+}
+
+TEST(ScaledDotProduct, WritesIntoTheGivenBuffers) {
+  const int64_t L = 2, B = 2, H = 2, T = 5, hd = 4;
+  const Inputs in = randomInputs(B, H, T, T, hd, 31);
+  // As a model does: layer 1 of an [L, B, H, T, T] result.
+  const torch::Tensor allAttention = torch::zeros({L, B, H, T, T}), allScores = torch::zeros({L, B, H, T, T});
+  SdpaOptions o;
+  o.scale = 0.5;
+  o.scaleText = "0.5";
+  o.mask = loopMask(B, T, T, true, {5, 3});
+  o.buffers.attention = allAttention[1];
+  o.buffers.scores = allScores[1];
+  TraceRecorder none(nullptr);
+  const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, none, -1, -1, -1);
+
+  EXPECT_EQ(r.attention.data_ptr(), o.buffers.attention.data_ptr());
+  EXPECT_EQ(r.scores.data_ptr(), o.buffers.scores.data_ptr());
+  EXPECT_EQ(r.valuesStep, -1);
+  const Reference want = referenceSdpa(in.q, in.k, in.v, 0.5, {}, o.mask);
+  expectAllNear(allAttention[1], want.attention, 1e-5, "attention buffer");
+  expectAllNear(allScores[1], want.scores, 1e-5, "scores buffer");
+  expectAllNear(r.values, want.values, 1e-5, "values");
+  EXPECT_EQ(allAttention[0].abs().sum().item<float>(), 0.0f) << "layer 0 untouched";
+  EXPECT_EQ(allScores[0].abs().sum().item<float>(), 0.0f) << "layer 0 untouched";
+  // Padded keys of item 1 get no weight.
+  const auto a = allAttention.accessor<float, 5>();
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 3; j < T; ++j) EXPECT_EQ(a[1][1][h][i][j], 0.0f);
+
+  // Only the attention buffer: scores are allocated, attention still lands in the buffer.
+  SdpaOptions o2 = o;
+  const torch::Tensor attention2 = torch::zeros({B, H, T, T});
+  o2.buffers = {attention2, {}};
+  const ScaledDotProduct r2 = scaledDotProduct(in.q, in.k, in.v, o2, none, -1, -1, -1);
+  EXPECT_EQ(r2.attention.data_ptr(), attention2.data_ptr());
+  expectAllNear(attention2, want.attention, 1e-5, "attention-only buffer");
+  expectAllNear(r2.scores, want.scores, 1e-5, "allocated scores");
+}
+
+TEST(ScaledDotProduct, MoreKeysThanQueriesWithPaddingAndNoScaleStep) {
+  // T5 style: unscaled (scale 1, no text), so no "scaled" step; cross-attention Tq != Tk.
+  const int64_t B = 2, H = 3, Tq = 3, Tk = 7, hd = 5;
+  const Inputs in = randomInputs(B, H, Tq, Tk, hd, 41);
+  SdpaOptions o;
+  o.bias = randomTensor({1, H, Tq, Tk}, 44);
+  o.mask = loopMask(B, Tq, Tk, false, {7, 4});
+  LayerTrace trace;
+  TraceRecorder rec(&trace);
+  const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, -1, -1, -1);
+
+  const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, o.bias, o.mask);
+  EXPECT_EQ(shapeOf(r.attention), (std::vector<int64_t>{B, H, Tq, Tk}));
+  EXPECT_EQ(shapeOf(r.values), (std::vector<int64_t>{B, H, Tq, hd}));
+  expectAllNear(r.scores, want.scores, 1e-5, "scores");
+  expectAllNear(r.attention, want.attention, 1e-5, "attention");
+  expectAllNear(r.values, want.values, 1e-5, "values");
+  expectRowsSumToOne(r.attention);
+  EXPECT_EQ(r.attention.slice(-1, 4).select(0, 1).abs().max().item<float>(), 0.0f) << "padded keys";
+  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"scores", "biased", "masked", "attention", "values"}));
+  EXPECT_EQ(trace.steps[0].shape, (std::vector<int64_t>{B, H, Tq, Tk}));
+  EXPECT_EQ(trace.steps[4].shape, (std::vector<int64_t>{B, H, Tq, hd}));
+}
+
+TEST(ScaledDotProduct, PerHeadBranchUsesTheTutorialNames) {
+  // One head at a time: q [B, T, hd]; the trace names follow the textbook (wei, out).
+  const int64_t B = 2, T = 4, hd = 3;
+  const torch::Tensor q = randomTensor({B, T, hd}, 51, 3.0), k = randomTensor({B, T, hd}, 52, 3.0),
+                      v = randomTensor({B, T, hd}, 53);
+  SdpaOptions o;
+  o.scale = 1.0 / std::sqrt(3.0);
+  o.scaleText = "C**-0.5";
+  o.mask = loopMask(1, T, T, true, {int(T)})[0];  // [1, T, T]
+  o.head = 2;
+  LayerTrace trace;
+  TraceRecorder rec(&trace);
+  const ScaledDotProduct r = scaledDotProduct(q, k, v, o, rec, -1, -1, -1);
+  const Reference want = referenceSdpa(q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), o.scale, {},
+                                       loopMask(B, T, T, true, {int(T), int(T)}));
+  expectAllNear(r.attention, want.attention, 1e-5, "attention");
+  expectAllNear(r.values, want.values, 1e-5, "values");
+  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"wei", "scaled", "masked", "attention", "out"}));
+  for (const TraceStep& s : trace.steps) EXPECT_EQ(s.head, 2) << s.name;
+  EXPECT_EQ(trace.steps[4].shape, (std::vector<int64_t>{B, T, hd}));
+}
+
+}  // namespace
+}  // namespace attnscope
