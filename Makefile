@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DATTNSCOPE_WERROR=ON
 endif
 
-.PHONY: all deps configure build run test bench fuzz sanitize clean
+.PHONY: all deps configure build run test format format-check bench fuzz sanitize clean
 
 all: build
 
@@ -24,8 +24,17 @@ build: configure
 run: build
 	@bash scripts/run-app.sh $(BUILD)
 
+# In CI the tree must also follow .clang-format (see format-check).
 test: build
+	@if [ "$(CI)" = "true" ]; then bash scripts/format-check.sh; fi
 	@cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
+
+# Reformat every C++ file in place, or only check that the tree follows .clang-format.
+format: deps
+	@bash scripts/format-check.sh --fix
+
+format-check: deps
+	@bash scripts/format-check.sh
 
 # Benchmarks and the Python baseline, then BENCHMARKS.md (see scripts/bench.sh). Not part of test.
 BENCH_BUILD ?= $(BUILD)-bench

@@ -36,9 +36,11 @@ int peakRss(int T, bool scores) {
   const ModelInfo info = model->info();
   std::printf(
       "{\"T\": %d, \"scores\": %s, \"threads\": %d, \"rss_start\": %lld, \"rss_after_load\": %lld, "
-      "\"rss_peak\": %lld, \"weights_bytes\": %llu, \"attention_bytes\": %zu, \"scores_bytes\": %zu}\n",
+      "\"rss_peak\": %lld, \"weights_bytes\": %llu, \"attention_bytes\": %zu, \"scores_bytes\": "
+      "%zu}\n",
       T, scores ? "true" : "false", threadCount(), before, loaded, peak,
-      static_cast<unsigned long long>(info.parameterBytes), r.group().attention.data.size() * sizeof(float),
+      static_cast<unsigned long long>(info.parameterBytes),
+      r.group().attention.data.size() * sizeof(float),
       r.group().scores.data.size() * sizeof(float));
   return 0;
 }

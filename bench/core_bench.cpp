@@ -55,7 +55,9 @@ BENCHMARK(BM_ToyPerHead)->Apply(toyGrid);
 
 // The tutorial's set-up: batch 30, 5 tokens, 1024 -> 512, 8 heads.
 void BM_ToyTutorialFused(benchmark::State& s) { runToy(s, Variant::Fused, 30, 5, 1024, 512, 8); }
-void BM_ToyTutorialPerHead(benchmark::State& s) { runToy(s, Variant::PerHead, 30, 5, 1024, 512, 8); }
+void BM_ToyTutorialPerHead(benchmark::State& s) {
+  runToy(s, Variant::PerHead, 30, 5, 1024, 512, 8);
+}
 BENCHMARK(BM_ToyTutorialFused)->Unit(benchmark::kMicrosecond)->MinTime(0.5)->UseRealTime();
 BENCHMARK(BM_ToyTutorialPerHead)->Unit(benchmark::kMicrosecond)->MinTime(0.5)->UseRealTime();
 

@@ -19,7 +19,12 @@ void BM_TorchMm(benchmark::State& state) {
   state.counters["flops"] =
       benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_TorchMm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_TorchMm)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace attnscope::bench

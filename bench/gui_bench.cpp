@@ -25,10 +25,11 @@ using gui::MainWindow;
 
 // Hamlet, cut to 100 characters (the bundled model is character-level: 100 tokens). The
 // keystroke types the 'a' of "arrows" after it, and the next one deletes it again.
-const QString kSentence = QStringLiteral(
-    "To be, or not to be, that is the question: Whether 'tis nobler in the mind to suffer The "
-    "slings and arrows")
-                              .left(100);
+const QString kSentence =
+    QStringLiteral(
+        "To be, or not to be, that is the question: Whether 'tis nobler in the mind to suffer The "
+        "slings and arrows")
+        .left(100);
 
 constexpr qint64 kTimeoutNs = 30'000'000'000;  // a run that never finishes is an error, not a hang
 
@@ -97,7 +98,8 @@ void BM_GuiKeystrokeToRepaint(benchmark::State& state) {
                    [&] { applyEndNs = timer.nsecsElapsed(); });
   const std::string bundled = defaultModelPath();
   if (bundled.empty()) {
-    state.SkipWithError("the bundled model resources/models/tiny-shakespeare.safetensors is missing");
+    state.SkipWithError(
+        "the bundled model resources/models/tiny-shakespeare.safetensors is missing");
     return;
   }
   MainWindow::StartOptions options;
@@ -172,10 +174,7 @@ void BM_GuiKeystrokeToRepaint(benchmark::State& state) {
   state.counters["tokens"] = tokens;
   state.SetLabel(render::toString(view->kind()).toStdString());
 }
-BENCHMARK(BM_GuiKeystrokeToRepaint)
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(60)
-    ->UseManualTime();
+BENCHMARK(BM_GuiKeystrokeToRepaint)->Unit(benchmark::kMillisecond)->Iterations(60)->UseManualTime();
 
 }  // namespace
 }  // namespace attnscope::bench

@@ -66,7 +66,8 @@ void BM_SafetensorsLoad500MB(benchmark::State& state) {
       benchmark::DoNotOptimize(t.data.data());
     }
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * std::filesystem::file_size(path)));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * std::filesystem::file_size(path)));
 }
 BENCHMARK(BM_SafetensorsLoad500MB)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 

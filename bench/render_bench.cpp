@@ -75,7 +75,12 @@ BENCHMARK(BM_RenderHeatmap)
 void BM_RenderGrid12x12(benchmark::State& s) {
   renderView(s, render::ViewKind::Grid, fakeResult(12, 12, static_cast<int>(s.range(0))));
 }
-BENCHMARK(BM_RenderGrid12x12)->ArgName("T")->Arg(128)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+BENCHMARK(BM_RenderGrid12x12)
+    ->ArgName("T")
+    ->Arg(128)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
 
 // The whole export: render, encode, write atomically. Heatmap at T = 128.
 void BM_Export(benchmark::State& state) {
@@ -92,7 +97,12 @@ void BM_Export(benchmark::State& state) {
   }
   state.SetLabel(name.toStdString());
 }
-BENCHMARK(BM_Export)->ArgName("format")->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+BENCHMARK(BM_Export)
+    ->ArgName("format")
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace attnscope::bench

@@ -13,6 +13,7 @@ PACKAGES=(
   xvfb xauth imagemagick poppler-utils xdotool
   python3-torch python3-numpy
   fonts-dejavu-core
+  clang-format
 )
 
 missing=()

@@ -33,7 +33,8 @@ void ArgParser::parse(const std::vector<std::string>& args) {
       continue;
     }
     if (name.rfind("--", 0) != 0) {
-      throw UsageError("unexpected argument '" + name + "' (flags start with --; see " + m_command + " --help)");
+      throw UsageError("unexpected argument '" + name + "' (flags start with --; see " + m_command +
+                       " --help)");
     }
     if (const auto eq = name.find('='); eq != std::string::npos) {
       inlineValue = name.substr(eq + 1);
@@ -53,7 +54,8 @@ void ArgParser::parse(const std::vector<std::string>& args) {
       continue;
     }
     if (!hasInline) {
-      if (i + 1 >= args.size()) throw UsageError(name + " needs a value (" + spec->second.valueName + ")");
+      if (i + 1 >= args.size())
+        throw UsageError(name + " needs a value (" + spec->second.valueName + ")");
       inlineValue = args[++i];
     }
     m_values[name].push_back(inlineValue);
@@ -65,8 +67,10 @@ std::string ArgParser::help() const {
   for (const std::string& name : m_order) {
     const Spec& s = m_specs.at(name);
     std::string left = "  " + name + (s.takesValue ? " " + s.valueName : "");
-    if (left.size() < 28) left.resize(28, ' ');
-    else left += "\n" + std::string(28, ' ');
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "\n" + std::string(28, ' ');
     out += left + s.help + (s.repeatable ? " (repeatable)" : "") + "\n";
   }
   out += "  --help                    show this help\n";
@@ -94,8 +98,8 @@ long long ArgParser::integer(const std::string& name, long long fallback, long l
     throw UsageError(name + " expects a whole number, got '" + v + "'");
   }
   if (n < min || n > max) {
-    throw UsageError(name + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                     ", got " + v);
+    throw UsageError(name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + v);
   }
   return n;
 }
@@ -109,8 +113,8 @@ double ArgParser::number(const std::string& name, double fallback, double min, d
     throw UsageError(name + " expects a number, got '" + v + "'");
   }
   if (x < min || x > max) {
-    throw UsageError(name + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                     ", got " + v);
+    throw UsageError(name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + v);
   }
   return x;
 }

@@ -35,7 +35,8 @@ class ArgParser final {
   std::string value(const std::string& name, const std::string& fallback = "") const;
   std::vector<std::string> values(const std::string& name) const;
   /// Whole number within [min, max]; throws UsageError naming the flag otherwise.
-  long long integer(const std::string& name, long long fallback, long long min, long long max) const;
+  long long integer(const std::string& name, long long fallback, long long min,
+                    long long max) const;
   double number(const std::string& name, double fallback, double min, double max) const;
 
  private:

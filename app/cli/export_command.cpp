@@ -118,8 +118,8 @@ int exportCommand(const std::vector<std::string>& args) {
   state.head = indexFlag(p, "--head", 0, result->group().heads(), "head");
   state.item = indexFlag(p, "--batch-item", 0, result->group().batch(), "batch item");
   state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->group().layers(), "layer");
-  state.vsHead =
-      indexFlag(p, "--vs-head", (state.head + 1) % result->group().heads(), result->group().heads(), "head");
+  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % result->group().heads(),
+                           result->group().heads(), "head");
   state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->group().batch(), "batch item");
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));

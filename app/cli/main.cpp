@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// attnscope-cli: headless runs, exports and training. Exit codes: 0 success, 2 bad input, 1 internal.
+// attnscope-cli: headless runs, exports and training. Exit codes: 0 success, 2 bad input, 1
+// internal.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -32,12 +33,9 @@ const char* kUsage =
 int main(int argc, char** argv) {
   using namespace attnscope;
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
-      {"run", cli::runCommand},
-      {"tokenize", cli::tokenizeCommand},
-      {"train", cli::trainCommand},
-      {"eval", cli::evalCommand},
-      {"sample", cli::sampleCommand},
-      {"export", cli::exportCommand},
+      {"run", cli::runCommand},       {"tokenize", cli::tokenizeCommand},
+      {"train", cli::trainCommand},   {"eval", cli::evalCommand},
+      {"sample", cli::sampleCommand}, {"export", cli::exportCommand},
       {"models", cli::modelsCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
@@ -46,7 +44,8 @@ int main(int argc, char** argv) {
   }
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {
-    std::fprintf(stderr, "attnscope-cli: unknown command '%s' (see attnscope-cli --help)\n", argv[1]);
+    std::fprintf(stderr, "attnscope-cli: unknown command '%s' (see attnscope-cli --help)\n",
+                 argv[1]);
     return 2;
   }
   try {

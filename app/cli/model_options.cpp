@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model_options.h"
 
-#include "attnscope/runtime.h"
 #include "attnscope/model_spec.h"
+#include "attnscope/runtime.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/toy_config.h"
 
@@ -35,7 +35,7 @@ void addModelFlags(ArgParser& p) {
 namespace {
 
 // Flags that configure the toy layer; a pretrained model takes its configuration from its files.
-const char* const kToyOnlyFlags[] = {"--variant", "--input-dim", "--d-model", "--heads", "--mask",
+const char* const kToyOnlyFlags[] = {"--variant", "--input-dim", "--d-model", "--heads",  "--mask",
                                      "--scale",   "--tokenizer", "--seed",    "--weights"};
 
 }  // namespace
@@ -47,8 +47,9 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   if (spec.source != "toy") {
     for (const char* flag : kToyOnlyFlags) {
       if (p.has(flag)) {
-        throw UsageError(std::string(flag) + " configures the toy layer only; --model " + spec.source +
-                         " takes its configuration from its own files (leave out " + flag + ")");
+        throw UsageError(std::string(flag) + " configures the toy layer only; --model " +
+                         spec.source + " takes its configuration from its own files (leave out " +
+                         flag + ")");
       }
     }
     return openModel(spec);
@@ -65,7 +66,8 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   if (p.has("--weights")) {
     const SafetensorsFile file = SafetensorsFile::open(p.value("--weights"));
     std::vector<NamedTensor> weights;
-    for (const TensorInfo& info : file.tensors()) weights.push_back({info.name, file.readFloat(info.name)});
+    for (const TensorInfo& info : file.tensors())
+      weights.push_back({info.name, file.readFloat(info.name)});
     return makeToyModel(c, weights);
   }
   return openModel(spec);
@@ -76,7 +78,8 @@ RunRequest requestFromFlags(const ArgParser& p) {
   r.texts = p.values("--text");
   if (p.has("--context")) r.context = p.value("--context");
   if (p.has("--batch") != p.has("--seq-len")) {
-    throw UsageError(std::string(p.has("--batch") ? "--batch needs --seq-len" : "--seq-len needs --batch"));
+    throw UsageError(
+        std::string(p.has("--batch") ? "--batch needs --seq-len" : "--seq-len needs --batch"));
   }
   if (p.has("--batch")) {
     if (!r.texts.empty()) throw UsageError("--batch/--seq-len give random input; leave out --text");

@@ -14,7 +14,8 @@ namespace attnscope::cli {
 
 int modelsCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli models",
-              "List the architectures attnscope opens (by config.json's model_type) and the cached Hugging Face "
+              "List the architectures attnscope opens (by config.json's model_type) and the cached "
+              "Hugging Face "
               "models, each marked with whether it can be opened.");
   p.flag("--json", "print JSON instead of text");
   p.parse(args);
@@ -24,9 +25,11 @@ int modelsCommand(const std::vector<std::string>& args) {
   }
   const std::vector<CachedModel> cached = findCachedModels();
   if (p.has("--json")) {
-    nlohmann::json j = {{"architectures", nlohmann::json::array()}, {"cached", nlohmann::json::array()}};
+    nlohmann::json j = {{"architectures", nlohmann::json::array()},
+                        {"cached", nlohmann::json::array()}};
     for (const Architecture& a : supportedArchitectures()) {
-      j["architectures"].push_back({{"model_type", a.modelType}, {"family", a.family}, {"description", a.description}});
+      j["architectures"].push_back(
+          {{"model_type", a.modelType}, {"family", a.family}, {"description", a.description}});
     }
     for (const CachedModel& m : cached) {
       const Architecture* a = findArchitecture(m.modelType);
@@ -40,8 +43,8 @@ int modelsCommand(const std::vector<std::string>& args) {
     return 0;
   }
   std::printf("built in:\n  %-12s %-10s %s\n  %-12s %-10s %s\n", "toy", "toy",
-              "the tutorial's fused / the textbook's per-head attention layer, seeded weights", "default",
-              "tiny-gpt", "the bundled character-level GPT trained on Tiny Shakespeare");
+              "the tutorial's fused / the textbook's per-head attention layer, seeded weights",
+              "default", "tiny-gpt", "the bundled character-level GPT trained on Tiny Shakespeare");
   std::printf("Hugging Face folders, by config.json model_type:\n");
   for (const Architecture& a : supportedArchitectures()) {
     std::printf("  %-12s %-10s %s\n", a.modelType.c_str(), a.family.c_str(), a.description.c_str());
@@ -49,8 +52,8 @@ int modelsCommand(const std::vector<std::string>& args) {
   std::printf("cached models (%zu):\n", cached.size());
   for (const CachedModel& m : cached) {
     const bool ok = findArchitecture(m.modelType) != nullptr;
-    std::printf("  %-40s %-12s %s\n", m.name.c_str(), m.modelType.empty() ? "?" : m.modelType.c_str(),
-                ok ? "opens" : "not supported");
+    std::printf("  %-40s %-12s %s\n", m.name.c_str(),
+                m.modelType.empty() ? "?" : m.modelType.c_str(), ok ? "opens" : "not supported");
   }
   return 0;
 }

@@ -27,10 +27,11 @@ void printTrace(const AttentionResult& r) {
 
 void printSummary(const AttentionResult& r) {
   std::printf("model %s on %s: %d layer(s), batch %d, %d head(s), %d queries x %d keys\n",
-              r.modelName.c_str(), r.device.c_str(), r.group().layers(), r.group().batch(), r.group().heads(), r.group().queries(),
-              r.group().keys());
-  std::printf("attention %s, output %s, forward %.2f ms\n", r.group().attention.shapeString().c_str(),
-              r.output.shapeString().c_str(), r.timings.forwardMs);
+              r.modelName.c_str(), r.device.c_str(), r.group().layers(), r.group().batch(),
+              r.group().heads(), r.group().queries(), r.group().keys());
+  std::printf("attention %s, output %s, forward %.2f ms\n",
+              r.group().attention.shapeString().c_str(), r.output.shapeString().c_str(),
+              r.timings.forwardMs);
 }
 
 // "next token: ␣the 41.2%  ␣a 7.9%  ..." for language models.
@@ -46,11 +47,13 @@ void printPredictions(const AttentionResult& r) {
 }  // namespace
 
 int runCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli run", "Run a model on text (or random input) and report its attention.");
+  ArgParser p("attnscope-cli run",
+              "Run a model on text (or random input) and report its attention.");
   addModelFlags(p);
   p.flag("--trace", "print the shape trace, one step per line")
       .option("--json", "FILE", "write tokens, shapes, trace, device, timings and attention")
-      .option("--dump", "DIR", "write input/attention/output .npy, weights.safetensors, trace/tokens .json");
+      .option("--dump", "DIR",
+              "write input/attention/output .npy, weights.safetensors, trace/tokens .json");
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();

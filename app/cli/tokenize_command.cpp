@@ -49,9 +49,8 @@ int tokenizeCommand(const std::vector<std::string>& args) {
     texts.push_back(t.text);
   }
   if (p.has("--json")) {
-    writeTextFile(p.value("--json"),
-                  nlohmann::json{{"ids", ids}, {"tokens", texts}}.dump(
-                      2, ' ', false, nlohmann::json::error_handler_t::replace));
+    writeTextFile(p.value("--json"), nlohmann::json{{"ids", ids}, {"tokens", texts}}.dump(
+                                         2, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   return 0;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `train`, `eval` and `sample`: the tiny GPT from the command line.
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <unistd.h>
 
 #include "arg_parser.h"
 #include "attnscope/error.h"
@@ -19,15 +19,18 @@ namespace {
 std::string formatDuration(double seconds) {
   const int s = static_cast<int>(std::lround(seconds));
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", s / 3600, (s / 60) % 60);
-  else std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%dh%02dm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
   return buf;
 }
 
 }  // namespace
 
 int trainCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli train", "Train the chapter's character-level GPT on a UTF-8 text file.");
+  ArgParser p("attnscope-cli train",
+              "Train the chapter's character-level GPT on a UTF-8 text file.");
   p.option("--corpus", "FILE", "UTF-8 text; the first 90% trains, the last 10% validates")
       .option("--out", "FILE", "checkpoint to write (.safetensors)")
       .option("--layers", "N", "blocks; default 4")
@@ -66,7 +69,8 @@ int trainCommand(const std::vector<std::string>& args) {
   const std::string out = p.value("--out");
   if (o.snapshotEvery > 0) {
     std::string stem = out;
-    if (stem.size() > 12 && stem.compare(stem.size() - 12, 12, ".safetensors") == 0) stem.resize(stem.size() - 12);
+    if (stem.size() > 12 && stem.compare(stem.size() - 12, 12, ".safetensors") == 0)
+      stem.resize(stem.size() - 12);
     o.snapshotPattern = stem + ".step{step}.safetensors";
   }
   if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
@@ -77,25 +81,29 @@ int trainCommand(const std::vector<std::string>& args) {
   double lastVal = std::nan("");
   cb.onProgress = [&](const TrainProgress& pr) {
     if (!std::isnan(pr.valLoss)) lastVal = pr.valLoss;
-    const int width = 24, filled = static_cast<int>(width * static_cast<double>(pr.step) / pr.steps);
-    std::string bar = std::string(static_cast<std::size_t>(filled), '=') + std::string(static_cast<std::size_t>(width - filled), ' ');
+    const int width = 24,
+              filled = static_cast<int>(width * static_cast<double>(pr.step) / pr.steps);
+    std::string bar = std::string(static_cast<std::size_t>(filled), '=') +
+                      std::string(static_cast<std::size_t>(width - filled), ' ');
     char val[32] = "  -  ";
     if (!std::isnan(lastVal)) std::snprintf(val, sizeof val, "%.4f", lastVal);
-    std::fprintf(stderr, "%sstep %d/%d [%s] train %.4f val %s  %s elapsed, ETA %s%s", tty ? "\r" : "",
-                 pr.step, pr.steps, bar.c_str(), pr.trainLoss, val, formatDuration(pr.elapsedSeconds).c_str(),
-                 formatDuration(pr.etaSeconds).c_str(), tty ? "" : "\n");
+    std::fprintf(stderr, "%sstep %d/%d [%s] train %.4f val %s  %s elapsed, ETA %s%s",
+                 tty ? "\r" : "", pr.step, pr.steps, bar.c_str(), pr.trainLoss, val,
+                 formatDuration(pr.elapsedSeconds).c_str(), formatDuration(pr.etaSeconds).c_str(),
+                 tty ? "" : "\n");
     std::fflush(stderr);
   };
   const TrainResult r = trainTinyGpt(corpus, o, cb);
   if (tty) std::fputc('\n', stderr);
   r.model.save(out);
-  std::printf("trained %d steps; validation loss %.4f nats/char on the last 10%%; wrote %s\n", r.stepsDone,
-              r.finalValLoss, out.c_str());
+  std::printf("trained %d steps; validation loss %.4f nats/char on the last 10%%; wrote %s\n",
+              r.stepsDone, r.finalValLoss, out.c_str());
   return 0;
 }
 
 int evalCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli eval", "Print a tiny GPT's validation loss on the last 10% of a text file.");
+  ArgParser p("attnscope-cli eval",
+              "Print a tiny GPT's validation loss on the last 10% of a text file.");
   p.option("--model", "FILE|default", "checkpoint (.safetensors) or the bundled default model")
       .option("--corpus", "FILE", "UTF-8 text")
       .option("--windows", "N", "evaluate at most N windows of block_size (default: all)");
@@ -108,8 +116,10 @@ int evalCommand(const std::vector<std::string>& args) {
   if (!p.has("--corpus")) throw UsageError("--corpus FILE is required");
   const TinyGpt model = TinyGpt::open(p.value("--model"));
   const std::string corpus = readTextFile(p.value("--corpus"), "--corpus");
-  const double loss = model.validationLoss(validationSplit(corpus), static_cast<int>(p.integer("--windows", 0, 0, 1 << 30)));
-  std::printf("validation loss %.4f nats/char (last 10%% of %s)\n", loss, p.value("--corpus").c_str());
+  const double loss = model.validationLoss(validationSplit(corpus),
+                                           static_cast<int>(p.integer("--windows", 0, 0, 1 << 30)));
+  std::printf("validation loss %.4f nats/char (last 10%% of %s)\n", loss,
+              p.value("--corpus").c_str());
   return 0;
 }
 
@@ -127,8 +137,9 @@ int sampleCommand(const std::vector<std::string>& args) {
   if (!p.has("--model")) throw UsageError("--model FILE|default is required");
   const TinyGpt model = TinyGpt::open(p.value("--model"));
   const std::string prompt = p.value("--prompt", "\n");
-  const std::string text = model.sample(prompt, static_cast<int>(p.integer("--tokens", 200, 0, 1000000)),
-                                        static_cast<uint64_t>(p.integer("--seed", 0, 0, 1ll << 62)));
+  const std::string text =
+      model.sample(prompt, static_cast<int>(p.integer("--tokens", 200, 0, 1000000)),
+                   static_cast<uint64_t>(p.integer("--seed", 0, 0, 1ll << 62)));
   std::printf("%s%s\n", prompt.c_str(), text.c_str());
   return 0;
 }

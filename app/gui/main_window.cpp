@@ -563,9 +563,9 @@ void MainWindow::updateStatus() {
   }
   int tokens = 0;
   for (int n : r->group().queryLengths) tokens += n;
-  m_tokensLabel->setText((tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) +
-                         QStringLiteral(" · ") +
-                         (r->group().batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->group().batch())));
+  m_tokensLabel->setText(
+      (tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) + QStringLiteral(" · ") +
+      (r->group().batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->group().batch())));
   m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
   m_computeLabel->setText(tr("Compute %1 ms").arg(m_document->computeMs(), 0, 'f', 1));
   m_renderLabel->setText(tr("Render %1 ms").arg(m_renderMs, 0, 'f', 1));

@@ -95,14 +95,18 @@ ModelPanel::ModelPanel(QWidget* parent)
   m_model->addItem(tr("Toy layer (configurable)"), QStringLiteral("toy"));
   // Only cached models whose model_type a family opens: a menu entry that can only fail is noise.
   for (const CachedModel& cached : findCachedModels()) {
-    const Architecture* architecture = findArchitecture(cached.modelType.empty() ? "gpt2" : cached.modelType);
+    const Architecture* architecture =
+        findArchitecture(cached.modelType.empty() ? "gpt2" : cached.modelType);
     if (!architecture) continue;
     const QString name = QString::fromStdString(cached.name);
-    m_model->addItem(tr("%1 (%2, Hugging Face cache)").arg(name, QString::fromStdString(architecture->family)), name);
-    m_model->setItemData(m_model->count() - 1,
-                         QStringLiteral("%1\n%2").arg(QString::fromStdString(architecture->description),
-                                                      QString::fromStdString(cached.path)),
-                         Qt::ToolTipRole);
+    m_model->addItem(
+        tr("%1 (%2, Hugging Face cache)").arg(name, QString::fromStdString(architecture->family)),
+        name);
+    m_model->setItemData(
+        m_model->count() - 1,
+        QStringLiteral("%1\n%2").arg(QString::fromStdString(architecture->description),
+                                     QString::fromStdString(cached.path)),
+        Qt::ToolTipRole);
   }
   m_model->insertSeparator(m_model->count());
   m_model->addItem(tr("Open checkpoint file…"), kOpenFile);

@@ -40,8 +40,10 @@ void CompareView::setViewState(const ViewState& state) {
 }
 
 void CompareView::rebuild() {
-  m_valid = m_result && validHead(m_result->group(m_state.group), m_state.layer, m_state.head, m_state.item) &&
-            validHead(m_result->group(m_state.group), m_state.vsLayer, m_state.vsHead, m_state.vsItem);
+  m_valid =
+      m_result &&
+      validHead(m_result->group(m_state.group), m_state.layer, m_state.head, m_state.item) &&
+      validHead(m_result->group(m_state.group), m_state.vsLayer, m_state.vsHead, m_state.vsItem);
   m_distance = 0;
   if (m_valid) {
     const AttentionGroup& r = m_result->group(m_state.group);

@@ -77,7 +77,8 @@ void GridView::updateTiles() {
   m_dirty = false;
   m_tiles.clear();
   m_max = 0;
-  if (!m_result || m_state.item < 0 || m_state.item >= m_result->group(m_state.group).batch()) return;
+  if (!m_result || m_state.item < 0 || m_state.item >= m_result->group(m_state.group).batch())
+    return;
   const AttentionGroup& r = m_result->group(m_state.group);
   const int layers = r.layers(), heads = r.heads(), item = m_state.item;
   const int rows = realQueries(r, item), cols = realKeys(r, item);
@@ -113,7 +114,8 @@ void GridView::updateTiles() {
 GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style) const {
   Layout lay;
   if (!m_result) return lay;
-  const int layers = m_result->group(m_state.group).layers(), columns = m_result->group(m_state.group).heads() + 1;
+  const int layers = m_result->group(m_state.group).layers(),
+            columns = m_result->group(m_state.group).heads() + 1;
   const QFontMetricsF fm(style.font(12));
   const double left = fm.horizontalAdvance(QStringLiteral("L00")) + 14;
   const double top = fm.height() + 10;
@@ -165,7 +167,8 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     painter.restore();
     return;
   }
-  const int layers = m_result->group(m_state.group).layers(), heads = m_result->group(m_state.group).heads();
+  const int layers = m_result->group(m_state.group).layers(),
+            heads = m_result->group(m_state.group).heads();
   const Layout lay = layoutFor(area, style);
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);

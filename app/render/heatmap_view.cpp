@@ -20,8 +20,8 @@ namespace {
 constexpr int kMaxAnnotated = 16;  // write values into the cells up to this many tokens
 
 bool validSelection(const AttentionResult& r, const ViewState& s) {
-  return s.layer >= 0 && s.layer < r.group(s.group).layers() && s.head >= 0 && s.head < r.group(s.group).heads() && s.item >= 0 &&
-         s.item < r.group(s.group).batch();
+  return s.layer >= 0 && s.layer < r.group(s.group).layers() && s.head >= 0 &&
+         s.head < r.group(s.group).heads() && s.item >= 0 && s.item < r.group(s.group).batch();
 }
 
 QCPColorGradient gradientOf(const Palette& palette) {
@@ -75,8 +75,8 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 void HeatmapView::rebuild() {
   m_matrix = HeadMatrix();
   if (m_result && validSelection(*m_result, m_state)) {
-    m_matrix =
-        HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item, m_state.head, m_state.showScores);
+    m_matrix = HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item,
+                              m_state.head, m_state.showScores);
   }
   // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
   QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;

@@ -73,7 +73,8 @@ const LayerTrace* PipelineView::trace() const {
 }
 
 QString PipelineView::explain(const QString& kind) {
-  // The sentences live with the step kinds in the core, so a new kind is explained where it is defined.
+  // The sentences live with the step kinds in the core, so a new kind is explained where it is
+  // defined.
   const TraceStepKind* k = findTraceStepKind(kind.toStdString());
   return k ? QString::fromStdString(k->explanation) : QStringLiteral("A %1 step.").arg(kind);
 }

@@ -134,7 +134,8 @@ void StatsView::setViewState(const ViewState& state) {
 }
 
 void StatsView::rebuild() {
-  const bool valid = m_result && m_state.item >= 0 && m_state.item < m_result->group(m_state.group).batch();
+  const bool valid =
+      m_result && m_state.item >= 0 && m_state.item < m_result->group(m_state.group).batch();
   if (!valid) {
     m_stats.clear();
     m_similarity.clear();
@@ -206,7 +207,8 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   bars->setPen(Qt::NoPen);
   bars->setBrush(palette.colorAt(0.35));
   // The selected head stands out in the accent colour.
-  const int selected = m_result ? m_state.layer * m_result->group(m_state.group).heads() + m_state.head : -1;
+  const int selected =
+      m_result ? m_state.layer * m_result->group(m_state.group).heads() + m_state.head : -1;
   if (selected >= 0 && selected < n) {
     auto* mark = new QCPBars(x, y);
     mark->setData(QVector<double>{double(selected)}, QVector<double>{values[selected]}, true);
@@ -353,7 +355,8 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
              rect.width(), rowH * 3),
       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
       QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
-                     "in tokens; max: each query's largest weight; prev, diag, first: mean weight on the previous token, "
+                     "in tokens; max: each query's largest weight; prev, diag, first: mean weight "
+                     "on the previous token, "
                      "the query itself and the first token.")
           .arg(m_state.item));
 }

@@ -34,8 +34,8 @@ bool parseViewKind(const QString& s, ViewKind* out) {
 }
 
 bool ViewState::operator==(const ViewState& o) const {
-  return group == o.group && layer == o.layer && head == o.head && item == o.item && vsLayer == o.vsLayer &&
-         vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
+  return group == o.group && layer == o.layer && head == o.head && item == o.item &&
+         vsLayer == o.vsLayer && vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
          showScores == o.showScores && perHeadScale == o.perHeadScale &&
          pinnedQuery == o.pinnedQuery && classroom == o.classroom;
 }

@@ -16,7 +16,7 @@ bool parseViewKind(const QString& s, ViewKind* out);
 
 /// What the user has selected: shared by every view, owned by the document, saved in sessions.
 struct ViewState {
-  std::string group;                            // the attention kind shown: "self", "cross", ...; empty: the main one
+  std::string group;  // the attention kind shown: "self", "cross", ...; empty: the main one
   int layer = 0, head = 0, item = 0;            // the selected head (A in Compare)
   int vsLayer = 0, vsHead = 1, vsItem = 0;      // B in Compare
   QString palette = QStringLiteral("viridis");  // viridis | magma | cividis | greyscale

@@ -193,10 +193,13 @@ class ModelChoiceTest : public QObject {
     QVERIFY2(items.join(QLatin1Char('|')).contains(QStringLiteral("Bundled: Tiny Shakespeare")),
              qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Toy layer (configurable)")));
-    QVERIFY2(items.contains(QStringLiteral("gpt2 (gpt2, Hugging Face cache)")), qPrintable(items.join(QLatin1Char('|'))));
-    QCOMPARE(menu->itemData(items.indexOf(QStringLiteral("gpt2 (gpt2, Hugging Face cache)"))).toString(),
-             QStringLiteral("gpt2"));
-    QVERIFY2(!items.join(QLatin1Char('|')).contains(QStringLiteral("xlnet")), qPrintable(items.join(QLatin1Char('|'))));
+    QVERIFY2(items.contains(QStringLiteral("gpt2 (gpt2, Hugging Face cache)")),
+             qPrintable(items.join(QLatin1Char('|'))));
+    QCOMPARE(
+        menu->itemData(items.indexOf(QStringLiteral("gpt2 (gpt2, Hugging Face cache)"))).toString(),
+        QStringLiteral("gpt2"));
+    QVERIFY2(!items.join(QLatin1Char('|')).contains(QStringLiteral("xlnet")),
+             qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Open checkpoint file…")));
     QVERIFY(items.contains(QStringLiteral("Open model folder…")));
 

@@ -223,7 +223,8 @@ TEST(BpeTokenizerFiles, SmallVocabularyMergesByRank) {
   TempDir dir;
   const auto vocab = dir.write("vocab.json", byteVocab({"ab", "abc", " d", "bc"}).dump());
   // "b c" ranks after "a b", so "abc" is made as (ab)c; no version line, CRLF endings.
-  const auto merges = dir.write("merges.txt", "a b\r\nab c\r\n" + test::gpt2Symbols(" ") + " d\r\nb c\r\n");
+  const auto merges =
+      dir.write("merges.txt", "a b\r\nab c\r\n" + test::gpt2Symbols(" ") + " d\r\nb c\r\n");
   const BpeTokenizer tok = BpeTokenizer::fromFiles(vocab, merges);
   EXPECT_EQ(tok.vocabSize(), 260u);
   EXPECT_EQ(tok.encodeIds("abc dbc"), (std::vector<int64_t>{257, 258, 259}));

@@ -37,14 +37,15 @@ TEST(CharTokenizer, OneTokenPerCharacterWithCodePointIds) {
 }
 
 TEST(CharTokenizer, KeepsCombiningMarksEmojiSequencesAndFlagsTogether) {
-  const std::string decomposed = "e\xCC\x81";                 // e + combining acute
-  const std::string family = "👩\u200D👩\u200D👧";            // ZWJ sequence
-  const std::string thumbs = "👍🏽";                           // skin-tone modifier
-  const std::string flag = "🇫🇷";                              // regional indicators
-  const std::string keycap = "1\uFE0F\u20E3";                  // keycap sequence
+  const std::string decomposed = "e\xCC\x81";    // e + combining acute
+  const std::string family = "👩\u200D👩\u200D👧";  // ZWJ sequence
+  const std::string thumbs = "👍🏽";         // skin-tone modifier
+  const std::string flag = "🇫🇷";                 // regional indicators
+  const std::string keycap = "1\uFE0F\u20E3";    // keycap sequence
   const std::string s = "a" + decomposed + family + thumbs + flag + keycap + "z";
   const auto tokens = CharTokenizer().encode(s);
-  EXPECT_EQ(texts(tokens), (std::vector<std::string>{"a", decomposed, family, thumbs, flag, keycap, "z"}));
+  EXPECT_EQ(texts(tokens),
+            (std::vector<std::string>{"a", decomposed, family, thumbs, flag, keycap, "z"}));
   expectTiles(s, tokens);
   // Clusters get a stable hash id outside the code-point range.
   EXPECT_GT(tokens[1].id, 0x10FFFF);

@@ -49,8 +49,8 @@ std::vector<int64_t> idsOf(const std::vector<Token>& tokens) {
 }
 
 /// Compares batch item `b` of a run with the plain-loop reference on that item's tokens.
-void expectMatchesReference(const AttentionResult& r, int b, const std::vector<NamedTensor>& weights,
-                            const TinyGpt2& spec) {
+void expectMatchesReference(const AttentionResult& r, int b,
+                            const std::vector<NamedTensor>& weights, const TinyGpt2& spec) {
   const std::vector<int64_t> ids = idsOf(r.group().tokens[static_cast<std::size_t>(b)]);
   const test::ReferenceGpt2 ref = test::referenceGpt2(weights, spec.layers, spec.heads, ids);
   const int T = static_cast<int>(ids.size()), C = spec.embd;
@@ -59,7 +59,8 @@ void expectMatchesReference(const AttentionResult& r, int b, const std::vector<N
     for (int h = 0; h < spec.heads; ++h)
       for (int q = 0; q < T; ++q)
         for (int k = 0; k < T; ++k) {
-          const double want = ref.attention[((static_cast<std::size_t>(l) * spec.heads + h) * T + q) * T + k];
+          const double want =
+              ref.attention[((static_cast<std::size_t>(l) * spec.heads + h) * T + q) * T + k];
           worst = std::max(worst, std::abs(at(r, l, b, h, q, k) - want));
         }
   EXPECT_LT(worst, 1e-4) << "attention differs from the reference";
@@ -133,19 +134,23 @@ TEST_P(Gpt2Layouts, LoadsAndMatchesThePlainLoopReference) {
   EXPECT_EQ(info.maxPositions, 32);
 
   const AttentionResult r = model->run(textRequest({"hello the world"}));
-  ASSERT_EQ(r.group().attention.shape, (std::vector<int64_t>{2, 1, 4, r.group().queries(), r.group().queries()}));
+  ASSERT_EQ(r.group().attention.shape,
+            (std::vector<int64_t>{2, 1, 4, r.group().queries(), r.group().queries()}));
   EXPECT_EQ(r.group().scores.shape, r.group().attention.shape);
   EXPECT_EQ(r.output.shape, (std::vector<int64_t>{1, r.group().queries(), 16}));
   expectCausalRowsSumToOne(r);
   expectMatchesReference(r, 0, weights, spec);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Gpt2, Gpt2Layouts,
-    ::testing::Values(Variant{"prefixed", true, TinyStorage::F32}, Variant{"bare", false, TinyStorage::F32},
-                      Variant{"f16", true, TinyStorage::F16}, Variant{"bf16", false, TinyStorage::BF16},
-                      Variant{"sharded", false, TinyStorage::Sharded}),
-    [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
+INSTANTIATE_TEST_SUITE_P(Gpt2, Gpt2Layouts,
+                         ::testing::Values(Variant{"prefixed", true, TinyStorage::F32},
+                                           Variant{"bare", false, TinyStorage::F32},
+                                           Variant{"f16", true, TinyStorage::F16},
+                                           Variant{"bf16", false, TinyStorage::BF16},
+                                           Variant{"sharded", false, TinyStorage::Sharded}),
+                         [](const ::testing::TestParamInfo<Variant>& i) {
+                           return std::string(i.param.name);
+                         });
 
 class Gpt2Fixture : public ::testing::Test {
  protected:
@@ -221,7 +226,8 @@ TEST_F(Gpt2Fixture, LongTextKeepsAVisibleWindowOfNPositions) {
 TEST_F(Gpt2Fixture, MemoryGuardRefusesBeforeRunning) {
   RunRequest request = textRequest({"hello the world"});
   request.limits.memoryLimitBytes = 4096;
-  test::expectError([&] { open(folder())->run(request); }, ErrorKind::ResourceLimit, "memory limit");
+  test::expectError([&] { open(folder())->run(request); }, ErrorKind::ResourceLimit,
+                    "memory limit");
 }
 
 TEST_F(Gpt2Fixture, CancelledRunsStop) {
@@ -237,7 +243,8 @@ TEST_F(Gpt2Fixture, RefusesRandomInputAndContext) {
   test::expectError([&] { open(folder())->run(random); }, ErrorKind::InvalidArgument, "text");
   RunRequest context = textRequest({"hi"});
   context.context = "there";
-  test::expectError([&] { open(folder())->run(context); }, ErrorKind::InvalidArgument, "cross-attention");
+  test::expectError([&] { open(folder())->run(context); }, ErrorKind::InvalidArgument,
+                    "cross-attention");
 }
 
 TEST_F(Gpt2Fixture, ParametersCarryTheHuggingFaceNames) {
@@ -284,7 +291,8 @@ TEST_F(Gpt2Corrupted, MissingShardIsNamed) {
   spec.storage = TinyStorage::Sharded;
   test::writeTinyGpt2(other.path("m"), spec);
   fs::remove(fs::path(other.path("m")) / "model-00002-of-00002.safetensors");
-  test::expectError([&] { open(other.path("m")); }, ErrorKind::Io, "model-00002-of-00002.safetensors");
+  test::expectError([&] { open(other.path("m")); }, ErrorKind::Io,
+                    "model-00002-of-00002.safetensors");
 }
 
 TEST_F(Gpt2Corrupted, ShapeMismatchNamesTheTensor) {
@@ -299,8 +307,9 @@ TEST_F(Gpt2Corrupted, ShapeMismatchNamesTheTensor) {
 TEST_F(Gpt2Corrupted, IntegerWeightsAreAFormatError) {
   std::vector<test::RawTensor> raw;
   for (const NamedTensor& t : m_weights) {
-    test::RawTensor r{t.name, "F32", t.tensor.shape,
-                      std::string(reinterpret_cast<const char*>(t.tensor.data.data()), t.tensor.data.size() * 4)};
+    test::RawTensor r{
+        t.name, "F32", t.tensor.shape,
+        std::string(reinterpret_cast<const char*>(t.tensor.data.data()), t.tensor.data.size() * 4)};
     if (t.name == "wpe.weight") {
       r.dtype = "I64";
       r.bytes += r.bytes;  // 8 bytes per element
@@ -382,14 +391,16 @@ TEST(ModelCatalog, FindsSnapshotsInTheHubCache) {
 
   // Without refs/main the newest snapshot with a config.json wins.
   fs::remove(repo / "refs" / "main");
-  fs::last_write_time(repo / "snapshots" / "aaaa", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  fs::last_write_time(repo / "snapshots" / "aaaa",
+                      fs::file_time_type::clock::now() - std::chrono::hours(1));
   EXPECT_EQ(fs::path(*resolveCachedModel("tiny-gpt2")).filename(), "bbbb");
 }
 
 TEST(ModelCatalog, UnknownNamesSayWhereTheyWereLookedFor) {
   TempDir cache;
   ScopedEnv hub("HF_HUB_CACHE", cache.path("hub"));
-  test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument, "not in the Hugging Face cache");
+  test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument,
+                    "not in the Hugging Face cache");
   test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument, cache.path("hub"));
 }
 

@@ -89,7 +89,8 @@ TEST(HeadSimilarity, IdenticalHeadsAreOneAndMatrixIsSymmetric) {
   r.group().attention = FloatTensor({1, 1, 3, 2, 2});
   const float heads[3][4] = {{1, 0, 0.5f, 0.5f}, {1, 0, 0.5f, 0.5f}, {1, 0, 0, 1}};
   for (int h = 0; h < 3; ++h)
-    for (int i = 0; i < 4; ++i) r.group().attention.data[static_cast<std::size_t>(h) * 4 + i] = heads[h][i];
+    for (int i = 0; i < 4; ++i)
+      r.group().attention.data[static_cast<std::size_t>(h) * 4 + i] = heads[h][i];
   r.group().queryLengths = {2};
   r.group().keyLengths = {2};
   const std::vector<double> s = headSimilarity(r.group(), 0);

@@ -38,7 +38,8 @@ ReferenceResult referenceAttention(const ToyConfig& c, const std::vector<NamedTe
   const FloatTensor& kvSrc = context ? *context : x;
   const int64_t Tk = kvSrc.shape[1];
   const int H = c.heads, hd = c.dModel / c.heads, D = c.dModel;
-  const double scale = c.scale == ScaleKind::HeadSize ? 1.0 / std::sqrt(double(hd)) : 1.0 / std::sqrt(double(D));
+  const double scale =
+      c.scale == ScaleKind::HeadSize ? 1.0 / std::sqrt(double(hd)) : 1.0 / std::sqrt(double(D));
 
   ReferenceResult r;
   r.attention.assign(static_cast<std::size_t>(B * H * Tq * Tk), 0.0);
@@ -51,9 +52,11 @@ ReferenceResult referenceAttention(const ToyConfig& c, const std::vector<NamedTe
         const float* xt = &x.data[(b * Tq + t) * in];
         if (c.variant == Variant::Fused) {
           // The fused layout interleaves per head: rows [h*3hd, h*3hd+hd) are head h's q.
-          q[h].push_back(linear(find(w, "qkv_layer.weight"), &find(w, "qkv_layer.bias"), h * 3 * hd, hd, xt));
+          q[h].push_back(
+              linear(find(w, "qkv_layer.weight"), &find(w, "qkv_layer.bias"), h * 3 * hd, hd, xt));
         } else {
-          q[h].push_back(linear(find(w, "heads." + std::to_string(h) + ".query.weight"), nullptr, 0, hd, xt));
+          q[h].push_back(
+              linear(find(w, "heads." + std::to_string(h) + ".query.weight"), nullptr, 0, hd, xt));
         }
       }
       for (int64_t t = 0; t < Tk; ++t) {
@@ -73,7 +76,8 @@ ReferenceResult referenceAttention(const ToyConfig& c, const std::vector<NamedTe
     for (int64_t t = 0; t < Tq; ++t) {
       std::vector<double> concat(static_cast<std::size_t>(D));
       for (int h = 0; h < H; ++h) {
-        std::vector<double> s(static_cast<std::size_t>(Tk), -std::numeric_limits<double>::infinity());
+        std::vector<double> s(static_cast<std::size_t>(Tk),
+                              -std::numeric_limits<double>::infinity());
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < Tk; ++j) {
           const bool masked = j >= keyLengths[b] || (c.mask == MaskKind::Causal && j > t);
@@ -92,9 +96,9 @@ ReferenceResult referenceAttention(const ToyConfig& c, const std::vector<NamedTe
         }
       }
       const bool fused = c.variant == Variant::Fused;
-      const std::vector<double> o = linear(find(w, fused ? "linear_layer.weight" : "proj.weight"),
-                                           &find(w, fused ? "linear_layer.bias" : "proj.bias"), 0, D,
-                                           concat.data());
+      const std::vector<double> o =
+          linear(find(w, fused ? "linear_layer.weight" : "proj.weight"),
+                 &find(w, fused ? "linear_layer.bias" : "proj.bias"), 0, D, concat.data());
       for (int d = 0; d < D; ++d) r.output[(b * Tq + t) * D + d] = o[d];
     }
   }

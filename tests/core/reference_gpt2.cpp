@@ -11,7 +11,8 @@ namespace {
 
 using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
 
-const FloatTensor& get(const std::map<std::string, const FloatTensor*>& w, const std::string& name) {
+const FloatTensor& get(const std::map<std::string, const FloatTensor*>& w,
+                       const std::string& name) {
   const auto it = w.find(name);
   if (it == w.end()) throw std::runtime_error("reference: missing " + name);
   return *it->second;
@@ -25,14 +26,16 @@ Matrix layerNorm(const Matrix& x, const FloatTensor& g, const FloatTensor& b, do
     mean /= static_cast<double>(row.size());
     for (double v : row) var += (v - mean) * (v - mean);
     var /= static_cast<double>(row.size());
-    for (std::size_t c = 0; c < row.size(); ++c) row[c] = (row[c] - mean) / std::sqrt(var + eps) * g.data[c] + b.data[c];
+    for (std::size_t c = 0; c < row.size(); ++c)
+      row[c] = (row[c] - mean) / std::sqrt(var + eps) * g.data[c] + b.data[c];
   }
   return out;
 }
 
 // x @ W + b with W stored [in, out] (Conv1D).
 Matrix conv1d(const Matrix& x, const FloatTensor& W, const FloatTensor& b) {
-  const std::size_t in = static_cast<std::size_t>(W.shape[0]), out = static_cast<std::size_t>(W.shape[1]);
+  const std::size_t in = static_cast<std::size_t>(W.shape[0]),
+                    out = static_cast<std::size_t>(W.shape[1]);
   Matrix y(x.size(), std::vector<double>(out));
   for (std::size_t t = 0; t < x.size(); ++t) {
     for (std::size_t o = 0; o < out; ++o) {
@@ -83,11 +86,13 @@ ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers,
         for (std::size_t j = 0; j <= i; ++j) {
           const double p_ij = s[j] / sum;
           ref.attention[((static_cast<std::size_t>(l) * H + h) * T + i) * T + j] = p_ij;
-          for (std::size_t d = 0; d < hd; ++d) merged[i][h * hd + d] += p_ij * qkv[j][2 * C + h * hd + d];
+          for (std::size_t d = 0; d < hd; ++d)
+            merged[i][h * hd + d] += p_ij * qkv[j][2 * C + h * hd + d];
         }
       }
     }
-    const Matrix attnOut = conv1d(merged, get(w, p + "attn.c_proj.weight"), get(w, p + "attn.c_proj.bias"));
+    const Matrix attnOut =
+        conv1d(merged, get(w, p + "attn.c_proj.weight"), get(w, p + "attn.c_proj.bias"));
     for (std::size_t t = 0; t < T; ++t)
       for (std::size_t c = 0; c < C; ++c) x[t][c] += attnOut[t][c];
     const Matrix b = layerNorm(x, get(w, p + "ln_2.weight"), get(w, p + "ln_2.bias"), eps);

@@ -10,9 +10,9 @@ namespace attnscope::test {
 /// GPT-2's forward pass for one sequence in plain double-precision loops, from weights under
 /// their bare Hugging Face names: an independent check of the torch implementation.
 struct ReferenceGpt2 {
-  std::vector<double> attention;  // [layers, heads, T, T]
-  std::vector<double> hidden;     // [T, C] after ln_f
-  std::vector<double> lastLogits; // [V] for the last position
+  std::vector<double> attention;   // [layers, heads, T, T]
+  std::vector<double> hidden;      // [T, C] after ln_f
+  std::vector<double> lastLogits;  // [V] for the last position
 };
 
 ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers, int heads,

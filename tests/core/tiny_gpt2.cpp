@@ -30,18 +30,15 @@ std::string tinyVocabJson() {
 }
 
 std::string tinyMerges() {
-  return "#version: 0.2\nh e\n" + test::gpt2Symbols(" ") + " t\n" + test::gpt2Symbols(" t") + " he\n";
+  return "#version: 0.2\nh e\n" + test::gpt2Symbols(" ") + " t\n" + test::gpt2Symbols(" t") +
+         " he\n";
 }
 
 std::string tinyConfigJson(const TinyGpt2& s) {
-  return nlohmann::json{{"model_type", "gpt2"},
-                        {"activation_function", "gelu_new"},
-                        {"n_layer", s.layers},
-                        {"n_head", s.heads},
-                        {"n_embd", s.embd},
-                        {"n_positions", s.positions},
-                        {"n_ctx", s.positions},
-                        {"vocab_size", s.vocab},
+  return nlohmann::json{{"model_type", "gpt2"},      {"activation_function", "gelu_new"},
+                        {"n_layer", s.layers},       {"n_head", s.heads},
+                        {"n_embd", s.embd},          {"n_positions", s.positions},
+                        {"n_ctx", s.positions},      {"vocab_size", s.vocab},
                         {"layer_norm_epsilon", 1e-5}}
       .dump(2);
 }
@@ -49,7 +46,8 @@ std::string tinyConfigJson(const TinyGpt2& s) {
 std::vector<NamedTensor> tinyGpt2Weights(const TinyGpt2& s) {
   std::mt19937 rng(s.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const auto tensor = [&](const std::string& name, std::vector<int64_t> shape, float mean, float sd) {
+  const auto tensor = [&](const std::string& name, std::vector<int64_t> shape, float mean,
+                          float sd) {
     FloatTensor t(std::move(shape));
     for (float& v : t.data) v = mean + sd * normal(rng);
     return NamedTensor{name, std::move(t)};
@@ -104,7 +102,9 @@ std::string rawSafetensors(const std::vector<RawTensor>& tensors) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   std::string data;
   for (const RawTensor& t : tensors) {
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[t.name] = {{"dtype", t.dtype},
+                      {"shape", t.shape},
+                      {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data += t.bytes;
   }
   std::string json = header.dump();
@@ -164,8 +164,10 @@ std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2
     }
   } else if (s.storage == TinyStorage::Sharded) {
     const std::size_t half = stored.size() / 2;
-    const std::vector<NamedTensor> first(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(half));
-    const std::vector<NamedTensor> second(stored.begin() + static_cast<std::ptrdiff_t>(half), stored.end());
+    const std::vector<NamedTensor> first(stored.begin(),
+                                         stored.begin() + static_cast<std::ptrdiff_t>(half));
+    const std::vector<NamedTensor> second(stored.begin() + static_cast<std::ptrdiff_t>(half),
+                                          stored.end());
     writeSafetensors(at("model-00001-of-00002.safetensors"), first);
     writeSafetensors(at("model-00002-of-00002.safetensors"), second);
     nlohmann::json map = nlohmann::json::object();

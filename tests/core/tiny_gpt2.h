@@ -17,7 +17,7 @@ struct TinyGpt2 {
   int heads = 4;
   int embd = 16;
   int positions = 32;
-  int vocab = 259;  // the 256 byte symbols and three merges
+  int vocab = 259;     // the 256 byte symbols and three merges
   bool prefix = true;  // "transformer." names, with the buffers a GPT2LMHeadModel save holds
   TinyStorage storage = TinyStorage::F32;
   unsigned seed = 1;

@@ -76,7 +76,8 @@ TEST(TinyGpt, TrainingIsDeterministicForASeed) {
   o.seed = 7;
   const auto c = trainTinyGpt(corpus, o).model.asModel()->parameters();
   ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].tensor.data, b[i].tensor.data) << a[i].name;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i].tensor.data, b[i].tensor.data) << a[i].name;
   EXPECT_NE(a[0].tensor.data, c[0].tensor.data);
 }
 
@@ -84,7 +85,9 @@ TEST(TinyGpt, CancelStopsTraining) {
   std::atomic<bool> cancel{false};
   TrainCallbacks cb;
   cb.cancel = &cancel;
-  cb.onProgress = [&](const TrainProgress& p) { if (p.step >= 2) cancel = true; };
+  cb.onProgress = [&](const TrainProgress& p) {
+    if (p.step >= 2) cancel = true;
+  };
   TrainOptions o;
   o.model = {1, 1, 8, 8, 0};
   o.steps = 1000;
@@ -97,17 +100,19 @@ TEST(TinyGpt, ParameterNamesMatchTheChapter) {
   const TinyGpt m = TinyGpt::create({2, 4, 16, 8, 0}, {"a", "b", "c"}, 0);
   std::vector<std::string> names;
   for (const auto& p : m.asModel()->parameters()) names.push_back(p.name);
-  for (const char* want : {"token_embedding_table.weight", "position_embedding_table.weight",
-                           "blocks.1.sa.heads.3.query.weight", "blocks.0.sa.proj.bias",
-                           "blocks.0.ffwd.net.0.weight", "blocks.0.ffwd.net.2.bias", "blocks.1.ln1.weight",
-                           "blocks.1.ln2.bias", "ln_f.weight", "lm_head.bias"}) {
+  for (const char* want :
+       {"token_embedding_table.weight", "position_embedding_table.weight",
+        "blocks.1.sa.heads.3.query.weight", "blocks.0.sa.proj.bias", "blocks.0.ffwd.net.0.weight",
+        "blocks.0.ffwd.net.2.bias", "blocks.1.ln1.weight", "blocks.1.ln2.bias", "ln_f.weight",
+        "lm_head.bias"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
 }
 
 TEST(TinyGpt, CheckpointRoundTripIsExact) {
   test::TempDir dir;
-  const TinyGpt m = TinyGpt::create({2, 2, 8, 6, 0}, TinyGpt::vocabularyOf("héllo wörld 🙂\n"), 5);
+  const TinyGpt m =
+      TinyGpt::create({2, 2, 8, 6, 0}, TinyGpt::vocabularyOf("héllo wörld 🙂\n"), 5);
   m.save(dir.path("m.safetensors"));
   const TinyGpt back = TinyGpt::load(dir.path("m.safetensors"));
   EXPECT_EQ(back.vocab(), m.vocab());
@@ -122,7 +127,8 @@ TEST(TinyGpt, CheckpointRoundTripIsExact) {
   }
   const auto meta = SafetensorsFile::open(dir.path("m.safetensors")).metadata();
   EXPECT_EQ(meta.at("attnscope.kind"), "tiny-gpt");
-  EXPECT_EQ(meta.at("attnscope.config"), R"({"block_size":6,"n_embd":8,"n_head":2,"n_layer":2,"vocab_size":11})");
+  EXPECT_EQ(meta.at("attnscope.config"),
+            R"({"block_size":6,"n_embd":8,"n_head":2,"n_layer":2,"vocab_size":11})");
 }
 
 TEST(TinyGpt, MalformedCheckpointsNameTheProblem) {
@@ -134,24 +140,30 @@ TEST(TinyGpt, MalformedCheckpointsNameTheProblem) {
       {"attnscope.config", R"({"n_layer":1,"n_head":2,"n_embd":8,"block_size":6,"vocab_size":2})"},
       {"attnscope.vocab", R"(["a","b"])"}};
   writeSafetensors(dir.path("nometa.safetensors"), params);
-  test::expectError([&] { TinyGpt::load(dir.path("nometa.safetensors")); }, ErrorKind::Format, "not a tiny-gpt checkpoint");
+  test::expectError([&] { TinyGpt::load(dir.path("nometa.safetensors")); }, ErrorKind::Format,
+                    "not a tiny-gpt checkpoint");
   auto missing = params;
   missing.pop_back();
   writeSafetensors(dir.path("missing.safetensors"), missing, meta);
-  test::expectError([&] { TinyGpt::load(dir.path("missing.safetensors")); }, ErrorKind::Format, "missing tensor 'lm_head.bias'");
+  test::expectError([&] { TinyGpt::load(dir.path("missing.safetensors")); }, ErrorKind::Format,
+                    "missing tensor 'lm_head.bias'");
   auto wrong = params;
   wrong[0].tensor = FloatTensor({3, 8});
   writeSafetensors(dir.path("shape.safetensors"), wrong, meta);
-  test::expectError([&] { TinyGpt::load(dir.path("shape.safetensors")); }, ErrorKind::Format, "has shape [3, 8]");
+  test::expectError([&] { TinyGpt::load(dir.path("shape.safetensors")); }, ErrorKind::Format,
+                    "has shape [3, 8]");
   auto badVocab = meta;
   badVocab["attnscope.vocab"] = R"(["a"])";
   writeSafetensors(dir.path("vocab.safetensors"), params, badVocab);
-  test::expectError([&] { TinyGpt::load(dir.path("vocab.safetensors")); }, ErrorKind::Format, "vocab_size is 2");
+  test::expectError([&] { TinyGpt::load(dir.path("vocab.safetensors")); }, ErrorKind::Format,
+                    "vocab_size is 2");
   auto badJson = meta;
   badJson["attnscope.config"] = "{n_layer";
   writeSafetensors(dir.path("json.safetensors"), params, badJson);
-  test::expectError([&] { TinyGpt::load(dir.path("json.safetensors")); }, ErrorKind::Format, "attnscope.config");
-  test::expectError([&] { TinyGpt::load(dir.path("absent.safetensors")); }, ErrorKind::Io, "absent.safetensors");
+  test::expectError([&] { TinyGpt::load(dir.path("json.safetensors")); }, ErrorKind::Format,
+                    "attnscope.config");
+  test::expectError([&] { TinyGpt::load(dir.path("absent.safetensors")); }, ErrorKind::Io,
+                    "absent.safetensors");
 }
 
 TEST(TinyGpt, RunShowsEveryLayerAWindowNoticeAndUnknownCharacters) {

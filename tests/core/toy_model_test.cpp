@@ -63,8 +63,9 @@ TEST(ToyModel, RowsSumToOneCausalUpperTriangleAndPaddedKeysAreZero) {
 // against the plain-loop reference computed from the model's own exported weights and input.
 TEST(ToyModel, MatchesPlainLoopReference) {
   std::mt19937 rng(1234);
-  const std::vector<std::string> words = {"the cat sat", "on a mat", "attention is all", "héllo wörld 🙂",
-                                          "a", "transformers attend to tokens"};
+  const std::vector<std::string> words = {
+      "the cat sat",        "on a mat", "attention is all",
+      "héllo wörld 🙂", "a",        "transformers attend to tokens"};
   for (int trial = 0; trial < 24; ++trial) {
     ToyConfig c;
     c.variant = trial % 2 ? Variant::PerHead : Variant::Fused;
@@ -89,13 +90,17 @@ TEST(ToyModel, MatchesPlainLoopReference) {
       for (int h = 0; h < c.heads; ++h) {
         for (int q = 0; q < r.group().queryLengths[b]; ++q) {
           for (int k = 0; k < r.group().keys(); ++k) {
-            const std::size_t i = ((static_cast<std::size_t>(b) * c.heads + h) * r.group().queries() + q) * r.group().keys() + k;
+            const std::size_t i =
+                ((static_cast<std::size_t>(b) * c.heads + h) * r.group().queries() + q) *
+                    r.group().keys() +
+                k;
             ASSERT_NEAR(r.group().attention.data[i], ref.attention[i], 1e-5) << "trial " << trial;
           }
         }
         for (int q = 0; q < r.group().queryLengths[b]; ++q) {
           for (int d = 0; d < c.dModel; ++d) {
-            const std::size_t i = (static_cast<std::size_t>(b) * r.group().queries() + q) * c.dModel + d;
+            const std::size_t i =
+                (static_cast<std::size_t>(b) * r.group().queries() + q) * c.dModel + d;
             ASSERT_NEAR(r.output.data[i], ref.output[i], 1e-5) << "trial " << trial;
           }
         }
@@ -138,14 +143,16 @@ TEST(ToyModel, VariantsAgreeWithEquivalentWeights) {
   const auto perHead = makeToyModel(ph);
   std::vector<NamedTensor> w = perHead->parameters();
   auto get = [&](const std::string& n) -> const FloatTensor& {
-    for (const auto& t : w) if (t.name == n) return t.tensor;
+    for (const auto& t : w)
+      if (t.name == n) return t.tensor;
     throw std::runtime_error(n);
   };
   const int hd = 8;
   FloatTensor qkvW({3 * 32, 24}), qkvB({3 * 32});
   for (int h = 0; h < 4; ++h) {
     const std::string p = "heads." + std::to_string(h) + ".";
-    const FloatTensor* parts[3] = {&get(p + "query.weight"), &get(p + "key.weight"), &get(p + "value.weight")};
+    const FloatTensor* parts[3] = {&get(p + "query.weight"), &get(p + "key.weight"),
+                                   &get(p + "value.weight")};
     for (int part = 0; part < 3; ++part) {
       std::copy(parts[part]->data.begin(), parts[part]->data.end(),
                 qkvW.data.begin() + (h * 3 * hd + part * hd) * 24);
@@ -153,14 +160,17 @@ TEST(ToyModel, VariantsAgreeWithEquivalentWeights) {
   }
   ToyConfig fu = ph;
   fu.variant = Variant::Fused;
-  const auto fused = makeToyModel(fu, {{"qkv_layer.weight", qkvW}, {"qkv_layer.bias", qkvB},
+  const auto fused = makeToyModel(fu, {{"qkv_layer.weight", qkvW},
+                                       {"qkv_layer.bias", qkvB},
                                        {"linear_layer.weight", get("proj.weight")},
                                        {"linear_layer.bias", get("proj.bias")}});
   const RunRequest req = textRequest({"separate heads or one fused layer", "same thing"});
   const AttentionResult a = perHead->run(req), b = fused->run(req);
   ASSERT_EQ(a.group().attention.shape, b.group().attention.shape);
-  for (std::size_t i = 0; i < a.group().attention.data.size(); ++i) ASSERT_NEAR(a.group().attention.data[i], b.group().attention.data[i], 1e-6);
-  for (std::size_t i = 0; i < a.output.data.size(); ++i) ASSERT_NEAR(a.output.data[i], b.output.data[i], 1e-5);
+  for (std::size_t i = 0; i < a.group().attention.data.size(); ++i)
+    ASSERT_NEAR(a.group().attention.data[i], b.group().attention.data[i], 1e-6);
+  for (std::size_t i = 0; i < a.output.data.size(); ++i)
+    ASSERT_NEAR(a.output.data[i], b.output.data[i], 1e-5);
 }
 
 TEST(ToyModel, TutorialShapeTrace) {
@@ -177,9 +187,9 @@ TEST(ToyModel, TutorialShapeTrace) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> got;
   for (const TraceStep& s : r.traces[0].steps) got.emplace_back(s.name, s.shape);
   const std::vector<std::pair<std::string, std::vector<int64_t>>> want = {
-      {"x", {30, 5, 1024}},     {"qkv", {30, 5, 1536}},   {"qkv", {30, 5, 8, 192}},
-      {"qkv", {30, 8, 5, 192}}, {"q", {30, 8, 5, 64}},    {"k", {30, 8, 5, 64}},
-      {"v", {30, 8, 5, 64}},    {"scores", {30, 8, 5, 5}}, {"scaled", {30, 8, 5, 5}},
+      {"x", {30, 5, 1024}},         {"qkv", {30, 5, 1536}},     {"qkv", {30, 5, 8, 192}},
+      {"qkv", {30, 8, 5, 192}},     {"q", {30, 8, 5, 64}},      {"k", {30, 8, 5, 64}},
+      {"v", {30, 8, 5, 64}},        {"scores", {30, 8, 5, 5}},  {"scaled", {30, 8, 5, 5}},
       {"attention", {30, 8, 5, 5}}, {"values", {30, 8, 5, 64}}, {"values", {30, 5, 512}},
       {"out", {30, 5, 512}}};
   EXPECT_EQ(got, want);
@@ -248,7 +258,12 @@ TEST(ToyModel, BadInputGivesClearErrors) {
   const auto model = makeToyModel(ToyConfig{});
   EXPECT_EQ(errorOf([&] { model->run(textRequest({""})); }, &msg), ErrorKind::InvalidArgument);
   EXPECT_NE(msg.find("empty"), std::string::npos);
-  EXPECT_EQ(errorOf([&] { model->run(textRequest({"ok", "bad \xC3\x28"})); }, &msg), ErrorKind::InvalidArgument);
+  EXPECT_EQ(errorOf(
+                [&] {
+                  model->run(textRequest({"ok", "bad \xC3\x28"}));
+                },
+                &msg),
+            ErrorKind::InvalidArgument);
   EXPECT_NE(msg.find("invalid UTF-8 at byte 4 of text 2"), std::string::npos);
 
   RunRequest longText = textRequest({std::string(50, 'x')});

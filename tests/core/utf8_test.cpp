@@ -10,15 +10,18 @@ namespace {
 TEST(Utf8, AcceptsValidAndFindsTheFirstBadByte) {
   EXPECT_TRUE(isValidUtf8("plain ascii"));
   EXPECT_TRUE(isValidUtf8("héllo wörld 日本語 🙂 e\xCC\x81"));
-  struct Case { std::string bytes; std::size_t bad; };
+  struct Case {
+    std::string bytes;
+    std::size_t bad;
+  };
   const Case cases[] = {
-      {"ab\xC3", 2},               // truncated two-byte sequence
-      {"a\xC0\xAF", 1},            // overlong '/'
-      {"\xED\xA0\x80", 0},         // surrogate U+D800
-      {"x\xF4\x90\x80\x80", 1},    // above U+10FFFF
-      {"ok\x80", 2},               // stray continuation byte
+      {"ab\xC3", 2},             // truncated two-byte sequence
+      {"a\xC0\xAF", 1},          // overlong '/'
+      {"\xED\xA0\x80", 0},       // surrogate U+D800
+      {"x\xF4\x90\x80\x80", 1},  // above U+10FFFF
+      {"ok\x80", 2},             // stray continuation byte
       {"\xFF", 0},
-      {"\xE2\x82", 0},             // truncated three-byte sequence
+      {"\xE2\x82", 0},  // truncated three-byte sequence
   };
   for (const Case& c : cases) {
     std::size_t bad = 99;
@@ -35,7 +38,8 @@ TEST(Utf8, DecodeGivesCodePointsAndSpans) {
   EXPECT_EQ(cps[1].byteEnd, 3u);
   EXPECT_EQ(cps[2].value, 0x1F642u);
   EXPECT_EQ(cps[2].byteEnd, 7u);
-  for (char32_t c : {0x41u, 0xE9u, 0x20ACu, 0x1F642u}) EXPECT_EQ(decodeUtf8(encodeUtf8(c))[0].value, c);
+  for (char32_t c : {0x41u, 0xE9u, 0x20ACu, 0x1F642u})
+    EXPECT_EQ(decodeUtf8(encodeUtf8(c))[0].value, c);
   try {
     decodeUtf8("ok\xC3\x28", "the input");
     FAIL();

@@ -19,16 +19,19 @@ std::vector<std::string> words(const std::string& s) {
 TEST(WordTokenizer, WordsAndPunctuation) {
   EXPECT_EQ(words("The cat sat, didn't it?"),
             (std::vector<std::string>{"The", "cat", "sat", ",", "didn't", "it", "?"}));
-  EXPECT_EQ(words("  spaced\tout\n\nlines  "), (std::vector<std::string>{"spaced", "out", "lines"}));
+  EXPECT_EQ(words("  spaced\tout\n\nlines  "),
+            (std::vector<std::string>{"spaced", "out", "lines"}));
   EXPECT_EQ(words("3.14 isn’t 'quoted'"),
             (std::vector<std::string>{"3", ".", "14", "isn’t", "'", "quoted", "'"}));
 }
 
 TEST(WordTokenizer, UnicodeWordsSurvive) {
-  EXPECT_EQ(words("naïve café e\xCC\x81t\xC3\xA9"), (std::vector<std::string>{"naïve", "café", "e\xCC\x81té"}));
+  EXPECT_EQ(words("naïve café e\xCC\x81t\xC3\xA9"),
+            (std::vector<std::string>{"naïve", "café", "e\xCC\x81té"}));
   EXPECT_EQ(words("Привет, мир"), (std::vector<std::string>{"Привет", ",", "мир"}));
   EXPECT_EQ(words("日本語です。"), (std::vector<std::string>{"日", "本", "語", "で", "す", "。"}));
-  EXPECT_EQ(words("hi👋🏽there 🇫🇷!"), (std::vector<std::string>{"hi", "👋🏽", "there", "🇫🇷", "!"}));
+  EXPECT_EQ(words("hi👋🏽there 🇫🇷!"),
+            (std::vector<std::string>{"hi", "👋🏽", "there", "🇫🇷", "!"}));
 }
 
 TEST(WordTokenizer, SameWordSameId) {

@@ -36,7 +36,8 @@ inline void checkSpans(const std::string& input, const std::vector<Token>& token
     if (t.byteBegin < last || t.byteEnd < t.byteBegin || t.byteEnd > input.size()) {
       fail("token span out of order or out of the input");
     }
-    if (input.compare(t.byteBegin, t.byteEnd - t.byteBegin, t.text) != 0) fail("token text is not its span");
+    if (input.compare(t.byteBegin, t.byteEnd - t.byteBegin, t.text) != 0)
+      fail("token text is not its span");
     last = t.byteEnd;
   }
 }

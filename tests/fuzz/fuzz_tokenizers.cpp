@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto tokens = chars.encode(text);
     fuzz::checkSpans(text, tokens);
     // Characters tile the text: nothing is dropped.
-    if (!text.empty() && (tokens.empty() || tokens.back().byteEnd != text.size())) fuzz::fail("char tokens do not cover the text");
+    if (!text.empty() && (tokens.empty() || tokens.back().byteEnd != text.size()))
+      fuzz::fail("char tokens do not cover the text");
     charsValid = true;
   });
   bool wordsValid = false;
@@ -27,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::checkSpans(text, words.encode(text));
     wordsValid = true;
   });
-  if (charsValid != wordsValid) fuzz::fail("char and word tokenizers disagree on whether the text is valid");
+  if (charsValid != wordsValid)
+    fuzz::fail("char and word tokenizers disagree on whether the text is valid");
   return 0;
 }

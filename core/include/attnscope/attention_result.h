@@ -28,11 +28,12 @@ struct Prediction {
 struct AttentionGroup {
   std::string name;  // "self" | "cross" | "decoder_self"
 
-  std::vector<std::vector<Token>> tokens;         // [batch][query]; padding is not listed
-  std::vector<std::vector<Token>> contextTokens;  // [batch][key] when the keys come from another
-                                                  // sequence (cross-attention); empty: keys are `tokens`
-  std::vector<int> queryLengths;                  // [batch] real (non-padding) queries
-  std::vector<int> keyLengths;                    // [batch] real (non-padding) keys
+  std::vector<std::vector<Token>> tokens;  // [batch][query]; padding is not listed
+  std::vector<std::vector<Token>>
+      contextTokens;              // [batch][key] when the keys come from another
+                                  // sequence (cross-attention); empty: keys are `tokens`
+  std::vector<int> queryLengths;  // [batch] real (non-padding) queries
+  std::vector<int> keyLengths;    // [batch] real (non-padding) keys
 
   FloatTensor attention;  // [layers, batch, heads, query, key]; padded keys are exactly 0,
                           // padded query rows are all 0
@@ -51,15 +52,19 @@ struct AttentionGroup {
                                  : contextTokens[static_cast<std::size_t>(item)];
   }
   /// The [query, key] matrix of one head, row-major, keys() floats per row.
-  const float* headMatrix(int layer, int item, int head) const { return matrixOf(attention, layer, item, head); }
+  const float* headMatrix(int layer, int item, int head) const {
+    return matrixOf(attention, layer, item, head);
+  }
   const float* scoreMatrix(int layer, int item, int head) const {
     return scores.empty() ? nullptr : matrixOf(scores, layer, item, head);
   }
 
  private:
   static const float* matrixOf(const FloatTensor& t, int layer, int item, int head) {
-    const std::size_t tq = static_cast<std::size_t>(t.dim(3)), tk = static_cast<std::size_t>(t.dim(4));
-    const std::size_t index = ((static_cast<std::size_t>(layer) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
+    const std::size_t tq = static_cast<std::size_t>(t.dim(3)),
+                      tk = static_cast<std::size_t>(t.dim(4));
+    const std::size_t index =
+        ((static_cast<std::size_t>(layer) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
     return t.data.data() + index;
   }
 };

@@ -20,7 +20,7 @@ struct ModelInfo {
   int layers = 1;
   int heads = 1;
   int dModel = 0;
-  int maxPositions = 0;  // 0: no limit other than RunLimits::maxTokens
+  int maxPositions = 0;   // 0: no limit other than RunLimits::maxTokens
   int slidingWindow = 0;  // > 0: each query sees only this many most recent keys (Mistral)
   bool causal = false;
   bool supportsContext = false;  // cross-attention
@@ -48,6 +48,7 @@ struct ToyConfig;
 std::shared_ptr<Model> makeToyModel(const ToyConfig& config);
 /// The same layer with given weights (a PyTorch state dict saved as safetensors, say). Throws
 /// Error(Format) naming a missing, unexpected or wrongly shaped tensor.
-std::shared_ptr<Model> makeToyModel(const ToyConfig& config, const std::vector<NamedTensor>& weights);
+std::shared_ptr<Model> makeToyModel(const ToyConfig& config,
+                                    const std::vector<NamedTensor>& weights);
 
 }  // namespace attnscope

@@ -9,8 +9,8 @@ namespace attnscope {
 
 /// A model folder found in the Hugging Face cache, ready for ModelSpec::source.
 struct CachedModel {
-  std::string name;  // "gpt2", "openai-community/gpt2"
-  std::string path;  // the snapshot folder holding config.json
+  std::string name;       // "gpt2", "openai-community/gpt2"
+  std::string path;       // the snapshot folder holding config.json
   std::string modelType;  // config.json's "model_type" ("gpt2"), empty when unreadable
 };
 

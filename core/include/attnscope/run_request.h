@@ -10,12 +10,12 @@
 namespace attnscope {
 
 enum class DeviceKind { Auto, Cpu, Cuda };
-const char* toString(DeviceKind d);           // "auto" | "cpu" | "cuda"
+const char* toString(DeviceKind d);            // "auto" | "cpu" | "cuda"
 DeviceKind parseDevice(const std::string& s);  // throws Error(InvalidArgument)
 
 /// Guards applied before anything large is allocated.
 struct RunLimits {
-  int maxTokens = 4096;                             // per batch item
+  int maxTokens = 4096;                                   // per batch item
   uint64_t memoryLimitBytes = 8ull * 1024 * 1024 * 1024;  // estimate of the run's peak tensors
 };
 

@@ -10,9 +10,9 @@ namespace attnscope {
 /// One step of an attention computation, recorded while it ran. The shape is read from the real
 /// tensor, never computed on the side, so the pipeline diagram cannot drift from the code.
 struct TraceStep {
-  std::string name;    // "qkv", "q", "attention"
-  std::string op;      // the PyTorch expression that produced it: "qkv.reshape(B, T, H, 3*hd)"
-  std::string kind;    // one of traceStepKinds(): "linear", "softmax", "rotary", ...
+  std::string name;  // "qkv", "q", "attention"
+  std::string op;    // the PyTorch expression that produced it: "qkv.reshape(B, T, H, 3*hd)"
+  std::string kind;  // one of traceStepKinds(): "linear", "softmax", "rotary", ...
   std::vector<int64_t> shape;
   int head = -1;            // the per-head branch this step belongs to, -1 when shared by all heads
   std::vector<int> inputs;  // indices of the steps it was computed from (the diagram's arrows)

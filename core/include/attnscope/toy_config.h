@@ -15,8 +15,8 @@ enum class TokenizerKind { Char, Word };
 /// shapes. Field names follow the CLI flags.
 struct ToyConfig {
   Variant variant = Variant::Fused;
-  int inputDim = 64;   // width of the token embeddings fed in
-  int dModel = 64;     // n_embd: width of q, k, v together and of the output
+  int inputDim = 64;  // width of the token embeddings fed in
+  int dModel = 64;    // n_embd: width of q, k, v together and of the output
   int heads = 4;
   MaskKind mask = MaskKind::None;
   ScaleKind scale = ScaleKind::HeadSize;
@@ -28,9 +28,9 @@ struct ToyConfig {
   void validate() const;
 };
 
-const char* toString(Variant v);      // "fused" | "per-head"
-const char* toString(MaskKind m);     // "none" | "causal"
-const char* toString(ScaleKind s);    // "head" | "embd"
+const char* toString(Variant v);        // "fused" | "per-head"
+const char* toString(MaskKind m);       // "none" | "causal"
+const char* toString(ScaleKind s);      // "head" | "embd"
 const char* toString(TokenizerKind t);  // "char" | "word"
 /// Parse the CLI/session spelling; throws Error(InvalidArgument) naming `what` on an unknown value.
 Variant parseVariant(const std::string& s);

@@ -13,15 +13,15 @@
 namespace attnscope {
 
 struct TrainOptions {
-  TinyGptConfig model;     // vocabSize is taken from the corpus
+  TinyGptConfig model;  // vocabSize is taken from the corpus
   int steps = 5000;
   int batch = 32;
   double learningRate = 1e-3;
   double weightDecay = 0.01;  // AdamW's default
   uint64_t seed = 1337;
-  int evalEvery = 250;       // steps between validation estimates (and GUI weight updates)
-  int evalWindows = 64;      // validation windows per estimate during training
-  int snapshotEvery = 0;     // 0: none; else keep a snapshot every K steps
+  int evalEvery = 250;          // steps between validation estimates (and GUI weight updates)
+  int evalWindows = 64;         // validation windows per estimate during training
+  int snapshotEvery = 0;        // 0: none; else keep a snapshot every K steps
   std::string snapshotPattern;  // "run.step{step}.safetensors": also write snapshots to disk
 };
 
@@ -36,8 +36,8 @@ struct TrainProgress {
 
 struct TrainCallbacks {
   std::function<void(const TrainProgress&)> onProgress;      // every few steps
-  std::function<void(int step, const TinyGpt&)> onEval;       // a snapshot at each validation
-  std::function<void(int step, const TinyGpt&)> onSnapshot;   // every snapshotEvery steps
+  std::function<void(int step, const TinyGpt&)> onEval;      // a snapshot at each validation
+  std::function<void(int step, const TinyGpt&)> onSnapshot;  // every snapshotEvery steps
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -15,8 +15,12 @@ json traceToJson(const AttentionResult& r) {
   for (const LayerTrace& lt : r.traces) {
     json steps = json::array();
     for (const TraceStep& s : lt.steps) {
-      steps.push_back({{"name", s.name}, {"op", s.op}, {"kind", s.kind}, {"shape", s.shape},
-                       {"head", s.head}, {"inputs", s.inputs}});
+      steps.push_back({{"name", s.name},
+                       {"op", s.op},
+                       {"kind", s.kind},
+                       {"shape", s.shape},
+                       {"head", s.head},
+                       {"inputs", s.inputs}});
     }
     layers.push_back({{"variant", lt.variant}, {"steps", steps}});
   }
@@ -50,7 +54,8 @@ json nested(const FloatTensor& t, std::size_t axis, std::size_t offset) {
   }
   std::size_t stride = 1;
   for (std::size_t a = axis + 1; a < t.shape.size(); ++a) stride *= t.shape[a];
-  for (int64_t i = 0; i < t.shape[axis]; ++i) arr.push_back(nested(t, axis + 1, offset + i * stride));
+  for (int64_t i = 0; i < t.shape[axis]; ++i)
+    arr.push_back(nested(t, axis + 1, offset + i * stride));
   return arr;
 }
 
@@ -72,20 +77,27 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
   if (!r.group().contextTokens.empty()) j["context_tokens"] = tokensToJson(r.group().contextTokens);
   j["query_lengths"] = r.group().queryLengths;
   j["key_lengths"] = r.group().keyLengths;
-  j["shapes"] = {{"attention", r.group().attention.shape}, {"output", r.output.shape}, {"input", r.input.shape}};
+  j["shapes"] = {{"attention", r.group().attention.shape},
+                 {"output", r.output.shape},
+                 {"input", r.input.shape}};
   j["trace"] = traceToJson(r)["layers"];
-  j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs}, {"forward", r.timings.forwardMs},
+  j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs},
+                     {"forward", r.timings.forwardMs},
                      {"total", r.timings.totalMs}};
   j["notices"] = r.notices;
   if (!r.nextToken.empty()) {
     json next = json::array();
-    for (const Prediction& p : r.nextToken) next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
+    for (const Prediction& p : r.nextToken)
+      next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
     j["next_token"] = next;
   }
-  if (includeAttention && !r.group().attention.empty()) j["attention"] = nested(r.group().attention, 0, 0);
+  if (includeAttention && !r.group().attention.empty())
+    j["attention"] = nested(r.group().attention, 0, 0);
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void writeTextFile(const std::string& path, const std::string& text) { writeFileAtomically(path, text); }
+void writeTextFile(const std::string& path, const std::string& text) {
+  writeFileAtomically(path, text);
+}
 
 }  // namespace attnscope

@@ -38,14 +38,16 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFolder(const std::string& folde
   const nlohmann::json index =
       nlohmann::json::parse(readFile(indexPath.string()), nullptr, /*allow_exceptions=*/false);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
-    throw Error(ErrorKind::Format, indexPath.string() + ": expected a JSON object with a \"weight_map\" object");
+    throw Error(ErrorKind::Format,
+                indexPath.string() + ": expected a JSON object with a \"weight_map\" object");
   }
   // Shards in first-mention order, each opened once.
   std::vector<std::string> shards;
   std::set<std::string> seen;
   for (const auto& [tensor, file] : index["weight_map"].items()) {
     if (!file.is_string()) {
-      throw Error(ErrorKind::Format, indexPath.string() + ": weight_map[\"" + tensor + "\"] is not a file name");
+      throw Error(ErrorKind::Format,
+                  indexPath.string() + ": weight_map[\"" + tensor + "\"] is not a file name");
     }
     const std::string name = file.get<std::string>();
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
@@ -57,7 +59,8 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFolder(const std::string& folde
   if (shards.empty()) throw Error(ErrorKind::Format, indexPath.string() + ": weight_map is empty");
   for (const std::string& shard : shards) {
     if (!fs::is_regular_file(dir / shard, ec)) {
-      throw Error(ErrorKind::Io, "missing shard " + shard + " in " + folder + " (listed in " + kIndex + ")");
+      throw Error(ErrorKind::Io,
+                  "missing shard " + shard + " in " + folder + " (listed in " + kIndex + ")");
     }
     ckpt.addFile(folder, shard);
   }
@@ -78,8 +81,8 @@ void SafetensorsCheckpoint::addFile(const std::string& folder, const std::string
   for (const TensorInfo& info : file->tensors()) {
     const auto [it, inserted] = m_entries.emplace(info.name, Entry{file, &info, fileName});
     if (!inserted) {
-      throw Error(ErrorKind::Format, "tensor '" + info.name + "' is in both " + it->second.fileName +
-                                         " and " + fileName);
+      throw Error(ErrorKind::Format, "tensor '" + info.name + "' is in both " +
+                                         it->second.fileName + " and " + fileName);
     }
   }
 }

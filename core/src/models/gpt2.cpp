@@ -81,7 +81,8 @@ struct Gpt2StackImpl : torch::nn::Module {
   }
   // Passing the weight keeps Embedding from drawing N(0, 1): the weights are always loaded.
   static torch::nn::Embedding embeddingTable(int64_t rows, int64_t dim) {
-    return torch::nn::Embedding(torch::nn::EmbeddingOptions(rows, dim)._weight(torch::empty({rows, dim})));
+    return torch::nn::Embedding(
+        torch::nn::EmbeddingOptions(rows, dim)._weight(torch::empty({rows, dim})));
   }
   torch::nn::Embedding wte, wpe;
   torch::nn::ModuleList h;
@@ -91,9 +92,9 @@ struct Gpt2StackImpl : torch::nn::Module {
 TORCH_MODULE(Gpt2Stack);
 
 std::string describe(const Gpt2Config& c) {
-  return "n_layer " + std::to_string(c.nLayer) + ", n_head " + std::to_string(c.nHead) + ", n_embd " +
-         std::to_string(c.nEmbd) + ", n_positions " + std::to_string(c.nPositions) + ", vocab_size " +
-         std::to_string(c.vocabSize);
+  return "n_layer " + std::to_string(c.nLayer) + ", n_head " + std::to_string(c.nHead) +
+         ", n_embd " + std::to_string(c.nEmbd) + ", n_positions " + std::to_string(c.nPositions) +
+         ", vocab_size " + std::to_string(c.vocabSize);
 }
 
 class Gpt2Family final : public TransformerFamily {
@@ -101,14 +102,16 @@ class Gpt2Family final : public TransformerFamily {
   explicit Gpt2Family(const std::string& folder)
       : m_config(Gpt2Config::fromFile((std::filesystem::path(folder) / "config.json").string())),
         m_activation(parseActivation(m_config.activation, "config.json: activation_function")),
-        m_tokenizer(BpeTokenizer::fromFiles((std::filesystem::path(folder) / "vocab.json").string(),
-                                            (std::filesystem::path(folder) / "merges.txt").string())),
+        m_tokenizer(
+            BpeTokenizer::fromFiles((std::filesystem::path(folder) / "vocab.json").string(),
+                                    (std::filesystem::path(folder) / "merges.txt").string())),
         m_checkpoint(SafetensorsCheckpoint::openFolder(folder)) {
     ensureRuntime();
     if (m_tokenizer.vocabSize() > static_cast<std::size_t>(m_config.vocabSize)) {
-      throw Error(ErrorKind::Format, (std::filesystem::path(folder) / "vocab.json").string() + " has " +
-                                         std::to_string(m_tokenizer.vocabSize()) +
-                                         " tokens but config.json says vocab_size " + std::to_string(m_config.vocabSize));
+      throw Error(ErrorKind::Format, (std::filesystem::path(folder) / "vocab.json").string() +
+                                         " has " + std::to_string(m_tokenizer.vocabSize()) +
+                                         " tokens but config.json says vocab_size " +
+                                         std::to_string(m_config.vocabSize));
     }
     m_module = Gpt2Stack(m_config);
     for (auto& p : m_module->parameters()) p.set_requires_grad(false);
@@ -134,7 +137,9 @@ class Gpt2Family final : public TransformerFamily {
     i.parameterBytes = parameterBytes(*m_module);
     return i;
   }
-  std::vector<Token> tokenize(const std::string& text) const override { return m_tokenizer.encode(text); }
+  std::vector<Token> tokenize(const std::string& text) const override {
+    return m_tokenizer.encode(text);
+  }
   torch::nn::Module& module() override { return *m_module; }
 
   torch::Tensor embedIds(const torch::Tensor& ids) override {
@@ -151,16 +156,18 @@ class Gpt2Family final : public TransformerFamily {
     torch::Tensor h = block.ln_1(x);
     int s = rec.record("ln_1", "self.ln_1(x)", "layernorm", h, {xStep});
     const torch::Tensor qkv = attn.c_attn(h);  // [B, T, 3C]
-    const QkvHeads heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads,
-                                         rec, rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
+    const QkvHeads heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads, rec,
+                                         rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = attn.scale;
     sdpa.scaleText = attn.scaleText;
     sdpa.buffers = ctx.buffers;
-    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep, heads.kStep, heads.vStep);
+    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep,
+                                                  heads.kStep, heads.vStep);
     const torch::Tensor merged = mergeHeads(out.values);
-    s = rec.record("merged", "values.transpose(1, 2).contiguous().view(B, T, C)", "merge_heads", merged, {out.valuesStep});
+    s = rec.record("merged", "values.transpose(1, 2).contiguous().view(B, T, C)", "merge_heads",
+                   merged, {out.valuesStep});
     h = attn.c_proj(merged);
     s = rec.record("attn_out", "self.c_proj(merged)", "linear", h, {s});
     // The residual stream is updated in place: x belongs to the caller's loop and is not reused.
@@ -170,8 +177,10 @@ class Gpt2Family final : public TransformerFamily {
     s = rec.record("ln_2", "self.ln_2(x)", "layernorm", h, {residualStep});
     Gpt2MlpImpl& mlp = *block.mlp;
     const MlpProjection up{[&](const torch::Tensor& t) { return mlp.c_fc(t); }, "self.c_fc(x)"};
-    const MlpProjection down{[&](const torch::Tensor& t) { return mlp.c_proj(t); }, "self.c_proj(h)"};
-    h = feedForward(h, up, m_activation, down, nullptr, rec, s, &s, m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act");
+    const MlpProjection down{[&](const torch::Tensor& t) { return mlp.c_proj(t); },
+                             "self.c_proj(h)"};
+    h = feedForward(h, up, m_activation, down, nullptr, rec, s, &s,
+                    m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act");
     h.add_(residual);
     rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
     return h;
@@ -183,7 +192,8 @@ class Gpt2Family final : public TransformerFamily {
   }
   Token vocabularyToken(int64_t id) const override {
     // config.json's vocab_size may exceed vocab.json (padded embeddings).
-    if (static_cast<std::size_t>(id) >= m_tokenizer.vocabSize()) return TransformerFamily::vocabularyToken(id);
+    if (static_cast<std::size_t>(id) >= m_tokenizer.vocabSize())
+      return TransformerFamily::vocabularyToken(id);
     Token t;
     t.id = id;
     t.text = m_tokenizer.tokenBytes(id);

@@ -21,7 +21,8 @@ int positiveInt(const nlohmann::json& j, const char* key, const std::string& sou
   }
   const nlohmann::json& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30)) {
-    formatError(source, std::string("\"") + key + "\" must be a positive whole number, got " + v.dump());
+    formatError(source,
+                std::string("\"") + key + "\" must be a positive whole number, got " + v.dump());
   }
   return static_cast<int>(v.get<int64_t>());
 }
@@ -57,13 +58,16 @@ Gpt2Config Gpt2Config::fromJson(const std::string& text, const std::string& sour
                             std::to_string(c.nEmbd) + ")");
   }
   if (j.contains("activation_function") && !j["activation_function"].is_null()) {
-    if (!j["activation_function"].is_string()) formatError(source, "\"activation_function\" must be a string");
-    c.activation = j["activation_function"].get<std::string>();  // checked by the model (nn/activation)
+    if (!j["activation_function"].is_string())
+      formatError(source, "\"activation_function\" must be a string");
+    c.activation =
+        j["activation_function"].get<std::string>();  // checked by the model (nn/activation)
   }
   c.nInner = positiveInt(j, "n_inner", source, 0, false);
   const auto flag = [&](const char* key, bool fallback) {
     if (!j.contains(key) || j[key].is_null()) return fallback;
-    if (!j[key].is_boolean()) formatError(source, std::string("\"") + key + "\" must be true or false");
+    if (!j[key].is_boolean())
+      formatError(source, std::string("\"") + key + "\" must be true or false");
     return j[key].get<bool>();
   };
   c.scaleAttnWeights = flag("scale_attn_weights", true);

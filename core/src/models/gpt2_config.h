@@ -14,9 +14,9 @@ struct Gpt2Config {
   int nPositions = 1024;  // also accepted as n_ctx
   int vocabSize = 50257;
   double layerNormEpsilon = 1e-5;
-  std::string activation = "gelu_new";  // activation_function: any name parseActivation knows
-  int nInner = 0;                       // MLP width; 0: 4 * n_embd
-  bool scaleAttnWeights = true;         // scores / sqrt(head_dim)
+  std::string activation = "gelu_new";      // activation_function: any name parseActivation knows
+  int nInner = 0;                           // MLP width; 0: 4 * n_embd
+  bool scaleAttnWeights = true;             // scores / sqrt(head_dim)
   bool scaleAttnByInverseLayerIdx = false;  // and / (layer index + 1)
 
   int headDim() const { return nEmbd / nHead; }

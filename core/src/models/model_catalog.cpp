@@ -45,7 +45,8 @@ std::optional<fs::path> pickSnapshot(const fs::path& repoDir) {
   }
   std::optional<fs::path> best;
   fs::file_time_type bestTime{};
-  for (fs::directory_iterator it(repoDir / "snapshots", ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(repoDir / "snapshots", ec), end; !ec && it != end;
+       it.increment(ec)) {
     if (!it->is_directory(ec) || !hasConfig(it->path())) continue;
     const fs::file_time_type t = fs::last_write_time(it->path(), ec);
     if (ec) continue;
@@ -91,7 +92,8 @@ std::vector<std::string> huggingFaceCacheDirs() {
   };
   if (!env("HF_HUB_CACHE").empty()) dirs.push_back(env("HF_HUB_CACHE"));
   if (!env("HF_HOME").empty()) dirs.push_back((fs::path(env("HF_HOME")) / "hub").string());
-  if (!env("HOME").empty()) dirs.push_back((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
+  if (!env("HOME").empty())
+    dirs.push_back((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
   return dirs;
 }
 

@@ -14,7 +14,8 @@
 namespace attnscope {
 namespace {
 
-using Opener = std::function<std::shared_ptr<Model>(const std::string& folder, const std::string& name)>;
+using Opener =
+    std::function<std::shared_ptr<Model>(const std::string& folder, const std::string& name)>;
 
 struct Entry {
   Architecture architecture;
@@ -24,7 +25,8 @@ struct Entry {
 /// The registry: one line per model_type. A new family adds its line here.
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
-      {{"gpt2", "gpt2", "GPT-2 (causal decoder: learned positions, fused q|k|v, GELU MLP)"}, openGpt2Folder},
+      {{"gpt2", "gpt2", "GPT-2 (causal decoder: learned positions, fused q|k|v, GELU MLP)"},
+       openGpt2Folder},
   };
   return table;
 }
@@ -49,25 +51,28 @@ const Architecture* findArchitecture(const std::string& modelType) {
 
 std::string supportedModelTypes() {
   std::string out;
-  for (const Architecture& a : supportedArchitectures()) out += (out.empty() ? "" : ", ") + a.modelType;
+  for (const Architecture& a : supportedArchitectures())
+    out += (out.empty() ? "" : ", ") + a.modelType;
   return out;
 }
 
 std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::string& name) {
   const std::string configPath = (std::filesystem::path(folder) / "config.json").string();
-  const nlohmann::json config = nlohmann::json::parse(readFile(configPath), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json config =
+      nlohmann::json::parse(readFile(configPath), nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) throw Error(ErrorKind::Format, configPath + ": not a JSON object");
   // GPT-2 configs written before model_type existed have none.
   std::string modelType = "gpt2";
   if (config.contains("model_type")) {
-    if (!config["model_type"].is_string()) throw Error(ErrorKind::Format, configPath + ": \"model_type\" must be a string");
+    if (!config["model_type"].is_string())
+      throw Error(ErrorKind::Format, configPath + ": \"model_type\" must be a string");
     modelType = config["model_type"].get<std::string>();
   }
   for (const Entry& e : entries()) {
     if (e.architecture.modelType == modelType) return e.open(folder, name);
   }
-  throw Error(ErrorKind::Format, configPath + ": model_type '" + modelType + "' is not supported; supported: " +
-                                     supportedModelTypes());
+  throw Error(ErrorKind::Format, configPath + ": model_type '" + modelType +
+                                     "' is not supported; supported: " + supportedModelTypes());
 }
 
 }  // namespace attnscope

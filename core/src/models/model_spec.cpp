@@ -25,18 +25,22 @@ std::shared_ptr<Model> openModel(const ModelSpec& spec) {
 
   if (source == "default") return TinyGpt::open(source).asModel("tiny-shakespeare (bundled)");
   const std::filesystem::path file(source);
-  if (file.extension() == ".safetensors") return TinyGpt::load(source).asModel(file.filename().string());
+  if (file.extension() == ".safetensors")
+    return TinyGpt::load(source).asModel(file.filename().string());
 
   std::error_code ec;
   if (std::filesystem::is_directory(source, ec)) return openModelFolder(source, folderName(source));
   if (const auto cached = resolveCachedModel(source)) return openModelFolder(*cached, source);
 
   std::string searched;
-  for (const std::string& dir : huggingFaceCacheDirs()) searched += (searched.empty() ? "" : ", ") + dir;
+  for (const std::string& dir : huggingFaceCacheDirs())
+    searched += (searched.empty() ? "" : ", ") + dir;
   throw Error(ErrorKind::InvalidArgument,
-              "model '" + source + "' not found: not a folder, and not in the Hugging Face cache (searched: " +
+              "model '" + source +
+                  "' not found: not a folder, and not in the Hugging Face cache (searched: " +
                   (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
-                  "); choose toy, default, a tiny-GPT .safetensors file, a model folder, or a cached model name such as gpt2");
+                  "); choose toy, default, a tiny-GPT .safetensors file, a model folder, or a "
+                  "cached model name such as gpt2");
 }
 
 }  // namespace attnscope

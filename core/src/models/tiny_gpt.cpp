@@ -17,19 +17,21 @@
 namespace attnscope {
 
 TinyGptFeedForwardImpl::TinyGptFeedForwardImpl(int nEmbd) {
-  net = register_module("net", torch::nn::Sequential(torch::nn::Linear(nEmbd, 4 * nEmbd), torch::nn::ReLU(),
-                                                     torch::nn::Linear(4 * nEmbd, nEmbd)));
+  net = register_module(
+      "net", torch::nn::Sequential(torch::nn::Linear(nEmbd, 4 * nEmbd), torch::nn::ReLU(),
+                                   torch::nn::Linear(4 * nEmbd, nEmbd)));
 }
 
-TinyGptBlockImpl::TinyGptBlockImpl(int nEmbd, int nHead) : m_scale(1.0 / std::sqrt(static_cast<double>(nEmbd / nHead))) {
+TinyGptBlockImpl::TinyGptBlockImpl(int nEmbd, int nHead)
+    : m_scale(1.0 / std::sqrt(static_cast<double>(nEmbd / nHead))) {
   sa = register_module("sa", PerHeadAttention(nEmbd, nEmbd, nHead));
   ffwd = register_module("ffwd", TinyGptFeedForward(nEmbd));
   ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({nEmbd})));
   ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({nEmbd})));
 }
 
-torch::Tensor TinyGptBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask, TraceRecorder& rec,
-                                        const AttentionBuffers* buffers) {
+torch::Tensor TinyGptBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
+                                        TraceRecorder& rec, const AttentionBuffers* buffers) {
   const int xStep = rec.record("x", "x", "input", x);
   AttentionInput in;
   in.x = ln1(x);
@@ -40,22 +42,28 @@ torch::Tensor TinyGptBlockImpl::forward(const torch::Tensor& x, const torch::Ten
   in.keepAttention = buffers != nullptr;
   if (buffers) in.buffers = *buffers;
   const torch::Tensor h = x + sa->forward(in, rec).out;
-  const int residual = rec.record("residual_1", "x + self.sa(self.ln1(x))", "add", h, {xStep, rec.last()});
+  const int residual =
+      rec.record("residual_1", "x + self.sa(self.ln1(x))", "add", h, {xStep, rec.last()});
   const torch::Tensor normed = ln2(h);
   const int normStep = rec.record("ln2", "self.ln2(x)", "layernorm", normed, {residual});
   torch::nn::LinearImpl* fc = ffwd->net[0]->as<torch::nn::Linear>();
   torch::nn::LinearImpl* proj = ffwd->net[2]->as<torch::nn::Linear>();
-  const MlpProjection up{[&](const torch::Tensor& t) { return fc->forward(t); }, "self.ffwd.net[0](x)"};
-  const MlpProjection down{[&](const torch::Tensor& t) { return proj->forward(t); }, "self.ffwd.net[2](h)"};
+  const MlpProjection up{[&](const torch::Tensor& t) { return fc->forward(t); },
+                         "self.ffwd.net[0](x)"};
+  const MlpProjection down{[&](const torch::Tensor& t) { return proj->forward(t); },
+                           "self.ffwd.net[2](h)"};
   int mlpStep = -1;
-  const torch::Tensor out = h + feedForward(normed, up, Activation::Relu, down, nullptr, rec, normStep, &mlpStep);
+  const torch::Tensor out =
+      h + feedForward(normed, up, Activation::Relu, down, nullptr, rec, normStep, &mlpStep);
   rec.record("residual_2", "x + self.ffwd(self.ln2(x))", "add", out, {residual, mlpStep});
   return out;
 }
 
 TinyGptModuleImpl::TinyGptModuleImpl(const TinyGptConfig& c) {
-  token_embedding_table = register_module("token_embedding_table", torch::nn::Embedding(c.vocabSize, c.nEmbd));
-  position_embedding_table = register_module("position_embedding_table", torch::nn::Embedding(c.blockSize, c.nEmbd));
+  token_embedding_table =
+      register_module("token_embedding_table", torch::nn::Embedding(c.vocabSize, c.nEmbd));
+  position_embedding_table =
+      register_module("position_embedding_table", torch::nn::Embedding(c.blockSize, c.nEmbd));
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.nLayer; ++i) blocks->push_back(TinyGptBlock(c.nEmbd, c.nHead));
   ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.nEmbd})));
@@ -63,14 +71,16 @@ TinyGptModuleImpl::TinyGptModuleImpl(const TinyGptConfig& c) {
 }
 
 torch::Tensor TinyGptModuleImpl::embed(const torch::Tensor& idx) {
-  const torch::Tensor pos = torch::arange(idx.size(1), torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
+  const torch::Tensor pos =
+      torch::arange(idx.size(1), torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
   return token_embedding_table(idx) + position_embedding_table(pos);
 }
 
 torch::Tensor TinyGptModuleImpl::forward(const torch::Tensor& idx, const torch::Tensor& mask) {
   torch::Tensor x = embed(idx);
   TraceRecorder none(nullptr);
-  for (std::size_t i = 0; i < blocks->size(); ++i) x = blocks[i]->as<TinyGptBlockImpl>()->forward(x, mask, none);
+  for (std::size_t i = 0; i < blocks->size(); ++i)
+    x = blocks[i]->as<TinyGptBlockImpl>()->forward(x, mask, none);
   return lm_head(ln_f(x));
 }
 
@@ -96,7 +106,9 @@ class TinyGptFamily final : public TransformerFamily {
     return i;
   }
 
-  std::vector<Token> tokenize(const std::string& text) const override { return m_state->tokenize(text); }
+  std::vector<Token> tokenize(const std::string& text) const override {
+    return m_state->tokenize(text);
+  }
   torch::nn::Module& module() override { return *m_state->module; }
   std::mutex& mutex() override { return m_state->mutex; }
   torch::Tensor embedIds(const torch::Tensor& ids) override { return m_state->module->embed(ids); }
@@ -105,7 +117,9 @@ class TinyGptFamily final : public TransformerFamily {
     return block->forward(x, ctx.mask, *ctx.rec, &ctx.buffers);
   }
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_state->module->ln_f(x); }
-  torch::Tensor logits(const torch::Tensor& hidden) override { return m_state->module->lm_head(hidden); }
+  torch::Tensor logits(const torch::Tensor& hidden) override {
+    return m_state->module->lm_head(hidden);
+  }
   uint64_t activationBytesPerToken() const override {
     return (static_cast<uint64_t>(m_state->config.vocabSize) + 8ull * m_state->config.nEmbd) * 4;
   }
@@ -117,8 +131,10 @@ class TinyGptFamily final : public TransformerFamily {
     return t;
   }
   void checkRequest(const RunRequest& request) const override {
-    if (request.random) throw Error(ErrorKind::InvalidArgument, "random input needs the toy model (--model toy)");
-    if (request.context) throw Error(ErrorKind::InvalidArgument, "cross-attention (--context) needs the toy model");
+    if (request.random)
+      throw Error(ErrorKind::InvalidArgument, "random input needs the toy model (--model toy)");
+    if (request.context)
+      throw Error(ErrorKind::InvalidArgument, "cross-attention (--context) needs the toy model");
   }
 
  private:
@@ -127,7 +143,8 @@ class TinyGptFamily final : public TransformerFamily {
 
 }  // namespace
 
-std::shared_ptr<TinyGpt::State> TinyGpt::State::make(const TinyGptConfig& config, std::vector<std::string> vocab) {
+std::shared_ptr<TinyGpt::State> TinyGpt::State::make(const TinyGptConfig& config,
+                                                     std::vector<std::string> vocab) {
   ensureRuntime();
   auto s = std::make_shared<State>();
   s->config = config;
@@ -135,7 +152,8 @@ std::shared_ptr<TinyGpt::State> TinyGpt::State::make(const TinyGptConfig& config
   s->config.validate();
   s->vocab = std::move(vocab);
   for (std::size_t i = 0; i < s->vocab.size(); ++i) s->ids[s->vocab[i]] = static_cast<int64_t>(i);
-  if (s->ids.size() != s->vocab.size()) throw Error(ErrorKind::Format, "tiny-gpt: the vocabulary has duplicate characters");
+  if (s->ids.size() != s->vocab.size())
+    throw Error(ErrorKind::Format, "tiny-gpt: the vocabulary has duplicate characters");
   s->module = TinyGptModule(s->config);
   return s;
 }
@@ -143,8 +161,9 @@ std::shared_ptr<TinyGpt::State> TinyGpt::State::make(const TinyGptConfig& config
 void TinyGptConfig::validate() const {
   const auto positive = [](int v, const char* name, int max) {
     if (v <= 0 || v > max) {
-      throw Error(ErrorKind::InvalidArgument, std::string(name) + " must be between 1 and " + std::to_string(max) +
-                                                  " (got " + std::to_string(v) + ")");
+      throw Error(ErrorKind::InvalidArgument, std::string(name) + " must be between 1 and " +
+                                                  std::to_string(max) + " (got " +
+                                                  std::to_string(v) + ")");
     }
   };
   positive(nLayer, "layers", 64);
@@ -153,8 +172,9 @@ void TinyGptConfig::validate() const {
   positive(blockSize, "block", 65536);
   positive(vocabSize, "vocab_size", 1 << 22);
   if (nEmbd % nHead != 0) {
-    throw Error(ErrorKind::InvalidArgument,
-                "heads (" + std::to_string(nHead) + ") must divide embd (" + std::to_string(nEmbd) + ")");
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "heads (" + std::to_string(nHead) + ") must divide embd (" + std::to_string(nEmbd) + ")");
   }
 }
 
@@ -188,7 +208,8 @@ std::vector<int64_t> TinyGpt::State::encodeKnown(const std::string& text) const 
 
 TinyGpt::TinyGpt(std::shared_ptr<State> state) : m_state(std::move(state)) {}
 
-TinyGpt TinyGpt::create(const TinyGptConfig& config, std::vector<std::string> vocab, uint64_t seed) {
+TinyGpt TinyGpt::create(const TinyGptConfig& config, std::vector<std::string> vocab,
+                        uint64_t seed) {
   auto s = State::make(config, std::move(vocab));
   initialiseLikePyTorch(*s->module, seededGenerator(seed));
   return TinyGpt(s);

@@ -54,7 +54,9 @@ class ToyFamily final : public TransformerFamily {
     return i;
   }
 
-  std::vector<Token> tokenize(const std::string& text) const override { return m_tokenizer->encode(text); }
+  std::vector<Token> tokenize(const std::string& text) const override {
+    return m_tokenizer->encode(text);
+  }
   torch::nn::Module& module() override { return *m_module; }
   void checkRequest(const RunRequest&) const override {}
 
@@ -62,14 +64,18 @@ class ToyFamily final : public TransformerFamily {
     return (static_cast<uint64_t>(m_config.inputDim) + 4ull * m_config.dModel) * 4 * 2;
   }
 
-  Embedded embed(const BatchInput& batch, const RunRequest& request, const torch::Device& device) override {
+  Embedded embed(const BatchInput& batch, const RunRequest& request,
+                 const torch::Device& device) override {
     Embedded e;
     if (request.random) {
-      e.x = torch::randn({static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, m_config.inputDim},
-                         seededGenerator(m_config.seed + 1));
+      e.x = torch::randn(
+          {static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, m_config.inputDim},
+          seededGenerator(m_config.seed + 1));
     } else {
       e.x = embedTokens(batch.tokens, batch.maxQuery, m_config.inputDim, m_config.seed);
-      if (request.context) e.context = embedTokens(batch.contextTokens, batch.maxKey, m_config.inputDim, m_config.seed);
+      if (request.context)
+        e.context =
+            embedTokens(batch.contextTokens, batch.maxKey, m_config.inputDim, m_config.seed);
     }
     e.x = e.x.to(device);
     if (e.context.defined()) e.context = e.context.to(device);
@@ -106,7 +112,8 @@ std::shared_ptr<Model> makeToyModel(const ToyConfig& config) {
   return std::make_shared<TransformerModel>(std::make_shared<ToyFamily>(config));
 }
 
-std::shared_ptr<Model> makeToyModel(const ToyConfig& config, const std::vector<NamedTensor>& weights) {
+std::shared_ptr<Model> makeToyModel(const ToyConfig& config,
+                                    const std::vector<NamedTensor>& weights) {
   auto family = std::make_shared<ToyFamily>(config);
   loadStateDict(family->module(), weights);
   return std::make_shared<TransformerModel>(family);

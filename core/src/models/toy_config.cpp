@@ -46,9 +46,12 @@ const char* toString(ScaleKind s) { return s == ScaleKind::HeadSize ? "head" : "
 const char* toString(TokenizerKind t) { return t == TokenizerKind::Char ? "char" : "word"; }
 const char* toString(DeviceKind d) {
   switch (d) {
-    case DeviceKind::Auto: return "auto";
-    case DeviceKind::Cpu: return "cpu";
-    case DeviceKind::Cuda: return "cuda";
+    case DeviceKind::Auto:
+      return "auto";
+    case DeviceKind::Cpu:
+      return "cpu";
+    case DeviceKind::Cuda:
+      return "cuda";
   }
   return "auto";
 }

@@ -5,7 +5,8 @@
 
 namespace attnscope {
 
-Embedded TransformerFamily::embed(const BatchInput& batch, const RunRequest&, const torch::Device& device) {
+Embedded TransformerFamily::embed(const BatchInput& batch, const RunRequest&,
+                                  const torch::Device& device) {
   const int64_t B = static_cast<int64_t>(batch.tokens.size()), T = batch.maxQuery;
   torch::Tensor ids = torch::zeros({B, T}, torch::kLong);  // right-padded with id 0
   auto idAt = ids.accessor<int64_t, 2>();
@@ -25,19 +26,24 @@ Token TransformerFamily::vocabularyToken(int64_t id) const {
 }
 
 uint64_t TransformerFamily::activationBytesPerToken() const {
-  // The residual stream, the normed copy, q, k, v, merged heads and the 4x-wide MLP hidden, with room.
+  // The residual stream, the normed copy, q, k, v, merged heads and the 4x-wide MLP hidden, with
+  // room.
   return static_cast<uint64_t>(info().dModel) * 4 * 16;
 }
 
 void TransformerFamily::checkRequest(const RunRequest& request) const {
   const std::string name = info().name;
   if (request.random) {
-    throw Error(ErrorKind::InvalidArgument, name + " reads text, not random input: give --text instead of "
-                                                   "--batch/--seq-len (random input needs --model toy)");
+    throw Error(ErrorKind::InvalidArgument,
+                name +
+                    " reads text, not random input: give --text instead of "
+                    "--batch/--seq-len (random input needs --model toy)");
   }
   if (request.context) {
-    throw Error(ErrorKind::InvalidArgument,
-                name + " has no cross-attention: leave out the context (cross-attention needs --model toy)");
+    throw Error(
+        ErrorKind::InvalidArgument,
+        name +
+            " has no cross-attention: leave out the context (cross-attention needs --model toy)");
   }
 }
 

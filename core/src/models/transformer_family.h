@@ -27,7 +27,7 @@ struct LayerContext {
   torch::Tensor positions;  // [Tq] int64: 0..Tq-1
   torch::Tensor context;    // [B, Tk, C] for cross-attention; undefined otherwise
   const std::vector<int>* keyLengths = nullptr;  // [B] real keys per item (ALiBi)
-  AttentionBuffers buffers;  // the layer writes its [B, H, Tq, Tk] attention (and scores) here
+  AttentionBuffers buffers;      // the layer writes its [B, H, Tq, Tk] attention (and scores) here
   TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
 };
 
@@ -47,7 +47,8 @@ class TransformerFamily {
 
   /// The input of the first layer. The default looks up the token ids; the toy layer overrides it
   /// (seeded embeddings, random input, a context).
-  virtual Embedded embed(const BatchInput& batch, const RunRequest& request, const torch::Device& device);
+  virtual Embedded embed(const BatchInput& batch, const RunRequest& request,
+                         const torch::Device& device);
   /// ids: [B, T] int64 on the device -> [B, T, C]. Used by the default embed.
   virtual torch::Tensor embedIds(const torch::Tensor& ids) { return {}; }
   /// x: [B, Tq, C] -> [B, Tq, C].

@@ -34,7 +34,9 @@ ModelInfo TransformerModel::info() const {
   return i;
 }
 
-std::vector<Token> TransformerModel::tokenize(const std::string& text) const { return m_family->tokenize(text); }
+std::vector<Token> TransformerModel::tokenize(const std::string& text) const {
+  return m_family->tokenize(text);
+}
 
 std::vector<NamedTensor> TransformerModel::parameters() const {
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -47,7 +49,8 @@ uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool
   const uint64_t results = layerAttention * mi.layers * (keepScores ? 2 : 1);
   // One layer's scores while its softmax is written, and a copy on the way off another device.
   const uint64_t transient = layerAttention * 2;
-  const uint64_t activations = static_cast<uint64_t>(B) * (Tq + Tk) * m_family->activationBytesPerToken();
+  const uint64_t activations =
+      static_cast<uint64_t>(B) * (Tq + Tk) * m_family->activationBytesPerToken();
   return mi.parameterBytes + results + transient + activations;
 }
 
@@ -59,18 +62,19 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   AttentionResult r;
   r.modelName = m_name;
   r.device = device;
-  BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
-                                    : tokenizeBatch(
-                                          request, [this](const std::string& s) { return m_family->tokenize(s); },
-                                          mi.maxPositions);
+  BatchInput batch =
+      request.random ? randomBatch(*request.random, request.limits)
+                     : tokenizeBatch(
+                           request, [this](const std::string& s) { return m_family->tokenize(s); },
+                           mi.maxPositions);
   r.timings.tokenizeMs = t0.ms();
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
   checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
-              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" + std::to_string(L) +
-                  " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
-                  std::to_string(Tk) + " attention)");
+              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
+                  std::to_string(L) + " layers x " + std::to_string(H) + " heads of " +
+                  std::to_string(Tq) + " x " + std::to_string(Tk) + " attention)");
   throwIfCancelled(request);
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -97,7 +101,8 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   maskOptions.slidingWindow = mi.slidingWindow;
   torch::Tensor mask = buildMask(maskOptions);
   if (mask.defined()) mask = mask.to(dev);
-  const torch::Tensor positions = torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  const torch::Tensor positions =
+      torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
 
   // On the CPU each layer's softmax (and scores) is written straight into the result: no
   // per-layer copies, no stacking. Elsewhere a device buffer per layer is copied back.
@@ -113,7 +118,9 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
     group.scores = FloatTensor({L, B, H, Tq, Tk});
     scores = torch::from_blob(group.scores.data.data(), {L, B, H, Tq, Tk});
   }
-  const auto deviceBuffer = [&] { return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev)); };
+  const auto deviceBuffer = [&] {
+    return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev));
+  };
 
   torch::Tensor x = in.x;
   for (int64_t l = 0; l < L; ++l) {
@@ -149,7 +156,8 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   return r;
 }
 
-std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k, const TransformerFamily& family) {
+std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k,
+                                       const TransformerFamily& family) {
   const torch::Tensor probs = torch::softmax(logits.to(torch::kCPU, torch::kFloat), -1);  // [V]
   const auto top = probs.topk(std::min<int64_t>(k, probs.size(0)));
   const torch::Tensor values = std::get<0>(top), indices = std::get<1>(top);

@@ -29,7 +29,9 @@ class TransformerModel final : public Model {
   std::string m_name;
 };
 
-/// Top candidates of a next-token distribution. logits: [V] -> at most k predictions, most likely first.
-std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k, const TransformerFamily& family);
+/// Top candidates of a next-token distribution. logits: [V] -> at most k predictions, most likely
+/// first.
+std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k,
+                                       const TransformerFamily& family);
 
 }  // namespace attnscope

@@ -12,7 +12,8 @@ namespace attnscope {
 namespace {
 
 bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -43,24 +44,34 @@ torch::Tensor tensorOf(const SafetensorsCheckpoint::Entry& e, bool map) {
   const TensorInfo& info = *e.info;
   torch::ScalarType type = torch::kFloat;
   switch (info.dtype) {
-    case DType::F32: type = torch::kFloat; break;
-    case DType::F16: type = torch::kHalf; break;
-    case DType::BF16: type = torch::kBFloat16; break;
-    case DType::F64: type = torch::kDouble; break;
-    default: break;
+    case DType::F32:
+      type = torch::kFloat;
+      break;
+    case DType::F16:
+      type = torch::kHalf;
+      break;
+    case DType::BF16:
+      type = torch::kBFloat16;
+      break;
+    case DType::F64:
+      type = torch::kDouble;
+      break;
+    default:
+      break;
   }
   const uint8_t* data = e.file->rawData(info);
   const bool aligned = reinterpret_cast<uintptr_t>(data) % byteSize(info.dtype) == 0;
   // The file's bytes, read-only: nothing may write through this view.
-  const torch::Tensor view = torch::from_blob(const_cast<uint8_t*>(data), info.shape, torch::TensorOptions().dtype(type));
+  const torch::Tensor view =
+      torch::from_blob(const_cast<uint8_t*>(data), info.shape, torch::TensorOptions().dtype(type));
   if (type == torch::kDouble || !map) return view.to(torch::kFloat);  // to() copies (a new tensor)
   return aligned ? view : view.clone();
 }
 
 }  // namespace
 
-void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint, const WeightRules& rules,
-                 const std::string& configSummary) {
+void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint,
+                 const WeightRules& rules, const std::string& configSummary) {
   torch::NoGradGuard noGrad;
   const std::string prefix = detectPrefix(module, checkpoint, rules);
   std::set<std::string> used;
@@ -76,18 +87,23 @@ void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpo
         }
       }
     }
-    if (!e) throw Error(ErrorKind::Format, "missing tensor '" + key + "' in the weights (" + configSummary + ")");
+    if (!e)
+      throw Error(ErrorKind::Format,
+                  "missing tensor '" + key + "' in the weights (" + configSummary + ")");
     const TensorInfo& info = *e->info;
-    if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16 && info.dtype != DType::F64) {
-      throw Error(ErrorKind::Format, "tensor '" + key + "' in " + e->fileName + " has dtype " + toString(info.dtype) +
+    if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16 &&
+        info.dtype != DType::F64) {
+      throw Error(ErrorKind::Format, "tensor '" + key + "' in " + e->fileName + " has dtype " +
+                                         toString(info.dtype) +
                                          "; weights must be F32, F16 or BF16");
     }
     torch::Tensor& target = p.value();
     const std::vector<int64_t> want(target.sizes().begin(), target.sizes().end());
     if (info.shape != want) {
       throw Error(ErrorKind::Format, "tensor '" + key + "' in " + e->fileName + " has shape " +
-                                         FloatTensor::formatShape(info.shape) + " but config.json (" + configSummary +
-                                         ") implies " + FloatTensor::formatShape(want));
+                                         FloatTensor::formatShape(info.shape) +
+                                         " but config.json (" + configSummary + ") implies " +
+                                         FloatTensor::formatShape(want));
     }
     const torch::Tensor value = tensorOf(*e, rules.mapWeights);
     if (rules.mapWeights) {
@@ -99,10 +115,12 @@ void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpo
   }
   for (const auto& [name, entry] : checkpoint.entries()) {
     if (used.count(name)) continue;
-    const std::string bare = name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
+    const std::string bare =
+        name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
     if (ignored(rules, bare) || ignored(rules, name)) continue;
-    throw Error(ErrorKind::Format, "unexpected tensor '" + name + "' in " + entry.fileName + ": not part of a " +
-                                       rules.family + " with " + configSummary);
+    throw Error(ErrorKind::Format, "unexpected tensor '" + name + "' in " + entry.fileName +
+                                       ": not part of a " + rules.family + " with " +
+                                       configSummary);
   }
 }
 

@@ -13,10 +13,12 @@ namespace attnscope {
 
 /// How a family's parameter names relate to the tensor names in its checkpoints.
 struct WeightRules {
-  std::string family;                     // "GPT-2", for messages
-  std::vector<std::string> prefixes;      // tried before no prefix: "transformer.", "model.", "bert."
-  std::vector<std::string> ignoredSuffixes;  // buffers, not weights: ".attn.bias", ".tril", "rotary_emb.inv_freq"
-  std::vector<std::string> ignoredNames;  // tensors the family does not use: "lm_head.weight" when tied
+  std::string family;                 // "GPT-2", for messages
+  std::vector<std::string> prefixes;  // tried before no prefix: "transformer.", "model.", "bert."
+  std::vector<std::string>
+      ignoredSuffixes;  // buffers, not weights: ".attn.bias", ".tril", "rotary_emb.inv_freq"
+  std::vector<std::string>
+      ignoredNames;  // tensors the family does not use: "lm_head.weight" when tied
   /// {parameter, tensor that may stand for it}: tied embeddings stored under only one name.
   std::vector<std::pair<std::string, std::string>> tied;
   /// F32 tensors become views of the memory-mapped file (no second copy) and F16/BF16 tensors keep
@@ -29,7 +31,7 @@ struct WeightRules {
 /// holds a second copy of the whole model. The checkpoint must outlive the module when mapWeights
 /// is set. Throws Error(Format) naming the tensor and the file for a missing or unexpected tensor,
 /// a non-float dtype, or a shape that disagrees with the config (configSummary says which).
-void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint, const WeightRules& rules,
-                 const std::string& configSummary);
+void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint,
+                 const WeightRules& rules, const std::string& configSummary);
 
 }  // namespace attnscope

@@ -13,12 +13,12 @@ const std::map<std::string, Activation>& names() {
   // transformers/activations.py: gelu_new, gelu_pytorch_tanh and gelu_accurate all compute the
   // tanh approximation (gelu_accurate with a slightly different constant, within 1e-7 of it).
   static const std::map<std::string, Activation> table = {
-      {"gelu", Activation::Gelu},           {"gelu_python", Activation::Gelu},
-      {"gelu_new", Activation::GeluTanh},   {"gelu_pytorch_tanh", Activation::GeluTanh},
-      {"gelu_fast", Activation::GeluFast},  {"quick_gelu", Activation::QuickGelu},
-      {"relu", Activation::Relu},           {"relu2", Activation::Relu2},
-      {"silu", Activation::Silu},           {"swish", Activation::Silu},
-      {"tanh", Activation::Tanh},           {"sigmoid", Activation::Sigmoid},
+      {"gelu", Activation::Gelu},          {"gelu_python", Activation::Gelu},
+      {"gelu_new", Activation::GeluTanh},  {"gelu_pytorch_tanh", Activation::GeluTanh},
+      {"gelu_fast", Activation::GeluFast}, {"quick_gelu", Activation::QuickGelu},
+      {"relu", Activation::Relu},          {"relu2", Activation::Relu2},
+      {"silu", Activation::Silu},          {"swish", Activation::Silu},
+      {"tanh", Activation::Tanh},          {"sigmoid", Activation::Sigmoid},
       {"linear", Activation::Identity},
   };
   return table;
@@ -31,7 +31,8 @@ Activation parseActivation(const std::string& name, const std::string& what) {
   if (it != names().end()) return it->second;
   std::string supported;
   for (const std::string& n : activationNames()) supported += (supported.empty() ? "" : ", ") + n;
-  throw Error(ErrorKind::Format, what + " \"" + name + "\" is not supported; supported: " + supported);
+  throw Error(ErrorKind::Format,
+              what + " \"" + name + "\" is not supported; supported: " + supported);
 }
 
 std::vector<std::string> activationNames() {
@@ -42,33 +43,52 @@ std::vector<std::string> activationNames() {
 
 std::string activationExpression(Activation a) {
   switch (a) {
-    case Activation::Gelu: return "F.gelu(h)";
-    case Activation::GeluTanh: return "F.gelu(h, approximate='tanh')";
-    case Activation::GeluFast: return "0.5 * h * (1 + tanh(0.7978845608 * h * (1 + 0.044715 * h * h)))";
-    case Activation::QuickGelu: return "h * torch.sigmoid(1.702 * h)";
-    case Activation::Relu: return "F.relu(h)";
-    case Activation::Relu2: return "F.relu(h) ** 2";
-    case Activation::Silu: return "F.silu(h)";
-    case Activation::Tanh: return "torch.tanh(h)";
-    case Activation::Sigmoid: return "torch.sigmoid(h)";
-    case Activation::Identity: return "h";
+    case Activation::Gelu:
+      return "F.gelu(h)";
+    case Activation::GeluTanh:
+      return "F.gelu(h, approximate='tanh')";
+    case Activation::GeluFast:
+      return "0.5 * h * (1 + tanh(0.7978845608 * h * (1 + 0.044715 * h * h)))";
+    case Activation::QuickGelu:
+      return "h * torch.sigmoid(1.702 * h)";
+    case Activation::Relu:
+      return "F.relu(h)";
+    case Activation::Relu2:
+      return "F.relu(h) ** 2";
+    case Activation::Silu:
+      return "F.silu(h)";
+    case Activation::Tanh:
+      return "torch.tanh(h)";
+    case Activation::Sigmoid:
+      return "torch.sigmoid(h)";
+    case Activation::Identity:
+      return "h";
   }
   return "h";
 }
 
 torch::Tensor activate(Activation a, const torch::Tensor& x) {
   switch (a) {
-    case Activation::Gelu: return torch::gelu(x);
-    case Activation::GeluTanh: return torch::gelu(x, "tanh");
+    case Activation::Gelu:
+      return torch::gelu(x);
+    case Activation::GeluTanh:
+      return torch::gelu(x, "tanh");
     case Activation::GeluFast:
       return 0.5 * x * (1.0 + torch::tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)));
-    case Activation::QuickGelu: return x * torch::sigmoid(1.702 * x);
-    case Activation::Relu: return torch::relu(x);
-    case Activation::Relu2: return torch::relu(x).square();
-    case Activation::Silu: return torch::silu(x);
-    case Activation::Tanh: return torch::tanh(x);
-    case Activation::Sigmoid: return torch::sigmoid(x);
-    case Activation::Identity: return x;
+    case Activation::QuickGelu:
+      return x * torch::sigmoid(1.702 * x);
+    case Activation::Relu:
+      return torch::relu(x);
+    case Activation::Relu2:
+      return torch::relu(x).square();
+    case Activation::Silu:
+      return torch::silu(x);
+    case Activation::Tanh:
+      return torch::tanh(x);
+    case Activation::Sigmoid:
+      return torch::sigmoid(x);
+    case Activation::Identity:
+      return x;
   }
   return x;
 }

@@ -10,7 +10,18 @@ namespace attnscope {
 
 /// The element-wise non-linearities Hugging Face configs name (`activation_function`,
 /// `hidden_act`, `hidden_activation`), each with the formula of transformers' ACT2FN.
-enum class Activation { Gelu, GeluTanh, GeluFast, QuickGelu, Relu, Relu2, Silu, Tanh, Sigmoid, Identity };
+enum class Activation {
+  Gelu,
+  GeluTanh,
+  GeluFast,
+  QuickGelu,
+  Relu,
+  Relu2,
+  Silu,
+  Tanh,
+  Sigmoid,
+  Identity
+};
 
 /// "gelu_new" -> GeluTanh. Throws Error(Format) `<what> "foo" is not supported; supported: …`.
 Activation parseActivation(const std::string& name, const std::string& what = "activation");

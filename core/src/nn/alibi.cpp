@@ -6,7 +6,8 @@
 namespace attnscope {
 
 torch::Tensor alibiSlopes(int64_t heads) {
-  const int64_t closest = int64_t{1} << static_cast<int>(std::floor(std::log2(static_cast<double>(heads))));
+  const int64_t closest = int64_t{1}
+                          << static_cast<int>(std::floor(std::log2(static_cast<double>(heads))));
   const auto slopesFor = [](int64_t n, int64_t first, int64_t step, int64_t count) {
     const double base = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(n)) - 3)));
     const torch::Tensor powers = torch::arange(first, first + step * count, step, torch::kInt);
@@ -20,7 +21,8 @@ torch::Tensor alibiSlopes(int64_t heads) {
   return slopes;
 }
 
-torch::Tensor alibiBias(const torch::Tensor& slopes, const std::vector<int>& keyLengths, int64_t keys) {
+torch::Tensor alibiBias(const torch::Tensor& slopes, const std::vector<int>& keyLengths,
+                        int64_t keys) {
   const int64_t B = static_cast<int64_t>(keyLengths.size());
   torch::Tensor positions = torch::arange(keys, torch::kFloat).repeat({B, 1});  // [B, Tk]
   for (int64_t b = 0; b < B; ++b) {

@@ -15,6 +15,7 @@ torch::Tensor alibiSlopes(int64_t heads);
 /// The additive bias [B, H, 1, Tk]: slope_h · j for key j among the item's real keys (Bloom adds
 /// slope · key position, which softmax makes the same as slope · (j - i)). Padded keys get 0; the
 /// mask removes them.
-torch::Tensor alibiBias(const torch::Tensor& slopes, const std::vector<int>& keyLengths, int64_t keys);
+torch::Tensor alibiBias(const torch::Tensor& slopes, const std::vector<int>& keyLengths,
+                        int64_t keys);
 
 }  // namespace attnscope

@@ -17,12 +17,14 @@ torch::Tensor buildMask(const MaskOptions& o) {
   for (int64_t b = 0; b < B; ++b) {
     if (o.keyLengths[static_cast<std::size_t>(b)] < Tk) {
       keep.index_put_({b, torch::indexing::Slice(), torch::indexing::Slice(),
-                       torch::indexing::Slice(o.keyLengths[static_cast<std::size_t>(b)], torch::indexing::None)},
+                       torch::indexing::Slice(o.keyLengths[static_cast<std::size_t>(b)],
+                                              torch::indexing::None)},
                       false);
     }
   }
   keep.select(3, 0).logical_or_(keep.any(3).logical_not());
-  return torch::zeros({B, 1, Tq, Tk}).masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  return torch::zeros({B, 1, Tq, Tk})
+      .masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
 }
 
 torch::Tensor causalMask(int64_t T) {

@@ -22,11 +22,11 @@ struct AttentionBuffers {
 
 /// The inputs every attention module takes besides its weights.
 struct AttentionInput {
-  torch::Tensor x;        // [B, Tq, in]
-  torch::Tensor context;  // [B, Tk, in] for cross-attention; undefined for self-attention
-  torch::Tensor mask;     // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
-  double scale = 1.0;     // multiplies q·kᵀ
-  std::string scaleText;  // how the scale was derived, for the trace: "hd**-0.5"
+  torch::Tensor x;            // [B, Tq, in]
+  torch::Tensor context;      // [B, Tk, in] for cross-attention; undefined for self-attention
+  torch::Tensor mask;         // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
+  double scale = 1.0;         // multiplies q·kᵀ
+  std::string scaleText;      // how the scale was derived, for the trace: "hd**-0.5"
   bool keepAttention = true;  // false while training: skip stacking [B, H, Tq, Tk] copies
   AttentionBuffers buffers;   // [B, H, Tq, Tk] each; undefined: the module allocates
   int inputStep = -1;         // trace index of x when the caller recorded it; -1: record it here

@@ -15,7 +15,8 @@ inline torch::Tensor computeWeight(const torch::Tensor& w) {
 
 /// x @ weightᵀ + bias with either kept compact: torch::nn::Linear's formula.
 /// x: [..., in], weight: [out, in], bias: [out] or undefined -> [..., out]
-inline torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+inline torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight,
+                                   const torch::Tensor& bias) {
   return torch::nn::functional::linear(x, computeWeight(weight), computeWeight(bias));
 }
 

@@ -19,7 +19,8 @@ class Conv1DImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = weight.size(1);
-    return torch::addmm(computeWeight(bias), x.reshape({-1, x.size(-1)}), computeWeight(weight)).view(shape);
+    return torch::addmm(computeWeight(bias), x.reshape({-1, x.size(-1)}), computeWeight(weight))
+        .view(shape);
   }
 
   torch::Tensor weight;

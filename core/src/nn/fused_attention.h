@@ -8,7 +8,8 @@ namespace attnscope {
 
 /// The tutorial's multi-head attention: one fused qkv Linear whose output is reshaped to
 /// (B, T, H, 3·hd), permuted to (B, H, T, 3·hd) and chunked, so q, k and v interleave per head.
-/// Parameters: qkv_layer.{weight,bias} [3·d_model, in], linear_layer.{weight,bias} [d_model, d_model].
+/// Parameters: qkv_layer.{weight,bias} [3·d_model, in], linear_layer.{weight,bias} [d_model,
+/// d_model].
 class FusedAttentionImpl : public torch::nn::Module {
  public:
   FusedAttentionImpl(int inputDim, int dModel, int heads);

@@ -4,8 +4,8 @@
 namespace attnscope {
 
 torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activation act,
-                          const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec, int inStep,
-                          int* outStep, const std::string& actName) {
+                          const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec,
+                          int inStep, int* outStep, const std::string& actName) {
   torch::Tensor h;
   int s = -1;
   if (gate) {

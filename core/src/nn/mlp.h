@@ -22,7 +22,7 @@ struct MlpProjection {
 /// gated  down(act(gate(x)) · up(x))  (Llama's SwiGLU, T5 v1.1's gated GELU) when `gate` is set.
 /// x: [B, T, C] -> [B, T, C]; *outStep receives the trace index of the result.
 torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activation act,
-                          const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec, int inStep,
-                          int* outStep, const std::string& actName = "mlp_act");
+                          const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec,
+                          int inStep, int* outStep, const std::string& actName = "mlp_act");
 
 }  // namespace attnscope

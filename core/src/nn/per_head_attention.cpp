@@ -16,7 +16,8 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
   if (!rec.active() && !in.keepAttention) return forwardBatched(in);
   const int xStep = in.inputStep >= 0 ? in.inputStep : rec.record("x", "x", "input", in.x);
   const torch::Tensor& kvSource = in.context.defined() ? in.context : in.x;
-  const int kvStep = in.context.defined() ? rec.record("context", "context", "input", in.context) : xStep;
+  const int kvStep =
+      in.context.defined() ? rec.record("context", "context", "input", in.context) : xStep;
   const std::string kvName = in.context.defined() ? "context" : "x";
   // A per-head mask is [B, Tq, Tk]: drop the broadcast head axis of the shared one.
   const torch::Tensor mask = in.mask.defined() ? in.mask.squeeze(1) : torch::Tensor();
@@ -77,7 +78,8 @@ AttentionOutput PerHeadAttentionImpl::forwardBatched(const AttentionInput& in) {
   const auto split = [&](const torch::Tensor& src, const std::vector<torch::Tensor>& w, int64_t T) {
     return torch::matmul(src, torch::cat(w, 0).t()).view({B, T, m_heads, hs}).transpose(1, 2);
   };
-  const torch::Tensor q = split(in.x, wq, Tq), k = split(kvSource, wk, Tk), v = split(kvSource, wv, Tk);
+  const torch::Tensor q = split(in.x, wq, Tq), k = split(kvSource, wk, Tk),
+                      v = split(kvSource, wv, Tk);
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * in.scale;
   if (in.mask.defined()) scores = scores + in.mask;
   const torch::Tensor values = torch::matmul(torch::softmax(scores, -1), v);

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "nn/attention_output.h"
-#include "runtime/trace_recorder.h"
 #include "nn/head.h"
+#include "runtime/trace_recorder.h"
 
 namespace attnscope {
 

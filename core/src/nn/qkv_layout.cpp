@@ -3,8 +3,8 @@
 
 namespace attnscope {
 
-QkvHeads splitFusedQkv(const torch::Tensor& qkv, QkvLayout layout, int64_t heads, TraceRecorder& rec,
-                       int qkvStep) {
+QkvHeads splitFusedQkv(const torch::Tensor& qkv, QkvLayout layout, int64_t heads,
+                       TraceRecorder& rec, int qkvStep) {
   const int64_t B = qkv.size(0), T = qkv.size(1), width = qkv.size(2) / 3, hd = width / heads;
   QkvHeads r;
   if (layout == QkvLayout::Split) {
@@ -13,11 +13,11 @@ QkvHeads splitFusedQkv(const torch::Tensor& qkv, QkvLayout layout, int64_t heads
     torch::Tensor* out[3] = {&r.q, &r.k, &r.v};
     int* steps[3] = {&r.qStep, &r.kStep, &r.vStep};
     for (int i = 0; i < 3; ++i) {
-      const int splitStep = rec.record(std::string(names[i]) + "_split", "qkv.split(n_embd, dim=2)", "split",
-                                       parts[static_cast<std::size_t>(i)], {qkvStep});
+      const int splitStep = rec.record(std::string(names[i]) + "_split", "qkv.split(n_embd, dim=2)",
+                                       "split", parts[static_cast<std::size_t>(i)], {qkvStep});
       *out[i] = parts[static_cast<std::size_t>(i)].view({B, T, heads, hd}).transpose(1, 2);
-      *steps[i] = rec.record(names[i], std::string(names[i]) + ".view(B, T, H, hd).transpose(1, 2)", "permute",
-                             *out[i], {splitStep});
+      *steps[i] = rec.record(names[i], std::string(names[i]) + ".view(B, T, H, hd).transpose(1, 2)",
+                             "permute", *out[i], {splitStep});
     }
     return r;
   }

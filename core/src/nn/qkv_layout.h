@@ -23,17 +23,17 @@ enum class QkvLayout {
 };
 
 /// qkv: [B, T, 3·H·hd] -> q, k, v [B, H, T, hd]. qkvStep is the trace index of qkv.
-QkvHeads splitFusedQkv(const torch::Tensor& qkv, QkvLayout layout, int64_t heads, TraceRecorder& rec,
-                       int qkvStep);
+QkvHeads splitFusedQkv(const torch::Tensor& qkv, QkvLayout layout, int64_t heads,
+                       TraceRecorder& rec, int qkvStep);
 
 /// x: [B, T, H·hd] -> [B, H, T, hd]: one projection (separate q, k and v layers) split into heads.
 torch::Tensor splitHeads(const torch::Tensor& x, int64_t heads);
 /// x: [B, H, T, hd] -> [B, T, H·hd], contiguous: the heads side by side again.
 torch::Tensor mergeHeads(const torch::Tensor& x);
 
-/// Grouped-query / multi-query attention: x [B, Hkv, T, hd] -> [B, Hkv·groups, T, hd], each key/value
-/// head repeated for the `groups` query heads that share it (Hugging Face's repeat_kv: query head
-/// h reads key/value head h / groups).
+/// Grouped-query / multi-query attention: x [B, Hkv, T, hd] -> [B, Hkv·groups, T, hd], each
+/// key/value head repeated for the `groups` query heads that share it (Hugging Face's repeat_kv:
+/// query head h reads key/value head h / groups).
 torch::Tensor repeatKv(const torch::Tensor& x, int64_t groups);
 
 }  // namespace attnscope

@@ -8,8 +8,8 @@ namespace attnscope {
 /// T5's bucket of a relative position (key - query): exact buckets for small distances,
 /// logarithmically wider ones up to maxDistance; half of the buckets for each direction when
 /// bidirectional (the encoder), only the past when not (the decoder). relative: int64, any shape.
-torch::Tensor relativePositionBucket(const torch::Tensor& relative, bool bidirectional, int64_t buckets,
-                                     int64_t maxDistance);
+torch::Tensor relativePositionBucket(const torch::Tensor& relative, bool bidirectional,
+                                     int64_t buckets, int64_t maxDistance);
 
 /// T5's learned relative position bias, computed by the first layer of a stack and shared by all.
 /// Parameters: relative_attention_bias.weight [buckets, H].

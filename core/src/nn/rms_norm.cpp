@@ -6,7 +6,8 @@
 namespace attnscope {
 
 RmsNormImpl::RmsNormImpl(int64_t dim, double eps)
-    : weight(register_parameter("weight", torch::ones({dim}), /*requires_grad=*/false)), m_eps(eps) {}
+    : weight(register_parameter("weight", torch::ones({dim}), /*requires_grad=*/false)),
+      m_eps(eps) {}
 
 torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
   const torch::Tensor h = x.to(torch::kFloat);

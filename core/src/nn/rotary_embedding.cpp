@@ -11,7 +11,8 @@ namespace {
 
 /// 1 / base^(2i / dim), as transformers computes it (int64 arange, float32 powers).
 torch::Tensor baseFrequencies(double base, int64_t dim) {
-  const torch::Tensor exponents = torch::arange(0, dim, 2, torch::kLong).to(torch::kFloat) / static_cast<double>(dim);
+  const torch::Tensor exponents =
+      torch::arange(0, dim, 2, torch::kLong).to(torch::kFloat) / static_cast<double>(dim);
   return 1.0 / torch::pow(torch::scalar_tensor(base, torch::kFloat), exponents);
 }
 
@@ -49,19 +50,21 @@ torch::Tensor RotaryEmbedding::inverseFrequencies(int64_t seqLen) const {
       // NTK-aware: the base grows only once the sequence is longer than the trained context.
       const double maxPos = static_cast<double>(m_options.maxPositions);
       const double len = std::max(static_cast<double>(seqLen), maxPos);
-      const double base = m_options.theta *
-                          std::pow(s.factor * len / maxPos - (s.factor - 1.0),
-                                   static_cast<double>(dim) / static_cast<double>(dim - 2));
+      const double base =
+          m_options.theta * std::pow(s.factor * len / maxPos - (s.factor - 1.0),
+                                     static_cast<double>(dim) / static_cast<double>(dim - 2));
       return baseFrequencies(base, dim);
     }
     case RopeScaling::Type::Llama3: {
       const torch::Tensor inv = baseFrequencies(m_options.theta, dim);
       const double oldContext = static_cast<double>(s.originalMaxPositions);
-      const double lowWavelen = oldContext / s.lowFreqFactor, highWavelen = oldContext / s.highFreqFactor;
+      const double lowWavelen = oldContext / s.lowFreqFactor,
+                   highWavelen = oldContext / s.highFreqFactor;
       const torch::Tensor wavelen = 2.0 * M_PI / inv;
       // Long wavelengths are slowed by the factor, short ones kept, the band between blended.
       torch::Tensor scaled = torch::where(wavelen > lowWavelen, inv / s.factor, inv);
-      const torch::Tensor smooth = (oldContext / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+      const torch::Tensor smooth =
+          (oldContext / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
       const torch::Tensor smoothed = (1 - smooth) * scaled / s.factor + smooth * scaled;
       const torch::Tensor medium = (wavelen >= highWavelen).logical_and(wavelen <= lowWavelen);
       return torch::where(medium, smoothed, scaled);
@@ -70,7 +73,8 @@ torch::Tensor RotaryEmbedding::inverseFrequencies(int64_t seqLen) const {
   return baseFrequencies(m_options.theta, dim);
 }
 
-std::pair<torch::Tensor, torch::Tensor> RotaryEmbedding::cosSin(const torch::Tensor& positions) const {
+std::pair<torch::Tensor, torch::Tensor> RotaryEmbedding::cosSin(
+    const torch::Tensor& positions) const {
   const int64_t seqLen = positions.numel() > 0 ? positions.max().item<int64_t>() + 1 : 0;
   const torch::Tensor inv = inverseFrequencies(seqLen).to(positions.device());
   const torch::Tensor freqs = torch::outer(positions.to(torch::kFloat), inv);  // [T, rot/2]
@@ -78,7 +82,8 @@ std::pair<torch::Tensor, torch::Tensor> RotaryEmbedding::cosSin(const torch::Ten
   return {emb.cos(), emb.sin()};
 }
 
-torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor& cos,
+                                     const torch::Tensor& sin) {
   const int64_t rot = cos.size(-1), hd = x.size(-1);
   if (rot == hd) return x * cos + rotateHalf(x) * sin;
   const torch::Tensor r = x.narrow(-1, 0, rot), pass = x.narrow(-1, rot, hd - rot);
@@ -87,10 +92,12 @@ torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor
 
 std::string RotaryEmbedding::describe(int64_t headDim) const {
   std::ostringstream s;
-  s << "rope_theta " << m_options.theta << ", " << m_options.rotaryDim << " of " << headDim << " dims";
+  s << "rope_theta " << m_options.theta << ", " << m_options.rotaryDim << " of " << headDim
+    << " dims";
   const char* names[] = {"", "linear", "dynamic", "llama3"};
   if (m_options.scaling.type != RopeScaling::Type::None) {
-    s << ", " << names[static_cast<int>(m_options.scaling.type)] << " x" << m_options.scaling.factor;
+    s << ", " << names[static_cast<int>(m_options.scaling.type)] << " x"
+      << m_options.scaling.factor;
   }
   return s.str();
 }

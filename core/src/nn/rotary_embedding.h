@@ -12,21 +12,21 @@ struct RopeScaling {
   enum class Type { None, Linear, Dynamic, Llama3 };
   Type type = Type::None;
   double factor = 1.0;
-  double lowFreqFactor = 1.0;          // llama3
-  double highFreqFactor = 4.0;         // llama3
+  double lowFreqFactor = 1.0;           // llama3
+  double highFreqFactor = 4.0;          // llama3
   int64_t originalMaxPositions = 8192;  // llama3
 };
 
 struct RotaryOptions {
-  int64_t rotaryDim = 0;      // dimensions rotated per head: head_dim, or rotary_pct · head_dim
-  double theta = 10000.0;     // rope_theta (GPT-NeoX: rotary_emb_base)
-  int64_t maxPositions = 0;   // max_position_embeddings, for dynamic scaling
+  int64_t rotaryDim = 0;     // dimensions rotated per head: head_dim, or rotary_pct · head_dim
+  double theta = 10000.0;    // rope_theta (GPT-NeoX: rotary_emb_base)
+  int64_t maxPositions = 0;  // max_position_embeddings, for dynamic scaling
   RopeScaling scaling;
 };
 
 /// Rotary position embedding (RoFormer; Hugging Face's Llama and GPT-NeoX convention): the first
-/// rotaryDim dimensions of each head are rotated in pairs (i, i + rotaryDim/2) by position-dependent
-/// angles ("rotate_half"), the rest pass through unchanged (partial rotary).
+/// rotaryDim dimensions of each head are rotated in pairs (i, i + rotaryDim/2) by
+/// position-dependent angles ("rotate_half"), the rest pass through unchanged (partial rotary).
 class RotaryEmbedding final {
  public:
   explicit RotaryEmbedding(RotaryOptions options);
@@ -37,7 +37,8 @@ class RotaryEmbedding final {
   /// positions: [T] int64 -> cos and sin, each [T, rotaryDim] float32 (frequencies repeated twice).
   std::pair<torch::Tensor, torch::Tensor> cosSin(const torch::Tensor& positions) const;
   /// x: [B, H, T, hd]; cos, sin: [T, rotaryDim] -> [B, H, T, hd].
-  static torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  static torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& cos,
+                             const torch::Tensor& sin);
 
   const RotaryOptions& options() const { return m_options; }
   /// "rope_theta 10000, 64 of 64 dims, llama3 x8", for the trace.

@@ -3,37 +3,44 @@
 
 namespace attnscope {
 
-ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                  const SdpaOptions& o, TraceRecorder& rec, int qStep, int kStep, int vStep) {
+ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v, const SdpaOptions& o, TraceRecorder& rec,
+                                  int qStep, int kStep, int vStep) {
   ScaledDotProduct r;
   const int head = o.head;
   const bool perHead = head >= 0;
-  torch::Tensor scoresOut = o.buffers.scores, attentionOut = o.buffers.attention;  // handles, not data
+  torch::Tensor scoresOut = o.buffers.scores,
+                attentionOut = o.buffers.attention;  // handles, not data
   torch::Tensor raw = scoresOut.defined() ? torch::matmul_out(scoresOut, q, k.transpose(-2, -1))
                                           : torch::matmul(q, k.transpose(-2, -1));
-  int s = rec.record(perHead ? "wei" : "scores", "q @ k.transpose(-2, -1)", "matmul", raw, {qStep, kStep}, head);
+  int s = rec.record(perHead ? "wei" : "scores", "q @ k.transpose(-2, -1)", "matmul", raw,
+                     {qStep, kStep}, head);
   // In place: raw is ours, and a T x T temporary per step would triple the peak at long inputs.
   torch::Tensor scaled = raw;
   if (o.scale != 1.0 || !o.scaleText.empty()) {
     scaled.mul_(o.scale);
-    s = rec.record("scaled", (perHead ? "wei * " : "scores * ") + o.scaleText, "scale", scaled, {s}, head);
+    s = rec.record("scaled", (perHead ? "wei * " : "scores * ") + o.scaleText, "scale", scaled, {s},
+                   head);
   }
   if (o.bias.defined()) {
     scaled.add_(o.bias);
-    s = rec.record("biased", "scores + " + (o.biasText.empty() ? std::string("position_bias") : o.biasText),
+    s = rec.record("biased",
+                   "scores + " + (o.biasText.empty() ? std::string("position_bias") : o.biasText),
                    "position_bias", scaled, {s}, head);
   }
   if (o.mask.defined()) {
     scaled.add_(o.mask);
-    s = rec.record("masked", perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : "scaled + mask", "mask",
+    s = rec.record("masked",
+                   perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : "scaled + mask", "mask",
                    scaled, {s}, head);
   }
   r.scores = scaled;
-  r.attention = attentionOut.defined() ? torch::softmax_out(attentionOut, scaled, -1) : torch::softmax(scaled, -1);
+  r.attention = attentionOut.defined() ? torch::softmax_out(attentionOut, scaled, -1)
+                                       : torch::softmax(scaled, -1);
   s = rec.record("attention", "F.softmax(scaled, dim=-1)", "softmax", r.attention, {s}, head);
   r.values = torch::matmul(r.attention, v);
-  r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v", "matmul", r.values,
-                            {s, vStep}, head);
+  r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v",
+                            "matmul", r.values, {s, vStep}, head);
   return r;
 }
 

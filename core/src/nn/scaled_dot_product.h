@@ -10,13 +10,13 @@ namespace attnscope {
 
 /// What one scaled dot-product attention computes from, besides q, k and v.
 struct SdpaOptions {
-  torch::Tensor mask;     // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
-  torch::Tensor bias;     // additive position bias (ALiBi, T5's relative bias), broadcastable to
-                          // [..., Tq, Tk], added after the scale; undefined: none
-  double scale = 1.0;     // multiplies q·kᵀ (T5: 1, unscaled)
-  std::string scaleText;  // how the scale was derived, for the trace: "1 / math.sqrt(hd)"
-  std::string biasText;   // the bias's expression, for the trace: "alibi"
-  int head = -1;          // the per-head branch of the trace, -1 for all heads at once
+  torch::Tensor mask;        // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
+  torch::Tensor bias;        // additive position bias (ALiBi, T5's relative bias), broadcastable to
+                             // [..., Tq, Tk], added after the scale; undefined: none
+  double scale = 1.0;        // multiplies q·kᵀ (T5: 1, unscaled)
+  std::string scaleText;     // how the scale was derived, for the trace: "1 / math.sqrt(hd)"
+  std::string biasText;      // the bias's expression, for the trace: "alibi"
+  int head = -1;             // the per-head branch of the trace, -1 for all heads at once
   AttentionBuffers buffers;  // where attention (and scores) go; undefined: allocated here
 };
 
@@ -32,8 +32,8 @@ struct ScaledDotProduct {
 /// q: [..., Tq, hd], k and v: [..., Tk, hd]. qStep/kStep/vStep are the trace indices the new
 /// steps hang from. Scale, bias and mask are applied in place, so one [..., Tq, Tk] temporary at
 /// most is allocated besides the buffers.
-ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                  const SdpaOptions& options, TraceRecorder& rec, int qStep, int kStep,
-                                  int vStep);
+ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v, const SdpaOptions& options,
+                                  TraceRecorder& rec, int qStep, int kStep, int vStep);
 
 }  // namespace attnscope

@@ -30,7 +30,8 @@ void initialiseLikePyTorch(torch::nn::Module& module, at::Generator gen) {
 
 std::vector<NamedTensor> stateDict(const torch::nn::Module& module) {
   std::vector<NamedTensor> out;
-  for (const auto& p : module.named_parameters(/*recurse=*/true)) out.push_back({p.key(), toFloatTensor(p.value())});
+  for (const auto& p : module.named_parameters(/*recurse=*/true))
+    out.push_back({p.key(), toFloatTensor(p.value())});
   return out;
 }
 
@@ -42,23 +43,27 @@ void loadStateDict(torch::nn::Module& module, const std::vector<NamedTensor>& we
   for (const NamedTensor& w : weights) {
     if (std::find(ignoredNames.begin(), ignoredNames.end(), w.name) != ignoredNames.end()) continue;
     torch::Tensor* target = params.find(w.name);
-    if (!target) throw Error(ErrorKind::Format, "unexpected tensor '" + w.name + "' in the weights");
+    if (!target)
+      throw Error(ErrorKind::Format, "unexpected tensor '" + w.name + "' in the weights");
     const std::vector<int64_t> want(target->sizes().begin(), target->sizes().end());
     if (want != w.tensor.shape) {
       throw Error(ErrorKind::Format, "tensor '" + w.name + "' has shape " + w.tensor.shapeString() +
-                                         " but the model expects " + FloatTensor::formatShape(want));
+                                         " but the model expects " +
+                                         FloatTensor::formatShape(want));
     }
     target->copy_(toTorch(w.tensor).to(target->device()));
     seen.insert(w.name);
   }
   for (const auto& p : params) {
-    if (!seen.count(p.key())) throw Error(ErrorKind::Format, "missing tensor '" + p.key() + "' in the weights");
+    if (!seen.count(p.key()))
+      throw Error(ErrorKind::Format, "missing tensor '" + p.key() + "' in the weights");
   }
 }
 
 uint64_t parameterBytes(const torch::nn::Module& module) {
   uint64_t n = 0;
-  for (const auto& p : module.parameters()) n += static_cast<uint64_t>(p.numel()) * p.element_size();
+  for (const auto& p : module.parameters())
+    n += static_cast<uint64_t>(p.numel()) * p.element_size();
   return n;
 }
 

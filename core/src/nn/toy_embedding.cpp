@@ -19,7 +19,8 @@ torch::Tensor embedTokens(const std::vector<std::vector<Token>>& batch, int64_t 
       auto it = cache.find(id);
       if (it == cache.end()) {
         // splitmix64 of (seed, id): neighbouring ids get unrelated streams.
-        uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(id) + 0x632BE59BD9B4E019ull;
+        uint64_t z =
+            seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(id) + 0x632BE59BD9B4E019ull;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         z ^= z >> 31;

@@ -16,16 +16,17 @@ std::vector<Token> tokenizeOne(const std::string& text, const std::string& what,
   std::vector<Token> tokens = tokenize(text);
   if (tokens.empty()) throw Error(ErrorKind::InvalidArgument, what + " is empty: type some text");
   if (static_cast<int64_t>(tokens.size()) > request.limits.maxTokens) {
-    throw Error(ErrorKind::ResourceLimit,
-                what + " has " + std::to_string(tokens.size()) + " tokens, more than the limit of " +
-                    std::to_string(request.limits.maxTokens) + " (raise --max-tokens)");
+    throw Error(ErrorKind::ResourceLimit, what + " has " + std::to_string(tokens.size()) +
+                                              " tokens, more than the limit of " +
+                                              std::to_string(request.limits.maxTokens) +
+                                              " (raise --max-tokens)");
   }
   if (maxPositions > 0 && static_cast<int>(tokens.size()) > maxPositions) {
     const std::size_t drop = tokens.size() - static_cast<std::size_t>(maxPositions);
-    notices.push_back(what + " has " + std::to_string(tokens.size()) +
-                      " tokens but the model sees at most " + std::to_string(maxPositions) +
-                      ": showing tokens " + std::to_string(drop + 1) + "-" +
-                      std::to_string(tokens.size()) + " (the last " + std::to_string(maxPositions) + ")");
+    notices.push_back(
+        what + " has " + std::to_string(tokens.size()) + " tokens but the model sees at most " +
+        std::to_string(maxPositions) + ": showing tokens " + std::to_string(drop + 1) + "-" +
+        std::to_string(tokens.size()) + " (the last " + std::to_string(maxPositions) + ")");
     tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(drop));
   }
   std::size_t unknown = 0;
@@ -40,12 +41,14 @@ std::vector<Token> tokenizeOne(const std::string& text, const std::string& what,
 }  // namespace
 
 BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, int maxPositions) {
-  if (request.texts.empty()) throw Error(ErrorKind::InvalidArgument, "no text given: type some text");
+  if (request.texts.empty())
+    throw Error(ErrorKind::InvalidArgument, "no text given: type some text");
   BatchInput in;
   const bool several = request.texts.size() > 1;
   for (std::size_t i = 0; i < request.texts.size(); ++i) {
     const std::string what = several ? "text " + std::to_string(i + 1) : "the text";
-    in.tokens.push_back(tokenizeOne(request.texts[i], what, request, tokenize, maxPositions, in.notices));
+    in.tokens.push_back(
+        tokenizeOne(request.texts[i], what, request, tokenize, maxPositions, in.notices));
     in.queryLengths.push_back(static_cast<int>(in.tokens.back().size()));
     in.maxQuery = std::max<int64_t>(in.maxQuery, in.queryLengths.back());
   }
@@ -73,12 +76,14 @@ void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
 
 BatchInput randomBatch(const RandomInput& random, const RunLimits& limits) {
   if (random.batch <= 0 || random.seqLen <= 0) {
-    throw Error(ErrorKind::InvalidArgument, "batch and seq_len must be positive (got " + std::to_string(random.batch) +
-                                                " and " + std::to_string(random.seqLen) + ")");
+    throw Error(ErrorKind::InvalidArgument, "batch and seq_len must be positive (got " +
+                                                std::to_string(random.batch) + " and " +
+                                                std::to_string(random.seqLen) + ")");
   }
   if (random.seqLen > limits.maxTokens) {
-    throw Error(ErrorKind::ResourceLimit, "seq_len " + std::to_string(random.seqLen) + " is more than the limit of " +
-                                              std::to_string(limits.maxTokens) + " tokens (raise --max-tokens)");
+    throw Error(ErrorKind::ResourceLimit,
+                "seq_len " + std::to_string(random.seqLen) + " is more than the limit of " +
+                    std::to_string(limits.maxTokens) + " tokens (raise --max-tokens)");
   }
   BatchInput b;
   std::vector<Token> positions;
@@ -120,10 +125,10 @@ std::string formatBytes(uint64_t bytes) {
 
 void checkMemory(uint64_t estimateBytes, uint64_t limitBytes, const std::string& what) {
   if (estimateBytes > limitBytes) {
-    throw Error(ErrorKind::ResourceLimit, what + " needs about " + formatBytes(estimateBytes) +
-                                              ", more than the memory limit of " +
-                                              formatBytes(limitBytes) +
-                                              " (use fewer tokens, heads or batch items, or raise --memory-limit)");
+    throw Error(ErrorKind::ResourceLimit,
+                what + " needs about " + formatBytes(estimateBytes) +
+                    ", more than the memory limit of " + formatBytes(limitBytes) +
+                    " (use fewer tokens, heads or batch items, or raise --memory-limit)");
   }
 }
 

@@ -27,13 +27,15 @@ using TokenizeFn = std::function<std::vector<Token>(const std::string&)>;
 /// Tokenises every text (and the context), rejecting empty or invalid texts and texts over
 /// request.limits.maxTokens with Error(InvalidArgument / ResourceLimit). When maxPositions > 0 a
 /// longer text keeps its last maxPositions tokens and a notice says exactly which window is shown.
-BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, int maxPositions = 0);
+BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize,
+                         int maxPositions = 0);
 
 /// Hands the tokens, lengths and notices of a batch to the result that was computed from it.
 void moveTokensInto(BatchInput&& batch, AttentionResult& result);
 
 /// Positions x0..x{seqLen-1} for random input (the toy layer's N(0, 1) X), every item the same.
-/// Throws Error(InvalidArgument) for non-positive sizes, Error(ResourceLimit) past limits.maxTokens.
+/// Throws Error(InvalidArgument) for non-positive sizes, Error(ResourceLimit) past
+/// limits.maxTokens.
 BatchInput randomBatch(const RandomInput& random, const RunLimits& limits);
 
 /// Zeroes rows of padded queries in [L?, B, H, Tq, Tk] / [B, Tq, C] style tensors whose batch axis

@@ -20,7 +20,7 @@ namespace {
 std::once_flag g_runtimeOnce;
 // Set by setThreadCount, so that an explicit count (1 included) is never overridden.
 std::atomic<bool> g_threadsChosen{false};
-}
+}  // namespace
 
 void ensureRuntime() {
   std::call_once(g_runtimeOnce, [] {

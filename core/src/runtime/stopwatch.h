@@ -9,7 +9,8 @@ namespace attnscope {
 class Stopwatch final {
  public:
   double ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_start).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_start)
+        .count();
   }
 
  private:

@@ -8,40 +8,57 @@ const std::vector<TraceStepKind>& traceStepKinds() {
       {"input", "input", "The layer's input: one vector per token."},
       {"embedding", "Embedding", "The embedding looks up a learned vector for every token id."},
       {"linear", "Linear",
-       "A learned Linear layer multiplies every token's vector by a weight matrix and adds a bias."},
-      {"output", "Linear", "The output projection mixes what the heads found into one vector per token."},
+       "A learned Linear layer multiplies every token's vector by a weight matrix and adds a "
+       "bias."},
+      {"output", "Linear",
+       "The output projection mixes what the heads found into one vector per token."},
       {"reshape", "reshape",
-       "reshape regroups the same numbers into new dimensions, here splitting or joining the heads."},
+       "reshape regroups the same numbers into new dimensions, here splitting or joining the "
+       "heads."},
       {"permute", "permute",
-       "permute reorders the dimensions so that each head's tokens sit together for the matrix products."},
-      {"chunk", "chunk", "chunk cuts the last dimension into equal parts: the queries, keys and values."},
+       "permute reorders the dimensions so that each head's tokens sit together for the matrix "
+       "products."},
+      {"chunk", "chunk",
+       "chunk cuts the last dimension into equal parts: the queries, keys and values."},
       {"split", "split", "split cuts the last dimension into the queries, keys and values."},
       {"rotary", "RoPE",
-       "Rotary positions turn each pair of query and key dimensions by an angle that grows with the "
+       "Rotary positions turn each pair of query and key dimensions by an angle that grows with "
+       "the "
        "token's position, so their dot product depends on how far apart the tokens are."},
       {"repeat_kv", "repeat_kv",
-       "Grouped-query attention: each key/value head is repeated for the query heads that share it."},
+       "Grouped-query attention: each key/value head is repeated for the query heads that share "
+       "it."},
       {"matmul", "matmul",
-       "The matrix product takes dot products: each query with each key for scores, or weights with "
+       "The matrix product takes dot products: each query with each key for scores, or weights "
+       "with "
        "values for a weighted sum."},
-      {"scale", "scale", "Scaling by 1/√head_size keeps the scores small enough that softmax does not saturate."},
+      {"scale", "scale",
+       "Scaling by 1/√head_size keeps the scores small enough that softmax does not saturate."},
       {"position_bias", "+ bias",
-       "A position bias (ALiBi's distance penalty or T5's learned relative bias) is added to the scores."},
+       "A position bias (ALiBi's distance penalty or T5's learned relative bias) is added to the "
+       "scores."},
       {"mask", "mask",
-       "The mask sets the scores of future (or padding) positions to −inf, so they get zero weight."},
+       "The mask sets the scores of future (or padding) positions to −inf, so they get zero "
+       "weight."},
       {"softmax", "softmax", "softmax turns each row of scaled scores into weights that sum to 1."},
-      {"concat", "concat", "concat puts the heads' outputs side by side again, back to d_model wide."},
+      {"concat", "concat",
+       "concat puts the heads' outputs side by side again, back to d_model wide."},
       {"merge_heads", "permute + reshape",
-       "The heads' outputs are moved next to each other again (permute, then reshape), back to d_model wide."},
+       "The heads' outputs are moved next to each other again (permute, then reshape), back to "
+       "d_model wide."},
       {"layernorm", "LayerNorm",
-       "Layer norm rescales each token's vector to zero mean and unit variance, then applies a learned gain "
+       "Layer norm rescales each token's vector to zero mean and unit variance, then applies a "
+       "learned gain "
        "and bias."},
       {"rmsnorm", "RMSNorm",
-       "RMS norm divides each token's vector by its root mean square, then applies a learned gain."},
+       "RMS norm divides each token's vector by its root mean square, then applies a learned "
+       "gain."},
       {"add", "+", "The residual connection adds the sublayer's result to its input."},
       {"activation", "activation",
-       "The non-linearity between the MLP's two Linear layers (GELU, ReLU or SiLU, as the config names it)."},
-      {"multiply", "×", "The gate: the activated gate projection multiplies the up projection element by element."},
+       "The non-linearity between the MLP's two Linear layers (GELU, ReLU or SiLU, as the config "
+       "names it)."},
+      {"multiply", "×",
+       "The gate: the activated gate projection multiplies the up projection element by element."},
   };
   return kinds;
 }

@@ -13,7 +13,8 @@ std::vector<Token> CharTokenizer::encode(const std::string& text) const {
   for (std::size_t i = 0; i < cps.size();) {
     std::size_t j = i + 1;
     // Keep marks with their base, and ZWJ sequences (👩‍👩‍👧) together.
-    while (j < cps.size() && (isExtendingCodePoint(cps[j].value) || cps[j - 1].value == 0x200D)) ++j;
+    while (j < cps.size() && (isExtendingCodePoint(cps[j].value) || cps[j - 1].value == 0x200D))
+      ++j;
     // Regional-indicator pairs are one flag.
     if (j == i + 1 && j < cps.size() && cps[i].value >= 0x1F1E6 && cps[i].value <= 0x1F1FF &&
         cps[j].value >= 0x1F1E6 && cps[j].value <= 0x1F1FF) {

@@ -68,17 +68,17 @@ std::string encodeUtf8(char32_t cp) {
 bool isExtendingCodePoint(char32_t cp) {
   // The common combining blocks; enough to keep accents, Indic vowel signs, emoji modifiers and
   // variation selectors on their base character without a full grapheme table.
-  return (cp >= 0x0300 && cp <= 0x036F) ||   // combining diacritical marks
-         (cp >= 0x0483 && cp <= 0x0489) ||   // Cyrillic combining
-         (cp >= 0x0591 && cp <= 0x05BD) ||   // Hebrew points
+  return (cp >= 0x0300 && cp <= 0x036F) ||  // combining diacritical marks
+         (cp >= 0x0483 && cp <= 0x0489) ||  // Cyrillic combining
+         (cp >= 0x0591 && cp <= 0x05BD) ||  // Hebrew points
          (cp >= 0x0610 && cp <= 0x061A) || (cp >= 0x064B && cp <= 0x065F) ||  // Arabic marks
          (cp >= 0x0900 && cp <= 0x0903) || (cp >= 0x093A && cp <= 0x094F) ||  // Devanagari signs
          (cp >= 0x0E31 && cp <= 0x0E3A && cp != 0x0E32 && cp != 0x0E33) ||    // Thai vowels
          (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) ||
-         (cp >= 0x20D0 && cp <= 0x20FF) ||   // combining marks for symbols (keycaps)
-         (cp >= 0x3099 && cp <= 0x309A) ||   // kana voicing marks
-         (cp >= 0xFE00 && cp <= 0xFE0F) ||   // variation selectors
-         (cp >= 0xFE20 && cp <= 0xFE2F) ||   // combining half marks
+         (cp >= 0x20D0 && cp <= 0x20FF) ||    // combining marks for symbols (keycaps)
+         (cp >= 0x3099 && cp <= 0x309A) ||    // kana voicing marks
+         (cp >= 0xFE00 && cp <= 0xFE0F) ||    // variation selectors
+         (cp >= 0xFE20 && cp <= 0xFE2F) ||    // combining half marks
          (cp >= 0x1F3FB && cp <= 0x1F3FF) ||  // emoji skin tones
          (cp >= 0xE0020 && cp <= 0xE007F) ||  // tag characters (subdivision flags)
          (cp >= 0xE0100 && cp <= 0xE01EF) ||  // variation selectors supplement

@@ -9,18 +9,20 @@ namespace {
 
 bool isSpace(char32_t c) {
   return c == ' ' || (c >= 0x09 && c <= 0x0D) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
 }
 
 // ASCII punctuation and the general punctuation / symbol blocks stand alone; everything else
 // (letters of any script, digits, CJK, emoji) forms words. CJK ideographs are split one per
 // token because those scripts do not separate words with spaces.
 bool isPunctuation(char32_t c) {
-  if (c < 0x80) return !((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_');
-  return (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x205E) || (c >= 0x3001 && c <= 0x3003) ||
-         (c >= 0x3008 && c <= 0x3011) || (c >= 0xFF01 && c <= 0xFF0F) || c == 0xA1 || c == 0xBF ||
-         c == 0xAB || c == 0xBB;
+  if (c < 0x80)
+    return !((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+             c == '_');
+  return (c >= 0x2010 && c <= 0x2027) || (c >= 0x2030 && c <= 0x205E) ||
+         (c >= 0x3001 && c <= 0x3003) || (c >= 0x3008 && c <= 0x3011) ||
+         (c >= 0xFF01 && c <= 0xFF0F) || c == 0xA1 || c == 0xBF || c == 0xAB || c == 0xBB;
 }
 
 bool standsAlone(char32_t c) {
@@ -44,7 +46,8 @@ std::vector<Token> WordTokenizer::encode(const std::string& text) const {
     tokens.push_back(std::move(t));
   };
   const auto extend = [&](std::size_t j) {
-    while (j < cps.size() && (isExtendingCodePoint(cps[j].value) || cps[j - 1].value == 0x200D)) ++j;
+    while (j < cps.size() && (isExtendingCodePoint(cps[j].value) || cps[j - 1].value == 0x200D))
+      ++j;
     return j;
   };
   for (std::size_t i = 0; i < cps.size();) {
@@ -66,9 +69,9 @@ std::vector<Token> WordTokenizer::encode(const std::string& text) const {
         if (j >= cps.size()) break;
         const char32_t n = cps[j].value;
         // An apostrophe inside a word stays in it: "don't", "l'homme".
-        const bool innerApostrophe = (n == '\'' || n == 0x2019) && j + 1 < cps.size() &&
-                                     !isSpace(cps[j + 1].value) && !isPunctuation(cps[j + 1].value) &&
-                                     !standsAlone(cps[j + 1].value);
+        const bool innerApostrophe =
+            (n == '\'' || n == 0x2019) && j + 1 < cps.size() && !isSpace(cps[j + 1].value) &&
+            !isPunctuation(cps[j + 1].value) && !standsAlone(cps[j + 1].value);
         if (isSpace(n) || standsAlone(n) || (isPunctuation(n) && !innerApostrophe)) break;
         ++j;
       }

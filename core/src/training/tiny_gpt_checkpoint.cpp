@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Tiny-GPT checkpoints: safetensors whose __metadata__ carries the config and the vocabulary.
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,10 +16,12 @@
 namespace attnscope {
 namespace {
 
-std::string metadataOr(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
+std::string metadataOr(const std::map<std::string, std::string>& m, const std::string& key,
+                       const std::string& path) {
   const auto it = m.find(key);
   if (it == m.end()) {
-    throw Error(ErrorKind::Format, path + ": not a tiny-gpt checkpoint (no '" + key + "' in __metadata__)");
+    throw Error(ErrorKind::Format,
+                path + ": not a tiny-gpt checkpoint (no '" + key + "' in __metadata__)");
   }
   return it->second;
 }
@@ -30,7 +32,8 @@ TinyGpt TinyGpt::load(const std::string& path) {
   const SafetensorsFile file = SafetensorsFile::open(path);
   const auto& meta = file.metadata();
   if (metadataOr(meta, "attnscope.kind", path) != "tiny-gpt") {
-    throw Error(ErrorKind::Format, path + ": attnscope.kind is '" + meta.at("attnscope.kind") + "', not 'tiny-gpt'");
+    throw Error(ErrorKind::Format,
+                path + ": attnscope.kind is '" + meta.at("attnscope.kind") + "', not 'tiny-gpt'");
   }
   TinyGptConfig c;
   std::vector<std::string> vocab;
@@ -41,13 +44,15 @@ TinyGpt TinyGpt::load(const std::string& path) {
     c.nEmbd = cfg.at("n_embd").get<int>();
     c.blockSize = cfg.at("block_size").get<int>();
     c.vocabSize = cfg.at("vocab_size").get<int>();
-    vocab = nlohmann::json::parse(metadataOr(meta, "attnscope.vocab", path)).get<std::vector<std::string>>();
+    vocab = nlohmann::json::parse(metadataOr(meta, "attnscope.vocab", path))
+                .get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::Format, path + ": bad attnscope.config or attnscope.vocab: " + e.what());
   }
   if (static_cast<int>(vocab.size()) != c.vocabSize) {
-    throw Error(ErrorKind::Format, path + ": vocab_size is " + std::to_string(c.vocabSize) + " but the vocabulary has " +
-                                       std::to_string(vocab.size()) + " characters");
+    throw Error(ErrorKind::Format, path + ": vocab_size is " + std::to_string(c.vocabSize) +
+                                       " but the vocabulary has " + std::to_string(vocab.size()) +
+                                       " characters");
   }
   std::shared_ptr<State> s;
   try {
@@ -83,8 +88,11 @@ TinyGpt TinyGpt::open(const std::string& source) {
 
 void TinyGpt::save(const std::string& path) const {
   const TinyGptConfig& c = m_state->config;
-  const nlohmann::json cfg = {{"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd},
-                              {"block_size", c.blockSize}, {"vocab_size", c.vocabSize}};
+  const nlohmann::json cfg = {{"n_layer", c.nLayer},
+                              {"n_head", c.nHead},
+                              {"n_embd", c.nEmbd},
+                              {"block_size", c.blockSize},
+                              {"vocab_size", c.vocabSize}};
   std::lock_guard<std::mutex> lock(m_state->mutex);
   writeSafetensors(path, stateDict(*m_state->module),
                    {{"attnscope.kind", "tiny-gpt"},

@@ -15,16 +15,17 @@ double TinyGpt::validationLoss(const std::string& text, int maxWindows) const {
   const int64_t block = m_state->config.blockSize;
   const int64_t windows = (static_cast<int64_t>(ids.size()) - 1) / block;
   if (windows <= 0) {
-    throw Error(ErrorKind::InvalidArgument, "the validation text is too short: it needs more than " +
-                                                std::to_string(block) + " known characters");
+    throw Error(ErrorKind::InvalidArgument,
+                "the validation text is too short: it needs more than " + std::to_string(block) +
+                    " known characters");
   }
   const int64_t use = maxWindows > 0 ? std::min<int64_t>(windows, maxWindows) : windows;
   std::lock_guard<std::mutex> lock(m_state->mutex);
   torch::NoGradGuard noGrad;
   m_state->module->to(torch::kCPU);
   m_state->module->eval();
-  const torch::Tensor all = torch::from_blob(const_cast<int64_t*>(ids.data()), {static_cast<int64_t>(ids.size())},
-                                             torch::kLong);
+  const torch::Tensor all = torch::from_blob(const_cast<int64_t*>(ids.data()),
+                                             {static_cast<int64_t>(ids.size())}, torch::kLong);
   const torch::Tensor mask = causalMask(block);
   double total = 0;
   int64_t count = 0;

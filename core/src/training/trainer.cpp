@@ -7,9 +7,9 @@
 #include "attnscope/error.h"
 #include "attnscope/training.h"
 #include "attnscope/utf8.h"
-#include "runtime/batch_input.h"
 #include "models/tiny_gpt_state.h"
 #include "nn/attention_mask.h"
+#include "runtime/batch_input.h"
 
 namespace attnscope {
 namespace {
@@ -25,8 +25,10 @@ std::string expandStep(const std::string& pattern, int step) {
   const auto pos = out.find("{step}");
   char buf[16];
   std::snprintf(buf, sizeof buf, "%06d", step);
-  if (pos != std::string::npos) out.replace(pos, 6, buf);
-  else out += std::string(".step") + buf;
+  if (pos != std::string::npos)
+    out.replace(pos, 6, buf);
+  else
+    out += std::string(".step") + buf;
   return out;
 }
 
@@ -34,7 +36,8 @@ std::string expandStep(const std::string& pattern, int step) {
 
 std::string validationSplit(const std::string& corpus) { return corpus.substr(splitPoint(corpus)); }
 
-TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o, const TrainCallbacks& cb) {
+TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
+                         const TrainCallbacks& cb) {
   using Clock = std::chrono::steady_clock;
   requireValidUtf8(corpus, "the corpus");
   if (o.steps <= 0 || o.batch <= 0 || !(o.learningRate > 0)) {
@@ -49,13 +52,16 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o, const
   const int64_t block = s.config.blockSize;
   if (static_cast<int64_t>(train.size()) <= block + 1 ||
       static_cast<int64_t>(s.encodeKnown(val).size()) <= block + 1) {
-    throw Error(ErrorKind::InvalidArgument,
-                "the corpus is too small for block " + std::to_string(block) + ": each of its 90%/10% "
-                "splits needs more than " + std::to_string(block + 1) + " characters");
+    throw Error(ErrorKind::InvalidArgument, "the corpus is too small for block " +
+                                                std::to_string(block) +
+                                                ": each of its 90%/10% "
+                                                "splits needs more than " +
+                                                std::to_string(block + 1) + " characters");
   }
 
-  torch::optim::AdamW optimizer(s.module->parameters(),
-                                torch::optim::AdamWOptions(o.learningRate).weight_decay(o.weightDecay));
+  torch::optim::AdamW optimizer(
+      s.module->parameters(),
+      torch::optim::AdamWOptions(o.learningRate).weight_decay(o.weightDecay));
   std::mt19937_64 rng(o.seed);
   std::uniform_int_distribution<int64_t> offset(0, static_cast<int64_t>(train.size()) - block - 1);
   const torch::Tensor data = torch::from_blob(const_cast<int64_t*>(train.data()),
@@ -83,7 +89,8 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o, const
       std::lock_guard<std::mutex> lock(s.mutex);
       s.module->train();
       const torch::Tensor logits = s.module->forward(torch::stack(xs), mask);
-      loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), torch::stack(ys).reshape({-1}));
+      loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
+                                                  torch::stack(ys).reshape({-1}));
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "attnscope/model_spec.h"
-#include "tiny_gpt2.h"
 #include "temp_dir.h"
+#include "tiny_gpt2.h"
 
 namespace attnscope {
 namespace {
@@ -77,7 +77,8 @@ TEST_P(LoadingMemory, OpeningAFolderHoldsNoSecondCopyOfTheWeights) {
   request.keepScores = false;
   ASSERT_NO_THROW(model->run(request));
   const uint64_t ran = residentBytes();
-  EXPECT_LT(ran - before, fileBytes * 11 / 10 + (8u << 20)) << "after a run RSS grew by " << (ran - before);
+  EXPECT_LT(ran - before, fileBytes * 11 / 10 + (8u << 20))
+      << "after a run RSS grew by " << (ran - before);
 }
 
 std::string storageName(const ::testing::TestParamInfo<test::TinyStorage>& info) {
@@ -86,7 +87,8 @@ std::string storageName(const ::testing::TestParamInfo<test::TinyStorage>& info)
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, LoadingMemory,
-                         ::testing::Values(test::TinyStorage::F32, test::TinyStorage::F16, test::TinyStorage::BF16),
+                         ::testing::Values(test::TinyStorage::F32, test::TinyStorage::F16,
+                                           test::TinyStorage::BF16),
                          storageName);
 
 }  // namespace

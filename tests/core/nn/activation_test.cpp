@@ -26,7 +26,10 @@ const std::map<std::string, std::function<double(double)>>& formulas() {
       {"gelu_python", [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
       {"gelu_new", geluTanh},
       {"gelu_pytorch_tanh", geluTanh},
-      {"gelu_fast", [](double x) { return 0.5 * x * (1.0 + std::tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))); }},
+      {"gelu_fast",
+       [](double x) {
+         return 0.5 * x * (1.0 + std::tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)));
+       }},
       {"quick_gelu", [](double x) { return x * sigmoid(1.702 * x); }},
       {"relu", [](double x) { return std::max(x, 0.0); }},
       {"relu2", [](double x) { return std::max(x, 0.0) * std::max(x, 0.0); }},
@@ -42,8 +45,8 @@ const std::map<std::string, std::function<double(double)>>& formulas() {
 TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
   const std::vector<std::string> names = activationNames();
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  for (const char* required : {"gelu", "gelu_new", "gelu_pytorch_tanh", "quick_gelu", "relu", "relu2", "silu",
-                               "tanh", "sigmoid", "linear"}) {
+  for (const char* required : {"gelu", "gelu_new", "gelu_pytorch_tanh", "quick_gelu", "relu",
+                               "relu2", "silu", "tanh", "sigmoid", "linear"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
   }
   const torch::Tensor x = torch::linspace(-6.0, 6.0, 241);
@@ -71,7 +74,8 @@ TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
 TEST(Activation, ExactAndTanhGeluDifferWhereTheTestLooks) {
   // The tolerance above separates the two GELUs: they differ by far more than 1e-5 on the grid.
   double worst = 0;
-  for (double x = -6; x <= 6; x += 0.05) worst = std::max(worst, std::abs(formulas().at("gelu")(x) - geluTanh(x)));
+  for (double x = -6; x <= 6; x += 0.05)
+    worst = std::max(worst, std::abs(formulas().at("gelu")(x) - geluTanh(x)));
   EXPECT_GT(worst, 1e-4);
 }
 

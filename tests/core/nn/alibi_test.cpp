@@ -16,11 +16,15 @@ namespace {
 std::vector<double> bloomSlopes(int64_t heads) {
   int64_t closest = 1;
   while (closest * 2 <= heads) closest *= 2;
-  const auto baseFor = [](double n) { return std::pow(2.0, -std::pow(2.0, -(std::log2(n) - 3.0))); };
+  const auto baseFor = [](double n) {
+    return std::pow(2.0, -std::pow(2.0, -(std::log2(n) - 3.0)));
+  };
   std::vector<double> out;
-  for (int64_t p = 1; p <= closest; ++p) out.push_back(std::pow(baseFor(double(closest)), double(p)));
+  for (int64_t p = 1; p <= closest; ++p)
+    out.push_back(std::pow(baseFor(double(closest)), double(p)));
   const int64_t remaining = std::min(closest, heads - closest);
-  for (int64_t r = 0; r < remaining; ++r) out.push_back(std::pow(baseFor(2.0 * closest), double(2 * r + 1)));
+  for (int64_t r = 0; r < remaining; ++r)
+    out.push_back(std::pow(baseFor(2.0 * closest), double(2 * r + 1)));
   return out;
 }
 
@@ -29,7 +33,8 @@ void expectSlopes(int64_t heads, const std::vector<double>& want) {
   EXPECT_EQ(s.scalar_type(), torch::kFloat);
   ASSERT_EQ(test::shapeOf(s), (std::vector<int64_t>{heads}));
   const std::vector<double> got = test::toDoubles(s);
-  for (int64_t h = 0; h < heads; ++h) EXPECT_NEAR(got[h], want[h], 1e-6 * want[h]) << "H " << heads << " head " << h;
+  for (int64_t h = 0; h < heads; ++h)
+    EXPECT_NEAR(got[h], want[h], 1e-6 * want[h]) << "H " << heads << " head " << h;
 }
 
 TEST(Alibi, SlopesForAPowerOfTwo) {
@@ -44,9 +49,17 @@ TEST(Alibi, SlopesForAPowerOfTwo) {
 
 TEST(Alibi, SlopesForOtherHeadCounts) {
   // 12 heads: the 8 slopes of 8, then slopes 1, 3, 5, 7 of 16 (2^-0.5, 2^-1.5, …).
-  const std::vector<double> twelve = {0.5,           0.25,          0.125,         0.0625,
-                                      1.0 / 32,      1.0 / 64,      1.0 / 128,     1.0 / 256,
-                                      std::pow(2.0, -0.5), std::pow(2.0, -1.5), std::pow(2.0, -2.5),
+  const std::vector<double> twelve = {0.5,
+                                      0.25,
+                                      0.125,
+                                      0.0625,
+                                      1.0 / 32,
+                                      1.0 / 64,
+                                      1.0 / 128,
+                                      1.0 / 256,
+                                      std::pow(2.0, -0.5),
+                                      std::pow(2.0, -1.5),
+                                      std::pow(2.0, -2.5),
                                       std::pow(2.0, -3.5)};
   expectSlopes(12, twelve);
   for (std::size_t h = 0; h < 12; ++h) EXPECT_NEAR(bloomSlopes(12)[h], twelve[h], 1e-12) << h;

@@ -40,7 +40,9 @@ void expectMask(const MaskOptions& o, const std::string& what) {
   const torch::Tensor m = buildMask(o);
   ASSERT_TRUE(m.defined()) << what;
   EXPECT_EQ(m.scalar_type(), torch::kFloat) << what;
-  EXPECT_EQ(test::shapeOf(m), (std::vector<int64_t>{int64_t(o.keyLengths.size()), 1, o.queries, o.keys})) << what;
+  EXPECT_EQ(test::shapeOf(m),
+            (std::vector<int64_t>{int64_t(o.keyLengths.size()), 1, o.queries, o.keys}))
+      << what;
   test::expectAllNear(m, loopMask(o), 0.0, what);  // exact: 0 or -inf
   // Never an all -inf row.
   const auto a = m.accessor<float, 4>();
@@ -52,7 +54,8 @@ void expectMask(const MaskOptions& o, const std::string& what) {
     }
 }
 
-MaskOptions options(std::vector<int> lengths, int64_t Tq, int64_t Tk, bool causal, int64_t window = 0) {
+MaskOptions options(std::vector<int> lengths, int64_t Tq, int64_t Tk, bool causal,
+                    int64_t window = 0) {
   MaskOptions o;
   o.keyLengths = std::move(lengths);
   o.queries = Tq;
@@ -92,8 +95,8 @@ TEST(AttentionMask, SlidingWindowKeepsTheLastWindowKeys) {
   // Without causal: only keys too far in the past are hidden.
   expectMask(options({8}, 8, 8, false, 3), "sliding window alone");
   // A window as long as the sequence hides nothing beyond the causal mask.
-  test::expectAllNear(buildMask(options({5}, 5, 5, true, 5)), loopMask(options({5}, 5, 5, true)), 0.0,
-                      "window == T");
+  test::expectAllNear(buildMask(options({5}, 5, 5, true, 5)), loopMask(options({5}, 5, 5, true)),
+                      0.0, "window == T");
 }
 
 TEST(AttentionMask, CausalPaddingAndWindowCombine) {
@@ -108,7 +111,8 @@ TEST(AttentionMask, RowsWithNothingVisibleKeepKeyZero) {
   const auto a = m.accessor<float, 4>();
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_EQ(a[1][0][i][0], 0.0f) << i;
-    for (int64_t j = 1; j < 4; ++j) EXPECT_EQ(a[1][0][i][j], -std::numeric_limits<float>::infinity());
+    for (int64_t j = 1; j < 4; ++j)
+      EXPECT_EQ(a[1][0][i][j], -std::numeric_limits<float>::infinity());
   }
   // Padded queries past the length of a causal item: keys 0..len-1 stay visible as usual.
   const torch::Tensor padded = buildMask(options({2}, 4, 4, true));

@@ -51,15 +51,17 @@ TEST(FeedForward, PlainIsDownOfActOfUp) {
   TraceRecorder rec(&trace);
   const int in = rec.record("x", "x", "input", x);
   int outStep = -1;
-  const torch::Tensor y = feedForward(x, projection(up, "self.c_fc(x)"), Activation::Gelu,
-                                      projection(down, "self.c_proj(h)"), nullptr, rec, in, &outStep);
+  const torch::Tensor y =
+      feedForward(x, projection(up, "self.c_fc(x)"), Activation::Gelu,
+                  projection(down, "self.c_proj(h)"), nullptr, rec, in, &outStep);
   std::vector<double> h = loopLinear(toDoubles(x), up);
   for (double& v : h) v = gelu(v);
   const std::vector<double> want = loopLinear(h, down);
   EXPECT_EQ(test::shapeOf(y), (std::vector<int64_t>{B, T, C}));
   test::expectAllNear(y, want, 1e-5, "plain mlp");
 
-  EXPECT_EQ(test::stepNames(trace), (std::vector<std::string>{"x", "mlp_fc", "mlp_act", "mlp_out"}));
+  EXPECT_EQ(test::stepNames(trace),
+            (std::vector<std::string>{"x", "mlp_fc", "mlp_act", "mlp_out"}));
   EXPECT_EQ(outStep, 3);
   EXPECT_EQ(trace.steps[1].op, "self.c_fc(x)");
   EXPECT_EQ(trace.steps[2].op, activationExpression(Activation::Gelu));
@@ -94,28 +96,31 @@ TEST(FeedForward, GatedIsDownOfActOfGateTimesUp) {
   for (std::size_t i = 0; i < got.size(); ++i) diff = std::max(diff, std::abs(got[i] - wrong[i]));
   EXPECT_GT(diff, 1e-2);
 
-  EXPECT_EQ(test::stepNames(trace),
-            (std::vector<std::string>{"x", "mlp_gate", "mlp_act", "mlp_up", "mlp_gated", "mlp_out"}));
+  EXPECT_EQ(test::stepNames(trace), (std::vector<std::string>{"x", "mlp_gate", "mlp_act", "mlp_up",
+                                                              "mlp_gated", "mlp_out"}));
   EXPECT_EQ(outStep, 5);
   EXPECT_EQ(trace.steps[1].inputs, (std::vector<int>{0}));
   EXPECT_EQ(trace.steps[2].inputs, (std::vector<int>{1}));
   EXPECT_EQ(trace.steps[3].inputs, (std::vector<int>{0}));
   EXPECT_EQ(trace.steps[4].inputs, (std::vector<int>{2, 3}));
   EXPECT_EQ(trace.steps[5].inputs, (std::vector<int>{4}));
-  for (int s = 1; s <= 4; ++s) EXPECT_EQ(trace.steps[s].shape, (std::vector<int64_t>{B, T, F})) << s;
+  for (int s = 1; s <= 4; ++s)
+    EXPECT_EQ(trace.steps[s].shape, (std::vector<int64_t>{B, T, F})) << s;
   EXPECT_EQ(trace.steps[5].shape, (std::vector<int64_t>{B, T, C}));
 
   // Without a trace it computes the same.
   TraceRecorder none(nullptr);
-  const torch::Tensor y2 = feedForward(x, projection(up, ""), Activation::Silu, projection(down, ""), &g, none, -1,
-                                       &outStep);
+  const torch::Tensor y2 = feedForward(x, projection(up, ""), Activation::Silu,
+                                       projection(down, ""), &g, none, -1, &outStep);
   EXPECT_TRUE(torch::allclose(y, y2, 0.0, 0.0));
   EXPECT_EQ(outStep, -1);
   // The activation step may carry the family's name.
   LayerTrace named;
   TraceRecorder namedRec(&named);
-  feedForward(x, projection(up, ""), Activation::Silu, projection(down, ""), &g, namedRec, -1, &outStep, "act_fn");
-  EXPECT_EQ(test::stepNames(named), (std::vector<std::string>{"mlp_gate", "act_fn", "mlp_up", "mlp_gated", "mlp_out"}));
+  feedForward(x, projection(up, ""), Activation::Silu, projection(down, ""), &g, namedRec, -1,
+              &outStep, "act_fn");
+  EXPECT_EQ(test::stepNames(named),
+            (std::vector<std::string>{"mlp_gate", "act_fn", "mlp_up", "mlp_gated", "mlp_out"}));
 }
 
 }  // namespace

@@ -19,7 +19,8 @@
 namespace attnscope::test {
 
 /// A contiguous float32 tensor of N(0, 1) · scale values from a fixed seed.
-inline torch::Tensor randomTensor(const std::vector<int64_t>& shape, uint32_t seed, double scale = 1.0) {
+inline torch::Tensor randomTensor(const std::vector<int64_t>& shape, uint32_t seed,
+                                  double scale = 1.0) {
   torch::Tensor t = torch::empty(shape, torch::kFloat);
   std::mt19937 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -35,7 +36,9 @@ inline std::vector<double> toDoubles(const torch::Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
-inline std::vector<int64_t> shapeOf(const torch::Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
+inline std::vector<int64_t> shapeOf(const torch::Tensor& t) {
+  return {t.sizes().begin(), t.sizes().end()};
+}
 
 /// Compares got (float) with want element by element; reports the number of mismatches and the
 /// first few. -inf must match -inf exactly.
@@ -46,14 +49,15 @@ inline void expectAllNear(const torch::Tensor& got, const std::vector<double>& w
   int bad = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < g.size(); ++i) {
-    const bool same = (std::isinf(want[i]) || std::isinf(g[i])) ? g[i] == want[i] : std::abs(g[i] - want[i]) <= tol;
+    const bool same = (std::isinf(want[i]) || std::isinf(g[i])) ? g[i] == want[i]
+                                                                : std::abs(g[i] - want[i]) <= tol;
     if (!same) {
       if (bad < 5) first << "  [" << i << "] got " << g[i] << " want " << want[i] << "\n";
       ++bad;
     }
   }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g.size() << " elements differ by more than " << tol
-                    << "\n"
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g.size() << " elements differ by more than "
+                    << tol << "\n"
                     << first.str();
 }
 

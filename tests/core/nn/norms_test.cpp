@@ -43,8 +43,10 @@ std::vector<double> loopLayerNorm(const torch::Tensor& x, const std::vector<doub
   for (std::size_t r = 0; r < v.size(); r += kDim) {
     double mean = 0, var = 0;
     for (int64_t i = 0; i < kDim; ++i) mean += v[r + i] / kDim;
-    for (int64_t i = 0; i < kDim; ++i) var += (v[r + i] - mean) * (v[r + i] - mean) / kDim;  // biased
-    for (int64_t i = 0; i < kDim; ++i) out[r + i] = (v[r + i] - mean) / std::sqrt(var + eps) * w[i] + bias[i];
+    for (int64_t i = 0; i < kDim; ++i)
+      var += (v[r + i] - mean) * (v[r + i] - mean) / kDim;  // biased
+    for (int64_t i = 0; i < kDim; ++i)
+      out[r + i] = (v[r + i] - mean) / std::sqrt(var + eps) * w[i] + bias[i];
   }
   return out;
 }

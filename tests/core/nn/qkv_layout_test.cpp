@@ -23,8 +23,9 @@ std::vector<double> gather(const torch::Tensor& qkv, int part, QkvLayout layout)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < T; ++t)
         for (int64_t d = 0; d < hd; ++d) {
-          const int64_t c = layout == QkvLayout::Split ? part * C + h * hd + d     // [q | k | v]
-                                                       : h * 3 * hd + part * hd + d;  // per head [q_h k_h v_h]
+          const int64_t c = layout == QkvLayout::Split
+                                ? part * C + h * hd + d        // [q | k | v]
+                                : h * 3 * hd + part * hd + d;  // per head [q_h k_h v_h]
           out.push_back(a[b][t][c]);
         }
   return out;
@@ -39,9 +40,11 @@ TEST(QkvLayout, SplitTakesThreeContiguousBlocks) {
   const torch::Tensor* parts[3] = {&r.q, &r.k, &r.v};
   for (int p = 0; p < 3; ++p) {
     EXPECT_EQ(shapeOf(*parts[p]), (std::vector<int64_t>{B, H, T, hd}));
-    expectAllNear(*parts[p], gather(qkv, p, QkvLayout::Split), 0.0, "split part " + std::to_string(p));
+    expectAllNear(*parts[p], gather(qkv, p, QkvLayout::Split), 0.0,
+                  "split part " + std::to_string(p));
   }
-  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"qkv", "q_split", "q", "k_split", "k", "v_split", "v"}));
+  EXPECT_EQ(stepNames(trace),
+            (std::vector<std::string>{"qkv", "q_split", "q", "k_split", "k", "v_split", "v"}));
   EXPECT_EQ(r.qStep, 2);
   EXPECT_EQ(r.kStep, 4);
   EXPECT_EQ(r.vStep, 6);
@@ -59,10 +62,12 @@ TEST(QkvLayout, InterleavedPerHeadTakesQkvOfEachHeadInTurn) {
   const torch::Tensor* parts[3] = {&r.q, &r.k, &r.v};
   for (int p = 0; p < 3; ++p) {
     EXPECT_EQ(shapeOf(*parts[p]), (std::vector<int64_t>{B, H, T, hd}));
-    expectAllNear(*parts[p], gather(qkv, p, QkvLayout::InterleavedPerHead), 0.0, "part " + std::to_string(p));
+    expectAllNear(*parts[p], gather(qkv, p, QkvLayout::InterleavedPerHead), 0.0,
+                  "part " + std::to_string(p));
   }
   // The two layouts really differ on the same input.
-  EXPECT_FALSE(torch::equal(r.q.contiguous(), splitFusedQkv(qkv, QkvLayout::Split, H, rec, -1).q.contiguous()));
+  EXPECT_FALSE(torch::equal(r.q.contiguous(),
+                            splitFusedQkv(qkv, QkvLayout::Split, H, rec, -1).q.contiguous()));
   trace.steps.resize(5);
   EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"qkv", "qkv", "q", "k", "v"}));
   EXPECT_EQ(trace.steps[0].shape, (std::vector<int64_t>{B, T, H, 3 * hd}));

@@ -26,7 +26,8 @@ int64_t t5Bucket(int64_t relative, bool bidirectional, int64_t numBuckets, int64
   if (distance < maxExact) return bucket + distance;
   const float logRatio = std::log(static_cast<float>(distance) / static_cast<float>(maxExact));
   const float span = static_cast<float>(std::log(double(maxDistance) / double(maxExact)));
-  const int64_t large = maxExact + static_cast<int64_t>(logRatio / span * static_cast<float>(n - maxExact));
+  const int64_t large =
+      maxExact + static_cast<int64_t>(logRatio / span * static_cast<float>(n - maxExact));
   return bucket + std::min(large, n - 1);
 }
 
@@ -45,7 +46,8 @@ TEST(RelativePositionBias, BucketsMatchT5) {
           << "relative " << rel[i] << (bidirectional ? " bidirectional" : " causal");
       seen.insert(a[int64_t(i)]);
     }
-    // Every bucket is used over -300..300, except bidirectional bucket 16 (the future at distance 0).
+    // Every bucket is used over -300..300, except bidirectional bucket 16 (the future at distance
+    // 0).
     EXPECT_EQ(seen.size(), bidirectional ? 31u : 32u);
     EXPECT_EQ(seen.count(16), bidirectional ? 0u : 1u);
   }
@@ -67,7 +69,8 @@ TEST(RelativePositionBias, BucketsMatchT5) {
   EXPECT_EQ(bucket(-300, false), 31);
   // Any shape.
   const torch::Tensor grid = torch::arange(-6, 6, torch::kLong).view({3, 4});
-  EXPECT_EQ(test::shapeOf(relativePositionBucket(grid, true, 32, 128)), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(test::shapeOf(relativePositionBucket(grid, true, 32, 128)),
+            (std::vector<int64_t>{3, 4}));
 }
 
 TEST(RelativePositionBias, ForwardLooksUpTheBucketOfKeyMinusQuery) {
@@ -84,7 +87,8 @@ TEST(RelativePositionBias, ForwardLooksUpTheBucketOfKeyMinusQuery) {
     std::vector<double> want;
     for (int64_t h = 0; h < H; ++h)
       for (int64_t q = 0; q < Tq; ++q)
-        for (int64_t k = 0; k < Tk; ++k) want.push_back(wa[t5Bucket(k - q, bidirectional, buckets, maxDistance)][h]);
+        for (int64_t k = 0; k < Tk; ++k)
+          want.push_back(wa[t5Bucket(k - q, bidirectional, buckets, maxDistance)][h]);
     test::expectAllNear(out, want, 0.0, bidirectional ? "encoder bias" : "decoder bias");
   }
 }

@@ -18,7 +18,8 @@ using test::toDoubles;
 /// inv_freq[i] = 1 / theta^(2i / rot), i in [0, rot/2).
 std::vector<double> loopInvFreq(double theta, int64_t rot) {
   std::vector<double> out;
-  for (int64_t i = 0; i < rot / 2; ++i) out.push_back(1.0 / std::pow(theta, 2.0 * double(i) / double(rot)));
+  for (int64_t i = 0; i < rot / 2; ++i)
+    out.push_back(1.0 / std::pow(theta, 2.0 * double(i) / double(rot)));
   return out;
 }
 
@@ -26,7 +27,8 @@ void expectRelativelyNear(const torch::Tensor& got, const std::vector<double>& w
                           const std::string& what) {
   const std::vector<double> g = toDoubles(got);
   ASSERT_EQ(g.size(), want.size()) << what;
-  for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], rel * std::abs(want[i])) << what << " [" << i << "]";
+  for (std::size_t i = 0; i < g.size(); ++i)
+    EXPECT_NEAR(g[i], want[i], rel * std::abs(want[i])) << what << " [" << i << "]";
 }
 
 /// x [B, H, T, hd] rotated at positions[t] with Hugging Face's rotate_half convention; dims at and
@@ -42,7 +44,8 @@ std::vector<double> loopRotate(const torch::Tensor& x, const std::vector<int64_t
         std::vector<double> row(static_cast<std::size_t>(hd));
         for (int64_t d = rot; d < hd; ++d) row[d] = a[b][h][t][d];
         for (int64_t i = 0; i < half; ++i) {
-          const double angle = double(positions[t]) * inv[i], c = std::cos(angle), s = std::sin(angle);
+          const double angle = double(positions[t]) * inv[i], c = std::cos(angle),
+                       s = std::sin(angle);
           const double x1 = a[b][h][t][i], x2 = a[b][h][t][i + half];
           row[i] = x1 * c - x2 * s;
           row[i + half] = x2 * c + x1 * s;
@@ -52,7 +55,9 @@ std::vector<double> loopRotate(const torch::Tensor& x, const std::vector<int64_t
   return out;
 }
 
-torch::Tensor positionTensor(const std::vector<int64_t>& p) { return torch::tensor(p, torch::kLong); }
+torch::Tensor positionTensor(const std::vector<int64_t>& p) {
+  return torch::tensor(p, torch::kLong);
+}
 
 RotaryOptions rotary(int64_t rot, double theta = 10000.0) {
   RotaryOptions o;
@@ -103,7 +108,8 @@ TEST(RotaryEmbedding, RotationKeepsEachPairsNormAndScoresDependOnTheOffsetOnly) 
   // The same q (and k) vector at every position.
   const torch::Tensor q = randomTensor({1, 1, 1, hd}, 2).expand({1, 1, T, hd}).contiguous();
   const torch::Tensor k = randomTensor({1, 1, 1, hd}, 3).expand({1, 1, T, hd}).contiguous();
-  const torch::Tensor qRot = RotaryEmbedding::apply(q, cos, sin), kRot = RotaryEmbedding::apply(k, cos, sin);
+  const torch::Tensor qRot = RotaryEmbedding::apply(q, cos, sin),
+                      kRot = RotaryEmbedding::apply(k, cos, sin);
   const auto qr = qRot.accessor<float, 4>(), kr = kRot.accessor<float, 4>();
   const auto qa = q.accessor<float, 4>();
   for (int64_t t = 0; t < T; ++t)
@@ -119,7 +125,8 @@ TEST(RotaryEmbedding, RotationKeepsEachPairsNormAndScoresDependOnTheOffsetOnly) 
   };
   for (int64_t offset : {0, 3, 11}) {
     const double first = score(offset + 1, 1);
-    for (int64_t n : {4, 17, 30}) EXPECT_NEAR(score(n + offset, n), first, 1e-4) << "offset " << offset;
+    for (int64_t n : {4, 17, 30})
+      EXPECT_NEAR(score(n + offset, n), first, 1e-4) << "offset " << offset;
   }
   EXPECT_GT(std::abs(score(5, 2) - score(5, 3)), 1e-3) << "the score does depend on the offset";
 }

@@ -25,8 +25,8 @@ struct Reference {
 
 /// softmax(q·kᵀ·scale + bias + mask)·v with loops. q [B, H, Tq, hd], k/v [B, H, Tk, hd],
 /// bias [1, H, Tq, Tk] or undefined, mask [B, 1, Tq, Tk] or undefined.
-Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
-                        const torch::Tensor& bias, const torch::Tensor& mask) {
+Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        double scale, const torch::Tensor& bias, const torch::Tensor& mask) {
   const auto qa = q.accessor<float, 4>(), ka = k.accessor<float, 4>(), va = v.accessor<float, 4>();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), hd = q.size(3);
   Reference r;
@@ -48,7 +48,8 @@ Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k, const to
           top = std::max(top, s);
         }
         double sum = 0;
-        for (int64_t j = 0; j < Tk; ++j) sum += r.attention[row + j] = std::exp(r.scores[row + j] - top);
+        for (int64_t j = 0; j < Tk; ++j)
+          sum += r.attention[row + j] = std::exp(r.scores[row + j] - top);
         for (int64_t j = 0; j < Tk; ++j) r.attention[row + j] /= sum;
         for (int64_t d = 0; d < hd; ++d) {
           double o = 0;
@@ -62,7 +63,8 @@ Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k, const to
 }
 
 /// [B, 1, Tq, Tk]: -inf where key j > query i (causal) or j >= keyLengths[b], else 0.
-torch::Tensor loopMask(int64_t B, int64_t Tq, int64_t Tk, bool causal, const std::vector<int>& keyLengths) {
+torch::Tensor loopMask(int64_t B, int64_t Tq, int64_t Tk, bool causal,
+                       const std::vector<int>& keyLengths) {
   torch::Tensor m = torch::zeros({B, 1, Tq, Tk});
   auto a = m.accessor<float, 4>();
   for (int64_t b = 0; b < B; ++b)
@@ -85,7 +87,8 @@ Inputs randomInputs(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t hd, ui
 
 void expectRowsSumToOne(const torch::Tensor& attention) {
   const torch::Tensor sums = attention.sum(-1);
-  expectAllNear(sums, std::vector<double>(static_cast<std::size_t>(sums.numel()), 1.0), 1e-5, "row sums");
+  expectAllNear(sums, std::vector<double>(static_cast<std::size_t>(sums.numel()), 1.0), 1e-5,
+                "row sums");
 }
 
 /// The rows are peaked: the largest weight averages well above uniform, so the test data is not
@@ -95,7 +98,8 @@ void expectPeaked(const std::vector<double>& attention, int64_t Tk) {
   const std::size_t rows = attention.size() / static_cast<std::size_t>(Tk);
   for (std::size_t r = 0; r < rows; ++r) {
     double m = 0;
-    for (int64_t j = 0; j < Tk; ++j) m = std::max(m, attention[r * static_cast<std::size_t>(Tk) + j]);
+    for (int64_t j = 0; j < Tk; ++j)
+      m = std::max(m, attention[r * static_cast<std::size_t>(Tk) + j]);
     sumMax += m;
   }
   EXPECT_GT(sumMax / static_cast<double>(rows), 0.6);
@@ -122,13 +126,15 @@ TEST(ScaledDotProduct, ScaledWithoutBiasOrMaskMatchesLoopsAndTracesEachStep) {
   expectAllNear(r.values, want.values, 1e-5, "values");
   expectRowsSumToOne(r.attention);
 
-  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"q", "k", "v", "scores", "scaled", "attention", "values"}));
+  EXPECT_EQ(stepNames(trace),
+            (std::vector<std::string>{"q", "k", "v", "scores", "scaled", "attention", "values"}));
   EXPECT_EQ(trace.steps[3].inputs, (std::vector<int>{qs, ks}));
   EXPECT_EQ(trace.steps[4].inputs, (std::vector<int>{3}));
   EXPECT_EQ(trace.steps[5].inputs, (std::vector<int>{4}));
   EXPECT_EQ(trace.steps[6].inputs, (std::vector<int>{5, vs}));
   EXPECT_EQ(r.valuesStep, 6);
-  for (int s = 3; s <= 5; ++s) EXPECT_EQ(trace.steps[s].shape, (std::vector<int64_t>{B, H, T, T})) << s;
+  for (int s = 3; s <= 5; ++s)
+    EXPECT_EQ(trace.steps[s].shape, (std::vector<int64_t>{B, H, T, T})) << s;
   EXPECT_EQ(trace.steps[6].shape, (std::vector<int64_t>{B, H, T, hd}));
   for (const TraceStep& s : trace.steps) EXPECT_EQ(s.head, -1) << s.name;
 }
@@ -146,7 +152,8 @@ TEST(ScaledDotProduct, BiasAndCausalMaskMatchLoopsAndMaskedEntriesAreExactlyZero
   TraceRecorder rec(&trace);
   const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, -1, -1, -1);
 
-  const Reference want = referenceSdpa(in.q, in.k, in.v, 0.5, o.bias, loopMask(B, T, T, true, {int(T), int(T)}));
+  const Reference want =
+      referenceSdpa(in.q, in.k, in.v, 0.5, o.bias, loopMask(B, T, T, true, {int(T), int(T)}));
   expectAllNear(r.scores, want.scores, 1e-5, "scores");
   expectAllNear(r.attention, want.attention, 1e-5, "attention");
   expectAllNear(r.values, want.values, 1e-5, "values");
@@ -161,16 +168,18 @@ TEST(ScaledDotProduct, BiasAndCausalMaskMatchLoopsAndMaskedEntriesAreExactlyZero
           EXPECT_EQ(s[b][h][i][j], -std::numeric_limits<float>::infinity());
         }
   // The bias is what makes the reference differ from an unbiased one: it was not ignored.
-  const Reference unbiased = referenceSdpa(in.q, in.k, in.v, 0.5, {}, loopMask(B, T, T, true, {int(T), int(T)}));
+  const Reference unbiased =
+      referenceSdpa(in.q, in.k, in.v, 0.5, {}, loopMask(B, T, T, true, {int(T), int(T)}));
   double diff = 0;
   for (std::size_t i = 0; i < unbiased.attention.size(); ++i)
     diff = std::max(diff, std::abs(unbiased.attention[i] - want.attention[i]));
   EXPECT_GT(diff, 0.05);
 
-  EXPECT_EQ(stepNames(trace),
-            (std::vector<std::string>{"scores", "scaled", "biased", "masked", "attention", "values"}));
+  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"scores", "scaled", "biased", "masked",
+                                                        "attention", "values"}));
   EXPECT_EQ(trace.steps[2].op, "scores + alibi");
-  for (int st = 0; st < 5; ++st) EXPECT_EQ(trace.steps[st].shape, (std::vector<int64_t>{B, H, T, T}));
+  for (int st = 0; st < 5; ++st)
+    EXPECT_EQ(trace.steps[st].shape, (std::vector<int64_t>{B, H, T, T}));
   EXPECT_EQ(trace.steps[5].shape, (std::vector<int64_t>{B, H, T, hd}));
 }
 
@@ -178,7 +187,8 @@ TEST(ScaledDotProduct, WritesIntoTheGivenBuffers) {
   const int64_t L = 2, B = 2, H = 2, T = 5, hd = 4;
   const Inputs in = randomInputs(B, H, T, T, hd, 31);
   // As a model does: layer 1 of an [L, B, H, T, T] result.
-  const torch::Tensor allAttention = torch::zeros({L, B, H, T, T}), allScores = torch::zeros({L, B, H, T, T});
+  const torch::Tensor allAttention = torch::zeros({L, B, H, T, T}),
+                      allScores = torch::zeros({L, B, H, T, T});
   SdpaOptions o;
   o.scale = 0.5;
   o.scaleText = "0.5";
@@ -232,7 +242,8 @@ TEST(ScaledDotProduct, MoreKeysThanQueriesWithPaddingAndNoScaleStep) {
   expectAllNear(r.values, want.values, 1e-5, "values");
   expectRowsSumToOne(r.attention);
   EXPECT_EQ(r.attention.slice(-1, 4).select(0, 1).abs().max().item<float>(), 0.0f) << "padded keys";
-  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"scores", "biased", "masked", "attention", "values"}));
+  EXPECT_EQ(stepNames(trace),
+            (std::vector<std::string>{"scores", "biased", "masked", "attention", "values"}));
   EXPECT_EQ(trace.steps[0].shape, (std::vector<int64_t>{B, H, Tq, Tk}));
   EXPECT_EQ(trace.steps[4].shape, (std::vector<int64_t>{B, H, Tq, hd}));
 }
@@ -254,7 +265,8 @@ TEST(ScaledDotProduct, PerHeadBranchUsesTheTutorialNames) {
                                        loopMask(B, T, T, true, {int(T), int(T)}));
   expectAllNear(r.attention, want.attention, 1e-5, "attention");
   expectAllNear(r.values, want.values, 1e-5, "values");
-  EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"wei", "scaled", "masked", "attention", "out"}));
+  EXPECT_EQ(stepNames(trace),
+            (std::vector<std::string>{"wei", "scaled", "masked", "attention", "out"}));
   for (const TraceStep& s : trace.steps) EXPECT_EQ(s.head, 2) << s.name;
   EXPECT_EQ(trace.steps[4].shape, (std::vector<int64_t>{B, T, hd}));
 }
