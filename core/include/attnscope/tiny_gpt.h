@@ -21,6 +21,8 @@ struct TinyGptConfig {
   int vocabSize = 0;  // set from the vocabulary
   /// Throws Error(InvalidArgument) naming the bad field.
   void validate() const;
+  /// "n_layer 4, n_head 4, n_embd 64, block_size 128, vocab_size 65", for messages.
+  std::string describe() const;
 };
 
 /// A tiny GPT with its character vocabulary. Cheap to copy (shared state). Checkpoints are

@@ -74,6 +74,18 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFolder(const std::string& folde
   return ckpt;
 }
 
+SafetensorsCheckpoint SafetensorsCheckpoint::openFile(const std::string& path) {
+  SafetensorsCheckpoint ckpt;
+  const fs::path p(path);
+  ckpt.addFile(p.parent_path().string(), p.filename().string());
+  return ckpt;
+}
+
+const std::map<std::string, std::string>& SafetensorsCheckpoint::metadata() const {
+  static const std::map<std::string, std::string> none;
+  return m_files.empty() ? none : m_files.front()->metadata();
+}
+
 void SafetensorsCheckpoint::addFile(const std::string& folder, const std::string& fileName) {
   m_files.push_back(std::make_unique<SafetensorsFile>(
       SafetensorsFile::open((fs::path(folder) / fileName).string())));

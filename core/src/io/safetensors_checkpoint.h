@@ -20,6 +20,13 @@ class SafetensorsCheckpoint final {
   /// Error(Format) for a malformed index, a shard outside the folder or a tensor in two files.
   static SafetensorsCheckpoint openFolder(const std::string& folder);
 
+  /// One safetensors file on its own (an attnscope checkpoint, say). Throws like
+  /// SafetensorsFile::open.
+  static SafetensorsCheckpoint openFile(const std::string& path);
+
+  /// The __metadata__ of the first file.
+  const std::map<std::string, std::string>& metadata() const;
+
   struct Entry {
     const SafetensorsFile* file = nullptr;
     const TensorInfo* info = nullptr;

@@ -178,6 +178,12 @@ void TinyGptConfig::validate() const {
   }
 }
 
+std::string TinyGptConfig::describe() const {
+  return "n_layer " + std::to_string(nLayer) + ", n_head " + std::to_string(nHead) + ", n_embd " +
+         std::to_string(nEmbd) + ", block_size " + std::to_string(blockSize) + ", vocab_size " +
+         std::to_string(vocabSize);
+}
+
 std::vector<Token> TinyGpt::State::tokenize(const std::string& text) const {
   const auto space = ids.find(" ");
   const int64_t fallback = space != ids.end() ? space->second : 0;

@@ -102,7 +102,7 @@ void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpo
     if (info.shape != want) {
       throw Error(ErrorKind::Format, "tensor '" + key + "' in " + e->fileName + " has shape " +
                                          FloatTensor::formatShape(info.shape) +
-                                         " but config.json (" + configSummary + ") implies " +
+                                         " but the configuration (" + configSummary + ") implies " +
                                          FloatTensor::formatShape(want));
     }
     const torch::Tensor value = tensorOf(*e, rules.mapWeights);

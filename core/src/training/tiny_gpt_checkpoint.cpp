@@ -29,8 +29,8 @@ std::string metadataOr(const std::map<std::string, std::string>& m, const std::s
 }  // namespace
 
 TinyGpt TinyGpt::load(const std::string& path) {
-  const SafetensorsFile file = SafetensorsFile::open(path);
-  const auto& meta = file.metadata();
+  const SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint::openFile(path);
+  const auto& meta = checkpoint.metadata();
   if (metadataOr(meta, "attnscope.kind", path) != "tiny-gpt") {
     throw Error(ErrorKind::Format,
                 path + ": attnscope.kind is '" + meta.at("attnscope.kind") + "', not 'tiny-gpt'");
@@ -60,15 +60,14 @@ TinyGpt TinyGpt::load(const std::string& path) {
   } catch (const Error& e) {
     throw Error(ErrorKind::Format, path + ": " + e.what());
   }
-  std::vector<NamedTensor> weights;
-  std::vector<std::string> ignored;
-  for (const TensorInfo& info : file.tensors()) {
-    // The chapter's Head registers its causal mask as a buffer `tril`: not a weight.
-    if (info.name.size() > 5 && info.name.compare(info.name.size() - 5, 5, ".tril") == 0) continue;
-    weights.push_back({info.name, file.readFloat(info.name)});
-  }
+  WeightRules rules;
+  rules.family = "tiny GPT";
+  // The chapter's Head registers its causal mask as a buffer `tril`: not a weight.
+  rules.ignoredSuffixes = {".tril"};
+  // Training writes the weights, so they are float32 copies, not views of the read-only file.
+  rules.mapWeights = false;
   try {
-    loadStateDict(*s->module, weights);
+    loadWeights(*s->module, checkpoint, rules, c.describe());
   } catch (const Error& e) {
     throw Error(ErrorKind::Format, path + ": " + e.what());
   }

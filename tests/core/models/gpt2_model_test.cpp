@@ -162,6 +162,20 @@ class Gpt2Fixture : public ::testing::Test {
   std::vector<NamedTensor> m_weights;
 };
 
+// A tied checkpoint may keep only the LM head's name for the embedding (safetensors stores one
+// of two shared tensors); the loader reads wte from it and attention is unchanged.
+TEST_F(Gpt2Fixture, TiedEmbeddingStoredOnlyAsTheLmHeadIsUsedForWte) {
+  std::vector<NamedTensor> renamed;
+  for (const NamedTensor& t : m_weights) {
+    renamed.push_back(
+        {t.name == "wte.weight" ? "lm_head.weight" : "transformer." + t.name, t.tensor});
+  }
+  writeSafetensors((fs::path(folder()) / "model.safetensors").string(), renamed);
+  const AttentionResult r = open(folder())->run(textRequest({"hello the world"}));
+  expectMatchesReference(r, 0, m_weights, m_spec);
+  ASSERT_FALSE(r.nextToken.empty());
+}
+
 TEST_F(Gpt2Fixture, TokensUseTheFolderBpe) {
   const auto model = open(folder());
   const std::vector<Token> tokens = model->tokenize("he the");
