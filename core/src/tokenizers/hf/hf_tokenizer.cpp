@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/hf_tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/error.h"
+#include "attnscope/utf8.h"
+#include "io/file_io.h"
+#include "tokenizers/hf/added_vocabulary.h"
+#include "tokenizers/hf/components.h"
+
+namespace attnscope {
+
+using hf::EncodedToken;
+using hf::Encodings;
+
+struct HfTokenizer::Impl {
+  std::string source;
+  std::unique_ptr<hf::Normalizer> normalizer;
+  std::unique_ptr<hf::PreTokenizer> preTokenizer;
+  std::unique_ptr<hf::Model> model;
+  std::unique_ptr<hf::PostProcessor> postProcessor;
+  std::unique_ptr<hf::Decoder> decoder;
+  hf::AddedVocabulary added;
+  std::optional<int64_t> unkId;
+
+  /// One text through added tokens, normalizer, pre-tokenizer and model.
+  std::vector<EncodedToken> encodeSequence(const std::string& text, int sequence) const {
+    std::vector<hf::Split> splits = added.extractAndNormalize(text, normalizer.get());
+    if (preTokenizer) preTokenizer->preTokenize(splits);
+    std::vector<EncodedToken> out;
+    for (const hf::Split& s : splits) {
+      if (s.addedId >= 0) {
+        const hf::AddedToken* a = added.find(s.addedId);
+        EncodedToken t;
+        t.id = s.addedId;
+        t.value = a ? a->content : s.text.normalized();
+        t.offsets = s.text.originalSpan(0, s.text.size());
+        t.special = a && a->special;
+        t.sequence = sequence;
+        t.typeId = static_cast<uint32_t>(sequence);
+        out.push_back(std::move(t));
+        continue;
+      }
+      if (s.text.empty()) continue;
+      for (hf::ModelToken& m : model->tokenize(s.text.normalized())) {
+        EncodedToken t;
+        t.id = m.id;
+        t.value = std::move(m.value);
+        t.offsets = s.text.originalSpan(m.begin, m.end);
+        t.sequence = sequence;
+        t.typeId = static_cast<uint32_t>(sequence);  // as Hugging Face encodes the pair: type id 1
+        out.push_back(std::move(t));
+      }
+    }
+    return out;
+  }
+
+  std::vector<EncodedToken> encode(const std::string& text, const std::string* pair) const {
+    Encodings e{encodeSequence(text, 0)};
+    if (pair) e.push_back(encodeSequence(*pair, 1));
+    if (postProcessor) e = postProcessor->process(std::move(e));
+    std::vector<EncodedToken> all;
+    for (auto& seq : e) {
+      for (EncodedToken& t : seq) all.push_back(std::move(t));
+    }
+    return all;
+  }
+
+  /// The bytes a token stands for: the decoder's reading, or the string itself without one.
+  std::string bytesOf(const EncodedToken& t, bool first) const {
+    if (t.special || !decoder) return t.value;
+    return decoder->decodeToken(t.value, first);
+  }
+};
+
+namespace {
+
+/// Labels for tokens whose bytes may split characters: a token whose bytes are a partial
+/// character (byte fallback, byte-level BPE) is labelled with the whole character(s) its run
+/// of tokens spells, so no "<0xE2>" reaches the user.
+std::vector<std::string> labelsOf(const std::vector<std::string>& bytes) {
+  std::vector<std::string> labels(bytes.size());
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    if (isValidUtf8(bytes[i])) {
+      labels[i] = readableLabel(bytes[i]);
+      ++i;
+      continue;
+    }
+    // Grow the run until its concatenation is valid UTF-8 (at most 4 extra tokens: one character).
+    std::string run = bytes[i];
+    std::size_t j = i + 1;
+    while (j < bytes.size() && j - i < 8 && !isValidUtf8(run)) run += bytes[j++];
+    if (!isValidUtf8(run)) {
+      labels[i] = readableLabel(bytes[i]);
+      ++i;
+      continue;
+    }
+    const std::string label = readableLabel(run);
+    for (std::size_t k = i; k < j; ++k) labels[k] = label;
+    i = j;
+  }
+  return labels;
+}
+
+std::unique_ptr<hf::Normalizer> optionalNormalizer(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && !j[key].is_null() ? hf::makeNormalizer(j[key]) : nullptr;
+}
+
+}  // namespace
+
+HfTokenizer::HfTokenizer(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+
+HfTokenizer HfTokenizer::fromFile(const std::string& path) {
+  return fromJson(readFile(path), path);
+}
+
+HfTokenizer HfTokenizer::fromJson(const std::string& text, const std::string& source) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw Error(ErrorKind::Format, source + ": not a JSON object");
+  auto impl = std::make_shared<Impl>();
+  impl->source = source;
+  try {
+    if (!j.contains("model") || !j["model"].is_object()) hf::componentError("model", "missing");
+    impl->normalizer = optionalNormalizer(j, "normalizer");
+    if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null()) {
+      impl->preTokenizer = hf::makePreTokenizer(j["pre_tokenizer"]);
+    }
+    impl->model = hf::makeModel(j["model"]);
+    if (j.contains("post_processor") && !j["post_processor"].is_null()) {
+      impl->postProcessor = hf::makePostProcessor(j["post_processor"]);
+    }
+    if (j.contains("decoder") && !j["decoder"].is_null())
+      impl->decoder = hf::makeDecoder(j["decoder"]);
+    impl->added = hf::AddedVocabulary(
+        j.contains("added_tokens") ? j["added_tokens"] : nlohmann::json(), impl->normalizer.get());
+    const nlohmann::json& m = j["model"];
+    if (m.contains("unk_token") && m["unk_token"].is_string()) {
+      impl->unkId = impl->model->tokenToId(m["unk_token"].get<std::string>());
+    } else if (m.contains("unk_id") && m["unk_id"].is_number_integer()) {
+      impl->unkId = m["unk_id"].get<int64_t>();
+    }
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Format, source + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::Format, source + ": " + e.what());
+  }
+  return HfTokenizer(impl);
+}
+
+HfEncoding HfTokenizer::encodeIds(const std::string& text, const std::string* pair) const {
+  requireValidUtf8(text, "the text");
+  if (pair) requireValidUtf8(*pair, "the pair");
+  HfEncoding out;
+  for (const EncodedToken& t : m_impl->encode(text, pair)) {
+    out.ids.push_back(t.id);
+    out.tokens.push_back(t.value);
+    out.begins.push_back(t.offsets.begin);
+    out.ends.push_back(t.offsets.end);
+    out.typeIds.push_back(t.typeId);
+    out.sequences.push_back(t.sequence);
+    out.special.push_back(t.special);
+  }
+  return out;
+}
+
+std::vector<Token> HfTokenizer::encode(const std::string& text) const {
+  requireValidUtf8(text, "the text");
+  const std::vector<EncodedToken> tokens = m_impl->encode(text, nullptr);
+  std::vector<std::string> bytes;
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    bytes.push_back(m_impl->bytesOf(tokens[i], i == 0));
+  const std::vector<std::string> labels = labelsOf(bytes);
+  std::vector<Token> out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Token t;
+    t.id = tokens[i].id;
+    t.text = bytes[i];
+    t.label = labels[i];
+    t.byteBegin = tokens[i].offsets.begin;
+    t.byteEnd = tokens[i].offsets.end;
+    t.unknown = m_impl->unkId && t.id == *m_impl->unkId;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::size_t HfTokenizer::vocabSize() const {
+  std::size_t n = m_impl->model->vocabSize();
+  for (const hf::AddedToken& a : m_impl->added.tokens())
+    n = std::max(n, static_cast<std::size_t>(a.id) + 1);
+  return n;
+}
+
+std::optional<int64_t> HfTokenizer::tokenToId(const std::string& token) const {
+  if (const hf::AddedToken* a = m_impl->added.find(token)) return a->id;
+  return m_impl->model->tokenToId(token);
+}
+
+Token HfTokenizer::tokenOf(int64_t id) const {
+  Token t;
+  t.id = id;
+  EncodedToken e;
+  e.id = id;
+  if (const hf::AddedToken* a = m_impl->added.find(id)) {
+    e.value = a->content;
+    e.special = a->special;
+  } else {
+    e.value = m_impl->model->idToToken(id);
+  }
+  if (e.value.empty()) {
+    t.label = "<id " + std::to_string(id) + ">";
+    t.unknown = true;
+    return t;
+  }
+  t.text = m_impl->bytesOf(e, false);
+  t.label = labelsOf({t.text}).front();
+  return t;
+}
+
+std::optional<std::string> HfTokenizer::maskToken() const {
+  for (const char* candidate : {"[MASK]", "<mask>"}) {
+    if (tokenToId(candidate)) return std::string(candidate);
+  }
+  return std::nullopt;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tokenizers/hf/components.h"
+
+namespace attnscope::hf {
+
+/// Hugging Face's WordLevel model: the whole piece is one vocabulary entry, or the unk token.
+class WordLevelModel : public Model {
+ public:
+  WordLevelModel(std::vector<std::pair<std::string, uint32_t>> vocab, std::string unkToken);
+  /// From the "model" object of a tokenizer.json; unk_token defaults to "<unk>".
+  static std::unique_ptr<WordLevelModel> fromJson(const nlohmann::json& json);
+
+  /// Throws Error(InvalidArgument) for a piece outside the vocabulary when the unk token is
+  /// not in it either.
+  std::vector<ModelToken> tokenize(std::string_view piece) const override;
+  std::optional<int64_t> tokenToId(std::string_view token) const override;
+  std::string idToToken(int64_t id) const override;
+  std::size_t vocabSize() const override { return m_idToToken.size(); }
+
+ private:
+  std::deque<std::string> m_strings;  // owns the keys of m_vocab
+  std::unordered_map<std::string_view, uint32_t> m_vocab;
+  std::vector<std::string> m_idToToken;
+  std::string m_unkToken;
+};
+
+}  // namespace attnscope::hf

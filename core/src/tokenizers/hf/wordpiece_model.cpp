@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "tokenizers/hf/wordpiece_model.h"
+
+#include <algorithm>
+
+#include "attnscope/error.h"
+
+namespace attnscope::hf {
+
+namespace {
+
+std::string stringField(const nlohmann::json& json, const char* field, const char* fallback) {
+  auto it = json.find(field);
+  if (it == json.end()) return fallback;
+  if (!it->is_string()) componentError("model", std::string(field) + " must be a string");
+  return it->get<std::string>();
+}
+
+// The start of the character that ends at `end` (exclusive) in s.
+std::size_t lastCharStart(std::string_view s, std::size_t begin, std::size_t end) {
+  std::size_t i = end - 1;
+  while (i > begin && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+}  // namespace
+
+WordPieceModel::WordPieceModel(std::vector<std::pair<std::string, uint32_t>> vocab,
+                               std::string unkToken, std::string continuingSubwordPrefix,
+                               std::size_t maxInputCharsPerWord)
+    : m_unkToken(std::move(unkToken)),
+      m_prefix(std::move(continuingSubwordPrefix)),
+      m_maxChars(maxInputCharsPerWord) {
+  uint64_t maxId = 0;
+  for (const auto& [token, id] : vocab) maxId = std::max<uint64_t>(maxId, uint64_t{id} + 1);
+  if (maxId > vocab.size() + (uint64_t{1} << 20)) {
+    componentError("model", "vocab: id " + std::to_string(maxId - 1) +
+                                " is far beyond the vocabulary's " + std::to_string(vocab.size()) +
+                                " tokens");
+  }
+  m_idToToken.resize(static_cast<std::size_t>(maxId));
+  std::vector<bool> hasId(static_cast<std::size_t>(maxId), false);
+  m_vocab.reserve(vocab.size());
+  for (auto& [token, id] : vocab) {
+    auto it = m_vocab.find(token);
+    if (it != m_vocab.end()) {
+      it->second = id;  // a repeated key: the last one wins
+    } else {
+      m_maxTokenBytes = std::max(m_maxTokenBytes, token.size());
+      m_strings.push_back(std::move(token));
+      m_vocab.emplace(std::string_view(m_strings.back()), id);
+    }
+  }
+  for (const std::string& token : m_strings) {
+    const uint32_t id = m_vocab.find(token)->second;
+    if (!hasId[id]) {
+      m_idToToken[id] = token;
+      hasId[id] = true;
+    }
+  }
+}
+
+std::unique_ptr<WordPieceModel> WordPieceModel::fromJson(const nlohmann::json& json) {
+  if (!json.is_object()) componentError("model", "a WordPiece model must be an object");
+  auto vit = json.find("vocab");
+  if (vit == json.end()) componentError("model", "vocab is missing");
+  if (!vit->is_object()) componentError("model", "vocab must be an object of token -> id");
+  std::vector<std::pair<std::string, uint32_t>> vocab;
+  vocab.reserve(vit->size());
+  for (auto it = vit->begin(); it != vit->end(); ++it) {
+    const nlohmann::json& v = it.value();
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() > 0xFFFFFFFFull) {
+      componentError(
+          "model", "vocab: the id of \"" + it.key() + "\" must be an integer from 0 to 4294967295");
+    }
+    vocab.emplace_back(it.key(), static_cast<uint32_t>(v.get<uint64_t>()));
+  }
+  std::size_t maxChars = 100;
+  auto mit = json.find("max_input_chars_per_word");
+  if (mit != json.end()) {
+    if (!mit->is_number_integer() || mit->get<int64_t>() < 0) {
+      componentError("model", "max_input_chars_per_word must be a non-negative integer");
+    }
+    maxChars = mit->get<std::size_t>();
+  }
+  return std::make_unique<WordPieceModel>(std::move(vocab), stringField(json, "unk_token", "[UNK]"),
+                                          stringField(json, "continuing_subword_prefix", "##"),
+                                          maxChars);
+}
+
+const uint32_t* WordPieceModel::findId(std::string_view token) const {
+  auto it = m_vocab.find(token);
+  return it == m_vocab.end() ? nullptr : &it->second;
+}
+
+std::optional<int64_t> WordPieceModel::tokenToId(std::string_view token) const {
+  const uint32_t* id = findId(token);
+  if (!id) return std::nullopt;
+  return int64_t{*id};
+}
+
+std::string WordPieceModel::idToToken(int64_t id) const {
+  if (id < 0 || static_cast<uint64_t>(id) >= m_idToToken.size()) return {};
+  return m_idToToken[static_cast<std::size_t>(id)];
+}
+
+std::vector<ModelToken> WordPieceModel::unk(std::string_view piece) const {
+  const uint32_t* id = findId(m_unkToken);
+  if (!id) {
+    throw Error(ErrorKind::InvalidArgument, "model: unk_token \"" + m_unkToken +
+                                                "\" is needed for \"" + std::string(piece) +
+                                                "\" but is not in the vocabulary");
+  }
+  return {ModelToken{*id, m_unkToken, 0, piece.size()}};
+}
+
+std::vector<ModelToken> WordPieceModel::tokenize(std::string_view piece) const {
+  std::size_t chars = 0;
+  for (unsigned char c : piece) chars += (c & 0xC0) != 0x80;
+  if (chars > m_maxChars) return unk(piece);
+
+  std::vector<ModelToken> out;
+  thread_local std::string buffer;
+  std::size_t start = 0;
+  while (start < piece.size()) {
+    const std::size_t extra = start > 0 ? m_prefix.size() : 0;
+    std::size_t end = piece.size();
+    // Candidates longer than any vocabulary entry cannot match: skip them (same result as HF's
+    // walk from the full remainder, one character at a time).
+    while (end > start && end - start + extra > m_maxTokenBytes)
+      end = lastCharStart(piece, start, end);
+    const uint32_t* found = nullptr;
+    while (start < end) {
+      std::string_view candidate = piece.substr(start, end - start);
+      if (extra) {
+        buffer.assign(m_prefix);
+        buffer.append(candidate.data(), candidate.size());
+        candidate = buffer;
+      }
+      found = findId(candidate);
+      if (found) {
+        out.push_back(ModelToken{*found, std::string(candidate), start, end});
+        break;
+      }
+      end = lastCharStart(piece, start, end);
+    }
+    if (!found) return unk(piece);
+    start = end;
+  }
+  return out;
+}
+
+}  // namespace attnscope::hf
