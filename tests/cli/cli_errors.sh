@@ -63,6 +63,15 @@ HF_HUB_CACHE="$tmp/hub" "$cli" models --json > "$tmp/models.json"
 /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [a["model_type"] for a in j["architectures"]]==["gpt2"]; assert {m["name"]: m["supported"] for m in j["cached"]}=={"gpt2": True, "org/xlnet-base": False}' "$tmp/models.json" \
   || { echo "FAIL: models --json"; failures=$((failures + 1)); }
 
+# Hugging Face tokenizer.json: pairs through the post-processor's template, clear errors.
+data="$(dirname "$0")/../data/tokenizers"
+expect 0 $'3\t[SEP]' -- tokenize --model "$data/wordpiece.json" --text "The cat" --pair "a dog" --json "$tmp/pair.json"
+/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["tokens"][0]=="[CLS]" and j["type_ids"][-1]==1 and j["tokens"].count("[SEP]")==2, j' "$tmp/pair.json" \
+  || { echo "FAIL: tokenize --pair json"; failures=$((failures + 1)); }
+echo '{"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "pre_tokenizer": {"type": "Foo"}}' > "$tmp/bad-tokenizer.json"
+expect 2 'pre_tokenizer: type "Foo" is not supported' -- tokenize --model "$tmp/bad-tokenizer.json" --text hi
+expect 2 "--pair needs a model folder or tokenizer.json" -- tokenize --text hi --pair there
+
 for sub in run tokenize train eval sample models; do
   expect 0 "usage: attnscope-cli $sub" -- "$sub" --help
 done

@@ -22,6 +22,8 @@ struct HfEncoding {
   std::vector<uint32_t> typeIds;    // 0: first text, 1: the pair (as the post-processor sets them)
   std::vector<int> sequences;       // 0, 1, or -1 for tokens the post-processor inserted
   std::vector<bool> special;        // inserted, or an added token marked special
+  std::vector<std::string>
+      labels;  // readable, from the decoder: "␣the"; byte pieces as their character
 };
 
 /// A tokenizer.json read into the pipeline Hugging Face tokenizers runs (added tokens,

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "attnscope/bpe_tokenizer.h"
 #include "attnscope/error.h"
+#include "attnscope/folder_tokenizer.h"
 #include "attnscope/utf8.h"
 #include "models/gpt2_config.h"
 #include "models/transformer_model.h"
@@ -102,14 +102,12 @@ class Gpt2Family final : public TransformerFamily {
   explicit Gpt2Family(const std::string& folder)
       : m_config(Gpt2Config::fromFile((std::filesystem::path(folder) / "config.json").string())),
         m_activation(parseActivation(m_config.activation, "config.json: activation_function")),
-        m_tokenizer(
-            BpeTokenizer::fromFiles((std::filesystem::path(folder) / "vocab.json").string(),
-                                    (std::filesystem::path(folder) / "merges.txt").string())),
+        m_tokenizer(FolderTokenizer::open(folder)),
         m_checkpoint(SafetensorsCheckpoint::openFolder(folder)) {
     ensureRuntime();
     if (m_tokenizer.vocabSize() > static_cast<std::size_t>(m_config.vocabSize)) {
-      throw Error(ErrorKind::Format, (std::filesystem::path(folder) / "vocab.json").string() +
-                                         " has " + std::to_string(m_tokenizer.vocabSize()) +
+      throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
+                                         std::to_string(m_tokenizer.vocabSize()) +
                                          " tokens but config.json says vocab_size " +
                                          std::to_string(m_config.vocabSize));
     }
@@ -190,21 +188,12 @@ class Gpt2Family final : public TransformerFamily {
   torch::Tensor logits(const torch::Tensor& hidden) override {
     return torch::matmul(hidden, computeWeight(m_module->wte->weight).t());
   }
-  Token vocabularyToken(int64_t id) const override {
-    // config.json's vocab_size may exceed vocab.json (padded embeddings).
-    if (static_cast<std::size_t>(id) >= m_tokenizer.vocabSize())
-      return TransformerFamily::vocabularyToken(id);
-    Token t;
-    t.id = id;
-    t.text = m_tokenizer.tokenBytes(id);
-    t.label = readableLabel(t.text);
-    return t;
-  }
+  Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
 
  private:
   Gpt2Config m_config;
   Activation m_activation;
-  BpeTokenizer m_tokenizer;
+  FolderTokenizer m_tokenizer;
   SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the module
   Gpt2Stack m_module{nullptr};
 };

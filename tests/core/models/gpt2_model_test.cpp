@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "attnscope/error.h"
 #include "attnscope/model_catalog.h"
@@ -174,6 +175,45 @@ TEST_F(Gpt2Fixture, TiedEmbeddingStoredOnlyAsTheLmHeadIsUsedForWte) {
   const AttentionResult r = open(folder())->run(textRequest({"hello the world"}));
   expectMatchesReference(r, 0, m_weights, m_spec);
   ASSERT_FALSE(r.nextToken.empty());
+}
+
+// A folder with tokenizer.json takes its tokenizer from there (Hugging Face's pipeline) instead of
+// vocab.json + merges.txt; for GPT-2's settings both give the same ids and spans.
+TEST_F(Gpt2Fixture, TokenizerJsonIsPreferredAndAgreesWithVocabAndMerges) {
+  const auto before = open(folder())->tokenize("he the cat's  hat\n");
+  nlohmann::json merges = nlohmann::json::array();
+  std::istringstream lines(test::tinyMerges());
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] != '#') merges.push_back(line);
+  }
+  const nlohmann::json tok = {{"version", "1.0"},
+                              {"added_tokens", nlohmann::json::array()},
+                              {"normalizer", nullptr},
+                              {"pre_tokenizer",
+                               {{"type", "ByteLevel"},
+                                {"add_prefix_space", false},
+                                {"trim_offsets", true},
+                                {"use_regex", true}}},
+                              {"post_processor", nullptr},
+                              {"decoder", {{"type", "ByteLevel"}}},
+                              {"model",
+                               {{"type", "BPE"},
+                                {"vocab", nlohmann::json::parse(test::tinyVocabJson())},
+                                {"merges", merges}}}};
+  std::ofstream(fs::path(folder()) / "tokenizer.json") << tok.dump();
+  fs::remove(fs::path(folder()) / "vocab.json");
+  fs::remove(fs::path(folder()) / "merges.txt");
+  const auto after = open(folder())->tokenize("he the cat's  hat\n");
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].label, before[i].label);
+    EXPECT_EQ(after[i].byteBegin, before[i].byteBegin);
+    EXPECT_EQ(after[i].byteEnd, before[i].byteEnd);
+  }
+  std::ofstream(fs::path(folder()) / "tokenizer.json") << R"({"model": {"type": "Foo"}})";
+  test::expectError([&] { open(folder()); }, ErrorKind::Format,
+                    "model: type \"Foo\" is not supported");
 }
 
 TEST_F(Gpt2Fixture, TokensUseTheFolderBpe) {

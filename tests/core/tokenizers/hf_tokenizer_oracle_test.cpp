@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "attnscope/error.h"
 #include "attnscope/hf_tokenizer.h"
 
 namespace attnscope {
@@ -111,6 +113,100 @@ TEST_P(OracleVectors, IdsTypeIdsAndByteOffsetsEqualHuggingFace) {
 INSTANTIATE_TEST_SUITE_P(Tokenizers, OracleVectors,
                          ::testing::Values("gpt2", "llama2", "llama3", "qwen3", "wordpiece",
                                            "wordlevel", "unigram"));
+
+}  // namespace
+}  // namespace attnscope
+
+namespace attnscope {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Labels come from the decoder: the vocabulary's markers (Ġ, ▁, ##, <0xNN>) never reach a view
+// unless the text itself has them, and a character split into byte pieces is shown whole.
+TEST_P(OracleVectors, LabelsAreDecodedText) {
+  const nlohmann::json ref =
+      nlohmann::json::parse(readAll(referenceDir() / (GetParam() + ".json")));
+  std::string why;
+  const std::optional<HfTokenizer> tok = tokenizerFor(ref, &why);
+  if (!tok) GTEST_SKIP() << why;
+  for (const nlohmann::json& c : ref["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    const std::vector<Token> tokens = tok->encode(text);
+    const HfEncoding e = tok->encodeIds(text);
+    ASSERT_EQ(tokens.size(), e.ids.size()) << text;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      EXPECT_EQ(tokens[i].id, e.ids[i]);
+      EXPECT_EQ(tokens[i].label, e.labels[i]);
+      const std::string& label = tokens[i].label;
+      if (e.special[i]) continue;  // "<s>", "[CLS]": shown as they are
+      // readableLabel shows control characters as <0xNN> on purpose; only those may carry it.
+      const std::string span =
+          text.substr(tokens[i].byteBegin, tokens[i].byteEnd - tokens[i].byteBegin);
+      const bool control = std::any_of(span.begin(), span.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F;
+      });
+      for (const char* marker : {"\xC4\xA0", "\xE2\x96\x81", "<0x"}) {
+        if (contains(text, marker) || (control && std::string(marker) == "<0x")) continue;
+        EXPECT_FALSE(contains(label, marker)) << GetParam() << " " << label << " in " << text;
+      }
+      if (!contains(text, "##")) EXPECT_NE(label.rfind("##", 0), 0u) << label;
+    }
+  }
+}
+
+std::string withComponent(const std::string& key, const std::string& json) {
+  nlohmann::json j = nlohmann::json::parse(
+      readAll(fs::path(ATTNSCOPE_TEST_DATA) / "tokenizers" / "wordpiece.json"));
+  j[key] = nlohmann::json::parse(json);
+  return j.dump();
+}
+
+void expectFormatError(const std::string& json, const std::string& words) {
+  try {
+    HfTokenizer::fromJson(json, "t.json");
+    ADD_FAILURE() << "no error for " << words;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Format);
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(HfTokenizer, MalformedOrUnsupportedFilesNameTheComponent) {
+  expectFormatError(withComponent("pre_tokenizer", R"({"type": "Foo"})"),
+                    "t.json: pre_tokenizer: type \"Foo\" is not supported");
+  expectFormatError(withComponent("normalizer", R"({"type": "Bar"})"),
+                    "normalizer: type \"Bar\" is not supported");
+  expectFormatError(withComponent("model", R"({"type": "Baz"})"),
+                    "model: type \"Baz\" is not supported");
+  expectFormatError(withComponent("post_processor", R"({"type": "Qux"})"),
+                    "post_processor: type \"Qux\"");
+  expectFormatError(withComponent("decoder", R"({"type": "Quux"})"), "decoder: type \"Quux\"");
+  expectFormatError(
+      withComponent(
+          "pre_tokenizer",
+          R"({"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false})"),
+      "does not compile");
+  expectFormatError(
+      withComponent("model", R"({"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]})"), "model");
+  expectFormatError(withComponent("added_tokens", R"([{"content": 3}])"), "added_tokens");
+  expectFormatError("{not json", "not a JSON object");
+  expectFormatError("[]", "not a JSON object");
+  expectFormatError(R"({"normalizer": null})", "model");
+}
+
+TEST(HfTokenizer, InvalidUtf8IsRefusedNotTokenized) {
+  const HfTokenizer tok = HfTokenizer::fromFile(
+      (fs::path(ATTNSCOPE_TEST_DATA) / "tokenizers" / "wordpiece.json").string());
+  try {
+    tok.encode("ab\xff");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+}
 
 }  // namespace
 }  // namespace attnscope

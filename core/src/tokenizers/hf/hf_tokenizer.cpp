@@ -153,7 +153,12 @@ HfEncoding HfTokenizer::encodeIds(const std::string& text, const std::string* pa
   requireValidUtf8(text, "the text");
   if (pair) requireValidUtf8(*pair, "the pair");
   HfEncoding out;
-  for (const EncodedToken& t : m_impl->encode(text, pair)) {
+  const std::vector<EncodedToken> tokens = m_impl->encode(text, pair);
+  std::vector<std::string> bytes;
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    bytes.push_back(m_impl->bytesOf(tokens[i], i == 0));
+  out.labels = labelsOf(bytes);
+  for (const EncodedToken& t : tokens) {
     out.ids.push_back(t.id);
     out.tokens.push_back(t.value);
     out.begins.push_back(t.offsets.begin);

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attnscope/folder_tokenizer.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "attnscope/bpe_tokenizer.h"
+#include "attnscope/error.h"
+#include "attnscope/utf8.h"
+
+namespace attnscope {
+
+namespace fs = std::filesystem;
+
+struct FolderTokenizer::Impl {
+  std::string source;
+  std::optional<HfTokenizer> hf;
+  std::optional<BpeTokenizer> bpe;
+};
+
+FolderTokenizer::FolderTokenizer(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+
+FolderTokenizer FolderTokenizer::open(const std::string& path) {
+  auto impl = std::make_shared<Impl>();
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_regular_file(p, ec)) {
+    impl->source = path;
+    impl->hf = HfTokenizer::fromFile(path);
+    return FolderTokenizer(impl);
+  }
+  if (!fs::is_directory(p, ec))
+    throw Error(ErrorKind::Io, "no tokenizer at " + path + ": not a file or folder");
+  if (fs::is_regular_file(p / "tokenizer.json", ec)) {
+    impl->source = (p / "tokenizer.json").string();
+    impl->hf = HfTokenizer::fromFile(impl->source);
+  } else if (fs::exists(p / "vocab.json", ec) || fs::exists(p / "merges.txt", ec)) {
+    impl->source = (p / "vocab.json").string();
+    impl->bpe = BpeTokenizer::fromFiles((p / "vocab.json").string(), (p / "merges.txt").string());
+  } else {
+    throw Error(ErrorKind::Io, "no tokenizer.json or vocab.json + merges.txt in " + path);
+  }
+  return FolderTokenizer(impl);
+}
+
+std::vector<Token> FolderTokenizer::encode(const std::string& text) const {
+  return m_impl->hf ? m_impl->hf->encode(text) : m_impl->bpe->encode(text);
+}
+
+std::string FolderTokenizer::name() const {
+  return m_impl->hf ? m_impl->hf->name() : m_impl->bpe->name();
+}
+
+HfEncoding FolderTokenizer::encodeIds(const std::string& text, const std::string* pair) const {
+  if (m_impl->hf) return m_impl->hf->encodeIds(text, pair);
+  if (pair) {
+    throw Error(ErrorKind::InvalidArgument,
+                m_impl->source +
+                    " (GPT-2 BPE) has no sentence-pair template: give one text, or a folder with "
+                    "tokenizer.json");
+  }
+  HfEncoding e;
+  for (const Token& t : m_impl->bpe->encode(text)) {
+    e.ids.push_back(t.id);
+    e.tokens.push_back(t.text);
+    e.begins.push_back(t.byteBegin);
+    e.ends.push_back(t.byteEnd);
+    e.typeIds.push_back(0);
+    e.sequences.push_back(0);
+    e.special.push_back(false);
+    e.labels.push_back(t.label);
+  }
+  return e;
+}
+
+std::size_t FolderTokenizer::vocabSize() const {
+  return m_impl->hf ? m_impl->hf->vocabSize() : m_impl->bpe->vocabSize();
+}
+
+Token FolderTokenizer::tokenOf(int64_t id) const {
+  if (m_impl->hf) return m_impl->hf->tokenOf(id);
+  Token t;
+  t.id = id;
+  if (id < 0 || static_cast<std::size_t>(id) >= m_impl->bpe->vocabSize()) {
+    t.label = "<id " + std::to_string(id) + ">";
+    t.unknown = true;
+    return t;
+  }
+  t.text = m_impl->bpe->tokenBytes(id);
+  t.label = readableLabel(t.text);
+  return t;
+}
+
+const std::string& FolderTokenizer::source() const { return m_impl->source; }
+
+}  // namespace attnscope
