@@ -9,7 +9,7 @@ PACKAGES=(
   libqcustomplot-dev
   libtorch-dev libopenblas0-openmp
   nlohmann-json3-dev
-  libonig-dev libicu-dev
+  libonig-dev libicu-dev libsentencepiece-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth imagemagick poppler-utils xdotool
   python3-torch python3-numpy

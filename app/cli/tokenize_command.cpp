@@ -26,7 +26,9 @@ std::string tokenizerPath(const std::string& model) {
   std::error_code ec;
   const std::filesystem::path p(model);
   if (std::filesystem::is_directory(p, ec)) return model;
-  if (std::filesystem::is_regular_file(p, ec) && p.extension() == ".json") return model;
+  if (std::filesystem::is_regular_file(p, ec) &&
+      (p.extension() == ".json" || p.extension() == ".model" || p.extension() == ".spm"))
+    return model;
   if (model != "toy" && model != "default" && p.extension() != ".safetensors") {
     if (const auto cached = resolveCachedModel(model)) return *cached;
   }

@@ -13,11 +13,13 @@
 namespace attnscope {
 
 /// The tokenizer a Hugging Face model folder ships, whichever form it has: tokenizer.json first
-/// (Hugging Face's pipeline, exactly), else GPT-2's vocab.json + merges.txt. Every model family
-/// takes its tokenizer from its folder through this.
+/// (Hugging Face's pipeline, exactly), else GPT-2's vocab.json + merges.txt, else a SentencePiece
+/// model (tokenizer.model, spiece.model, source.spm). Every model family takes its tokenizer from
+/// its folder through this.
 class FolderTokenizer final : public Tokenizer {
  public:
-  /// A model folder, or a tokenizer.json file. Throws Error(Io) naming what is missing
+  /// A model folder, a tokenizer.json or a SentencePiece .model file. Throws Error(Io) naming what
+  /// is missing
   /// ("no tokenizer.json or vocab.json + merges.txt in DIR"), Error(Format) for a malformed file.
   static FolderTokenizer open(const std::string& path);
 

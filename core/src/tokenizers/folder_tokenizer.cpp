@@ -6,6 +6,7 @@
 
 #include "attnscope/bpe_tokenizer.h"
 #include "attnscope/error.h"
+#include "attnscope/sentencepiece_tokenizer.h"
 #include "attnscope/utf8.h"
 
 namespace attnscope {
@@ -16,7 +17,16 @@ struct FolderTokenizer::Impl {
   std::string source;
   std::optional<HfTokenizer> hf;
   std::optional<BpeTokenizer> bpe;
+  std::optional<SentencePieceTokenizer> spm;
 };
+
+namespace {
+
+/// The SentencePiece model files folders ship: Llama's, T5's, Marian's source side.
+constexpr const char* kSentencePieceFiles[] = {"tokenizer.model", "spiece.model",
+                                               "sentencepiece.bpe.model", "source.spm"};
+
+}  // namespace
 
 FolderTokenizer::FolderTokenizer(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
@@ -26,7 +36,11 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
   const fs::path p(path);
   if (fs::is_regular_file(p, ec)) {
     impl->source = path;
-    impl->hf = HfTokenizer::fromFile(path);
+    if (p.extension() == ".json") {
+      impl->hf = HfTokenizer::fromFile(path);
+    } else {
+      impl->spm = SentencePieceTokenizer::fromFile(path);
+    }
     return FolderTokenizer(impl);
   }
   if (!fs::is_directory(p, ec))
@@ -38,17 +52,31 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
     impl->source = (p / "vocab.json").string();
     impl->bpe = BpeTokenizer::fromFiles((p / "vocab.json").string(), (p / "merges.txt").string());
   } else {
-    throw Error(ErrorKind::Io, "no tokenizer.json or vocab.json + merges.txt in " + path);
+    for (const char* name : kSentencePieceFiles) {
+      if (fs::is_regular_file(p / name, ec)) {
+        impl->source = (p / name).string();
+        impl->spm = SentencePieceTokenizer::fromFile(impl->source);
+        break;
+      }
+    }
+    if (!impl->spm) {
+      throw Error(ErrorKind::Io,
+                  "no tokenizer in " + path +
+                      ": expected tokenizer.json, vocab.json + merges.txt, or a SentencePiece "
+                      "tokenizer.model / spiece.model / source.spm");
+    }
   }
   return FolderTokenizer(impl);
 }
 
 std::vector<Token> FolderTokenizer::encode(const std::string& text) const {
-  return m_impl->hf ? m_impl->hf->encode(text) : m_impl->bpe->encode(text);
+  if (m_impl->hf) return m_impl->hf->encode(text);
+  return m_impl->spm ? m_impl->spm->encode(text) : m_impl->bpe->encode(text);
 }
 
 std::string FolderTokenizer::name() const {
-  return m_impl->hf ? m_impl->hf->name() : m_impl->bpe->name();
+  if (m_impl->hf) return m_impl->hf->name();
+  return m_impl->spm ? m_impl->spm->name() : m_impl->bpe->name();
 }
 
 HfEncoding FolderTokenizer::encodeIds(const std::string& text, const std::string* pair) const {
@@ -56,11 +84,11 @@ HfEncoding FolderTokenizer::encodeIds(const std::string& text, const std::string
   if (pair) {
     throw Error(ErrorKind::InvalidArgument,
                 m_impl->source +
-                    " (GPT-2 BPE) has no sentence-pair template: give one text, or a folder with "
-                    "tokenizer.json");
+                    " has no sentence-pair template: give one text, or a folder "
+                    "with tokenizer.json");
   }
   HfEncoding e;
-  for (const Token& t : m_impl->bpe->encode(text)) {
+  for (const Token& t : encode(text)) {
     e.ids.push_back(t.id);
     e.tokens.push_back(t.text);
     e.begins.push_back(t.byteBegin);
@@ -74,11 +102,13 @@ HfEncoding FolderTokenizer::encodeIds(const std::string& text, const std::string
 }
 
 std::size_t FolderTokenizer::vocabSize() const {
-  return m_impl->hf ? m_impl->hf->vocabSize() : m_impl->bpe->vocabSize();
+  if (m_impl->hf) return m_impl->hf->vocabSize();
+  return m_impl->spm ? m_impl->spm->vocabSize() : m_impl->bpe->vocabSize();
 }
 
 Token FolderTokenizer::tokenOf(int64_t id) const {
   if (m_impl->hf) return m_impl->hf->tokenOf(id);
+  if (m_impl->spm) return m_impl->spm->tokenOf(id);
   Token t;
   t.id = id;
   if (id < 0 || static_cast<std::size_t>(id) >= m_impl->bpe->vocabSize()) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "attnscope/error.h"
+#include "attnscope/folder_tokenizer.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/model_spec.h"
 #include "expect_error.h"
@@ -214,6 +215,24 @@ TEST_F(Gpt2Fixture, TokenizerJsonIsPreferredAndAgreesWithVocabAndMerges) {
   std::ofstream(fs::path(folder()) / "tokenizer.json") << R"({"model": {"type": "Foo"}})";
   test::expectError([&] { open(folder()); }, ErrorKind::Format,
                     "model: type \"Foo\" is not supported");
+}
+
+// SentencePiece runs in processes that also hold LibTorch (their two protobuf copies must not
+// meet): a folder with only a spiece.model tokenizes through it.
+TEST(FolderTokenizer, SentencePieceModelBesideLibTorch) {
+  TempDir dir;
+  fs::create_directories(dir.path("t5"));
+  fs::copy_file(fs::path(ATTNSCOPE_TEST_DATA) / "tokenizers" / "unigram.model",
+                fs::path(dir.path("t5")) / "spiece.model");
+  const FolderTokenizer tok = FolderTokenizer::open(dir.path("t5"));
+  EXPECT_EQ(tok.name(), "sentencepiece");
+  const std::vector<Token> tokens = tok.encode("Hello world");
+  ASSERT_FALSE(tokens.empty());
+  EXPECT_EQ(tokens[0].id, 233);  // spm_encode's ids, tests/data/tokenizers/reference/spm.json
+  EXPECT_EQ(tokens[0].label, "␣H");
+  fs::remove(fs::path(dir.path("t5")) / "spiece.model");
+  test::expectError([&] { FolderTokenizer::open(dir.path("t5")); }, ErrorKind::Io,
+                    "no tokenizer in");
 }
 
 TEST_F(Gpt2Fixture, TokensUseTheFolderBpe) {
