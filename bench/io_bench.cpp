@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Tokenizers on 1 MB of text and the load of a 500 MB safetensors file.
+// Tokenizers on 1 MB of text (ours, and Hugging Face tokenizer.json files read by HfTokenizer,
+// which scripts/bench_tokenizers.js times in Hugging Face's own library on the same text) and the
+// load of a 500 MB safetensors file.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
 
 #include "attnscope/bpe_tokenizer.h"
 #include "attnscope/char_tokenizer.h"
+#include "attnscope/hf_tokenizer.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/word_tokenizer.h"
 #include "bench_support.h"
@@ -42,6 +45,37 @@ void BM_TokenizeBpe(benchmark::State& s) {
 BENCHMARK(BM_TokenizeChar)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
 BENCHMARK(BM_TokenizeWord)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
 BENCHMARK(BM_TokenizeBpe)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+
+// HfTokenizer::encodeIds on the same 1 MB as one call, as Hugging Face's encode(text) is timed
+// (scripts/bench_tokenizers.js): ids, tokens, offsets and the post-processor's special tokens.
+void tokenizeHf(benchmark::State& state, const std::string& path, const char* what) {
+  if (!std::filesystem::exists(path)) {
+    state.SkipWithError((std::string(what) + " not found: " + path).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  const HfTokenizer tokenizer = HfTokenizer::fromFile(path);
+  const std::string text = corpusText(kTextBytes);
+  std::size_t tokens = 0;
+  for (auto _ : state) {
+    const HfEncoding out = tokenizer.encodeIds(text);
+    tokens = out.ids.size();
+    benchmark::DoNotOptimize(out.ids.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  state.counters["tokens"] = static_cast<double>(tokens);
+}
+void BM_TokenizeHfLlama3(benchmark::State& s) {
+  tokenizeHf(s, std::string(ATTNSCOPE_SHARED_DATA) + "/tokenizers/llama3/tokenizer.json",
+             "Llama 3 tokenizer.json");
+}
+void BM_TokenizeHfWordPiece(benchmark::State& s) {
+  tokenizeHf(s, std::string(ATTNSCOPE_SOURCE_DIR) + "/tests/data/tokenizers/wordpiece.json",
+             "BERT-style WordPiece tokenizer.json");
+}
+BENCHMARK(BM_TokenizeHfLlama3)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+BENCHMARK(BM_TokenizeHfWordPiece)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
 
 // 500 MB in ten 50 MB float32 tensors; open() validates and maps, readFloat converts every tensor.
 std::string bigSafetensors() {

@@ -7,6 +7,9 @@
 # ATTNSCOPE_BENCH_THREADS (default 1) sets the LibTorch/PyTorch intra-op threads for both sides.
 # ATTNSCOPE_BENCH_FILTER narrows attnscope-bench (a --benchmark_filter regex) and
 # ATTNSCOPE_BENCH_PY_FILTER the Python side (a substring) for quick runs.
+# The Hugging Face tokenizers oracle (scripts/bench_tokenizers.js) needs node and the `tokenizers`
+# npm package: installed into BUILD_DIR/node when node and npm exist, or taken from
+# ATTNSCOPE_BENCH_NODE_MODULES (a node_modules folder); without them its rows read "not run".
 set -euo pipefail
 build=${1:?usage: scripts/bench.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +49,43 @@ done
 echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
   ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}
+
+# Hugging Face tokenizers itself on the BM_TokenizeHf* files and text: one thread, same run.
+hf_json="$out/tokenizers.json"
+hf_skip() { printf '{"llama3": {"error": "%s"}, "wordpiece": {"error": "%s"}}\n' "$1" "$1" > "$hf_json"; }
+hf_wanted=1
+if [[ -n "${ATTNSCOPE_BENCH_FILTER:-}" ]] && ! [[ BM_TokenizeHfLlama3 =~ $ATTNSCOPE_BENCH_FILTER ||
+                                                 BM_TokenizeHfWordPiece =~ $ATTNSCOPE_BENCH_FILTER ]]; then
+  hf_wanted=0
+fi
+node_modules=${ATTNSCOPE_BENCH_NODE_MODULES:-$build/node/node_modules}
+if [[ $hf_wanted == 0 ]]; then
+  hf_skip "ATTNSCOPE_BENCH_FILTER leaves out BM_TokenizeHf*"
+elif ! command -v node >/dev/null; then
+  echo "!! node not found: the Hugging Face tokenizers rows are not run" >&2
+  hf_skip "node is not installed"
+else
+  if [[ ! -f "$node_modules/tokenizers/package.json" && -z "${ATTNSCOPE_BENCH_NODE_MODULES:-}" ]]; then
+    if command -v npm >/dev/null; then
+      echo "== installing the tokenizers npm package into $build/node" >&2
+      npm install --prefix "$build/node" --no-audit --no-fund --loglevel=error --fetch-retries=1 \
+        --fetch-timeout=60000 tokenizers@0.23 >&2 ||
+        echo "!! npm install tokenizers@0.23 failed" >&2
+    else
+      echo "!! npm not found: cannot install the tokenizers npm package" >&2
+    fi
+  fi
+  if [[ -f "$node_modules/tokenizers/package.json" ]]; then
+    echo "== Hugging Face tokenizers (node $(node --version), 1 thread); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    if ! RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \
+        node "$root/scripts/bench_tokenizers.js" --modules "$node_modules" --out "$hf_json"; then
+      echo "!! scripts/bench_tokenizers.js failed" >&2
+      hf_skip "scripts/bench_tokenizers.js failed"
+    fi
+  else
+    hf_skip "the tokenizers npm package is missing ($node_modules)"
+  fi
+fi
 
 python3 - "$out/machine.json" <<PY
 import json, sys

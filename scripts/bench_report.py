@@ -87,6 +87,48 @@ def gui_section(w, b, summary):
     summary.append((target, f"{fmt_ms(b['ms'])} ms, plus the {debounce:.0f} ms debounce by design", verdict(ok)))
 
 
+def hf_tokenizers_section(w, o, hf, single, summary):
+    """HfTokenizer against Hugging Face's own library (scripts/bench_tokenizers.js) on one text."""
+    ctx = hf.get("__context__", {})
+    w("## Hugging Face tokenizers, 1 MB, one thread\n")
+    w("`HfTokenizer::encodeIds` (attnscope-bench `BM_TokenizeHf*`, mean of the iterations) against "
+      f"Hugging Face's own library, the `tokenizers` npm package {ctx.get('tokenizers', '(not installed)')} "
+      f"on node {ctx.get('node', '(not found)')} (scripts/bench_tokenizers.js: `Tokenizer.fromFile(path).encode(text)`, "
+      "median of the runs after one warm-up), in the same run. Both encode the same 1 MB of "
+      "tinyshakespeare as one call with one thread (RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false); "
+      "loading the file is not timed. **Ratio = ours / oracle**; target ≤ 1.0×"
+      + (", judged on CPU time as above." if single else ".") + "\n")
+    w("| tokenizer.json | ours ms | oracle ms | ours MB/s | oracle MB/s | tokens ours / oracle | "
+      "ratio (wall) | ratio (CPU) | target ≤ 1.0× |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for key, n, label in (("llama3", "BM_TokenizeHfLlama3", "Llama 3 (../shared/data/tokenizers/llama3)"),
+                          ("wordpiece", "BM_TokenizeHfWordPiece", "BERT-style WordPiece (tests/data/tokenizers)")):
+        b, h = o.get(n, {}), hf.get(key, {})
+        target = f"Hugging Face tokenizers, {label.split(' (')[0]}, 1 MB: ≥ the oracle's throughput"
+        if "ms" not in b or "ms" not in h:
+            why = []
+            if "ms" not in b:
+                why.append("ours: " + b.get("error", "no result in bench.json"))
+            if "ms" not in h:
+                why.append("oracle: " + h.get("error", "no result (scripts/bench_tokenizers.js did not run)"))
+            why = "; ".join(why)
+            w(f"| {label} | {fmt_ms(b.get('ms'))} | {fmt_ms(h.get('ms'))} | | | | | | not run ({why}) |")
+            summary.append((target, f"not run ({why})", "—"))
+            continue
+        mbs = lambda ms: 1.048576 / (ms / 1e3)  # 1 MiB of text
+        key_t = "cpu_ms" if single else "ms"
+        r = ratio(b.get(key_t), h.get(key_t))
+        ok = None if r is None else r <= 1.0
+        tokens = f"{int(b.get('tokens', 0)):,} / {int(h.get('tokens', 0)):,}"
+        if int(b.get("tokens", -1)) != int(h.get("tokens", -2)):
+            tokens += " (differ!)"
+        w(f"| {label} | {fmt_ms(b['ms'])} | {fmt_ms(h['ms'])} | {mbs(b['ms']):.1f} | {mbs(h['ms']):.1f} | "
+          f"{tokens} | {fmt_ratio(ratio(b['ms'], h['ms']))} | "
+          f"{fmt_ratio(ratio(b.get('cpu_ms'), h.get('cpu_ms')))} | {verdict(ok)} |")
+        summary.append((target, f"{fmt_ratio(r)} ({mbs(b['ms']):.1f} vs {mbs(h['ms']):.1f} MB/s)", verdict(ok)))
+    w("")
+
+
 def main():
     d = sys.argv[1]
     machine = load(os.path.join(d, "machine.json"), {})
@@ -245,6 +287,8 @@ def main():
     w("## Tokenizers (1 MB of tinyshakespeare) and safetensors\n")
     w("| benchmark | ms | MB/s | tokens |\n|---|---|---|---|")
     for n, label in (("BM_TokenizeChar", "char"), ("BM_TokenizeWord", "word"), ("BM_TokenizeBpe", "GPT-2 BPE"),
+                     ("BM_TokenizeHfLlama3", "tokenizer.json: Llama 3"),
+                     ("BM_TokenizeHfWordPiece", "tokenizer.json: BERT-style WordPiece"),
                      ("BM_SafetensorsLoad500MB", "safetensors: open + readFloat, 500 MB")):
         b = o.get(n, {})
         if "error" in b:
@@ -253,6 +297,7 @@ def main():
             tokens = f"{int(b['tokens']):,}" if "tokens" in b else ""
             w(f"| {label} | {fmt_ms(b['ms'])} | {b.get('bytes_per_second', 0) / 1e6:.0f} | {tokens} |")
     w("")
+    hf_tokenizers_section(w, o, load(os.path.join(d, "tokenizers.json"), {}), single, summary)
 
     # Rendering.
     w("## Rendering (offscreen, Exporter::renderImage, 1200 × 900 at 150 dpi)\n")

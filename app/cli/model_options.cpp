@@ -11,6 +11,9 @@ namespace attnscope::cli {
 void addModelFlags(ArgParser& p) {
   p.option("--text", "TEXT", "input sentence; repeat for a batch", true)
       .option("--context", "TEXT", "cross-attention: keys and values come from this text")
+      .option("--pair", "TEXT",
+              "encoders: a second sentence, joined as the tokenizer's template says ([CLS] A [SEP] "
+              "B [SEP])")
       .option("--model", "M",
               "toy (the configurable layer; default), default (the bundled tiny GPT), a tiny-GPT "
               "FILE.safetensors, a Hugging Face GPT-2 folder, or a cached model name (gpt2, "
@@ -77,6 +80,7 @@ RunRequest requestFromFlags(const ArgParser& p) {
   RunRequest r;
   r.texts = p.values("--text");
   if (p.has("--context")) r.context = p.value("--context");
+  if (p.has("--pair")) r.pair = p.value("--pair");
   if (p.has("--batch") != p.has("--seq-len")) {
     throw UsageError(
         std::string(p.has("--batch") ? "--batch needs --seq-len" : "--seq-len needs --batch"));

@@ -36,6 +36,12 @@ void printSummary(const AttentionResult& r) {
 
 // "next token: ␣the 41.2%  ␣a 7.9%  ..." for language models.
 void printPredictions(const AttentionResult& r) {
+  for (const MaskFill& f : r.maskFills) {
+    std::printf("mask at token %d:", f.position);
+    for (const Prediction& p : f.predictions)
+      std::printf("  %s %.1f%%", p.token.label.c_str(), 100.0 * p.probability);
+    std::printf("\n");
+  }
   if (r.nextToken.empty()) return;
   std::printf("next token after text 1:");
   for (const Prediction& p : r.nextToken) {

@@ -23,6 +23,12 @@ struct Prediction {
   float probability = 0;
 };
 
+/// The most likely fills of one mask token (masked-language-model encoders).
+struct MaskFill {
+  int position = 0;  // the mask token's index in batch item 0
+  std::vector<Prediction> predictions;
+};
+
 /// One kind of attention a model computes: an encoder's or decoder's self-attention, or a
 /// decoder's cross-attention over the encoder's tokens. Each has its own tokens on each axis.
 struct AttentionGroup {
@@ -85,6 +91,7 @@ struct AttentionResult {
   std::vector<LayerTrace> traces;     // one per layer
   std::vector<std::string> notices;   // things the user must see: truncation, unknown characters
   std::vector<Prediction> nextToken;  // top candidates after the last token of batch item 0 (LMs)
+  std::vector<MaskFill> maskFills;    // top fills of each mask token of batch item 0 (encoders)
   Timings timings;
 
   /// The group of that name; an empty or unknown name gives the main group (an empty one when

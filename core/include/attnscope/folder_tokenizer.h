@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnscope/hf_tokenizer.h"
@@ -24,6 +26,13 @@ class FolderTokenizer final : public Tokenizer {
   static FolderTokenizer open(const std::string& path);
 
   std::vector<Token> encode(const std::string& text) const override;
+  /// A sentence pair (tokenizer.json with a pair template only; throws Error(InvalidArgument)
+  /// otherwise). Token::segment is 0 or 1.
+  std::vector<Token> encodePair(const std::string& text, const std::string& pair) const;
+  /// Whether encodePair works: a tokenizer.json.
+  bool supportsPair() const;
+  /// The mask token ("[MASK]", "<mask>") and its id, when the vocabulary has one.
+  std::optional<std::pair<std::string, int64_t>> maskToken() const;
   std::string name() const override;
   /// What encode(text[, pair]) gives in Hugging Face (special tokens, type ids). For the
   /// vocab.json + merges.txt form: the BPE ids, no pair (throws Error(InvalidArgument) for one).

@@ -40,6 +40,8 @@ class HfTokenizer final : public Tokenizer {
   /// Tokens with readable labels from the decoder (no raw Ġ, ▁, ## or <0xNN>), byte spans into
   /// the text; special tokens the post-processor inserts have an empty span at their position.
   std::vector<Token> encode(const std::string& text) const override;
+  /// A sentence pair as the post-processor joins it; Token::segment is the type id.
+  std::vector<Token> encodePair(const std::string& text, const std::string& pair) const;
   std::string name() const override { return "tokenizer.json"; }
 
   /// One more than the largest id of the model's vocabulary and the added tokens.
@@ -53,6 +55,7 @@ class HfTokenizer final : public Tokenizer {
  private:
   struct Impl;
   explicit HfTokenizer(std::shared_ptr<const Impl> impl);
+  std::vector<Token> tokensOf(const std::string& text, const std::string* pair) const;
   std::shared_ptr<const Impl> m_impl;
 };
 

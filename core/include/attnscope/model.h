@@ -25,6 +25,8 @@ struct ModelInfo {
   bool causal = false;
   bool supportsContext = false;  // cross-attention
   bool supportsRandomInput = false;
+  bool supportsPair = false;  // sentence pairs (encoders with a pair template)
+  std::string maskToken;      // "[MASK]", "<mask>" when the model can fill masks; empty otherwise
   uint64_t parameterBytes = 0;
 };
 

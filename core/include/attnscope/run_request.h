@@ -29,6 +29,8 @@ struct RandomInput {
 struct RunRequest {
   std::vector<std::string> texts;      // one batch item each (UTF-8)
   std::optional<std::string> context;  // cross-attention: keys and values come from this text
+  std::optional<std::string> pair;     // a second sentence joined to each text by the tokenizer
+                                       // ([CLS] A [SEP] B [SEP]), for encoders
   std::optional<RandomInput> random;   // when set, texts are ignored
   DeviceKind device = DeviceKind::Auto;
   bool keepScores = true;  // also return the pre-softmax scores

@@ -14,6 +14,7 @@ struct Token {
   std::string label;  // readable form for axis labels: "␣the", "⏎", "<0xE2>"
   std::size_t byteBegin = 0;  // [byteBegin, byteEnd) into the input text
   std::size_t byteEnd = 0;
+  int segment = 0;       // sentence pairs: 0 for the first text, 1 for the second
   bool unknown = false;  // not in the model's vocabulary (shown, reported, never a crash)
 };
 

@@ -34,6 +34,7 @@ json tokenList(const std::vector<Token>& tokens) {
     json j = {{"id", t.id}, {"label", t.label}, {"begin", t.byteBegin}, {"end", t.byteEnd}};
     j["text"] = t.text;  // raw bytes; dumped with invalid UTF-8 replaced
     if (t.unknown) j["unknown"] = true;
+    j["segment"] = t.segment;
     items.push_back(std::move(j));
   }
   return items;
@@ -90,6 +91,16 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
     for (const Prediction& p : r.nextToken)
       next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
     j["next_token"] = next;
+  }
+  if (!r.maskFills.empty()) {
+    json fills = json::array();
+    for (const MaskFill& f : r.maskFills) {
+      json predictions = json::array();
+      for (const Prediction& p : f.predictions)
+        predictions.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
+      fills.push_back({{"position", f.position}, {"predictions", predictions}});
+    }
+    j["mask_fills"] = fills;
   }
   if (includeAttention && !r.group().attention.empty())
     j["attention"] = nested(r.group().attention, 0, 0);

@@ -9,6 +9,7 @@
 #include "attnscope/error.h"
 #include "attnscope/model_registry.h"
 #include "io/file_io.h"
+#include "models/bert.h"
 #include "models/gpt2.h"
 
 namespace attnscope {
@@ -27,6 +28,19 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = {
       {{"gpt2", "gpt2", "GPT-2 (causal decoder: learned positions, fused q|k|v, GELU MLP)"},
        openGpt2Folder},
+      {{"bert", "bert", "BERT (bidirectional encoder, post-norm, token types, masked-word head)"},
+       openBertFolder},
+      {{"roberta", "bert",
+        "RoBERTa (BERT's layers, positions from padding_idx + 1, byte-level BPE)"},
+       openRobertaFolder},
+      {{"electra", "bert", "ELECTRA discriminator (BERT's layers, narrower embeddings projected)"},
+       openElectraFolder},
+      {{"distilbert", "distilbert",
+        "DistilBERT (BERT's layer under q_lin/k_lin/v_lin/out_lin, no token types)"},
+       openDistilBertFolder},
+      {{"albert", "albert",
+        "ALBERT (factorised embeddings, one layer group shared by every layer)"},
+       openAlbertFolder},
   };
   return table;
 }

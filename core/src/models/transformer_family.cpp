@@ -31,8 +31,17 @@ uint64_t TransformerFamily::activationBytesPerToken() const {
   return static_cast<uint64_t>(info().dModel) * 4 * 16;
 }
 
+std::vector<Token> TransformerFamily::tokenizePair(const std::string&, const std::string&) const {
+  throw Error(ErrorKind::InvalidArgument, info().name + " takes one text, not a sentence pair");
+}
+
 void TransformerFamily::checkRequest(const RunRequest& request) const {
   const std::string name = info().name;
+  if (request.pair && !info().supportsPair) {
+    throw Error(
+        ErrorKind::InvalidArgument,
+        name + " takes one text: a sentence pair (--pair) needs an encoder with a pair template");
+  }
   if (request.random) {
     throw Error(ErrorKind::InvalidArgument,
                 name +

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,16 @@ class TransformerFamily {
   virtual torch::Tensor finalNorm(const torch::Tensor& x) { return x; }
   /// hidden: [C] -> next-token logits [V]; undefined for a model without a language-model head.
   virtual torch::Tensor logits(const torch::Tensor& hidden) { return {}; }
+  /// Encoders: a sentence pair as the tokenizer's template joins it (Token::segment set). The
+  /// default refuses (checkRequest does, before any work).
+  virtual std::vector<Token> tokenizePair(const std::string& text, const std::string& pair) const;
+  /// hidden: [C] at a mask token -> logits [V] of the masked-language-model head; undefined for a
+  /// model without one.
+  virtual torch::Tensor maskLogits(const torch::Tensor& hidden) { return {}; }
+  /// The mask token's id ([MASK], <mask>) when the tokenizer has one.
+  virtual std::optional<int64_t> maskTokenId() const { return std::nullopt; }
+  /// What the user must know about the loaded model (ignored head tensors, say), once per run.
+  virtual std::vector<std::string> notices() const { return {}; }
   /// The vocabulary entry of an id, for predictions.
   virtual Token vocabularyToken(int64_t id) const;
   /// Activation bytes per token beyond the attention, for the memory estimate.

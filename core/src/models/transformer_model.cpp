@@ -62,11 +62,11 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   AttentionResult r;
   r.modelName = m_name;
   r.device = device;
-  BatchInput batch =
-      request.random ? randomBatch(*request.random, request.limits)
-                     : tokenizeBatch(
-                           request, [this](const std::string& s) { return m_family->tokenize(s); },
-                           mi.maxPositions);
+  const auto tokenize = [&](const std::string& s) {
+    return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
+  };
+  BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
+                                    : tokenizeBatch(request, tokenize, mi.maxPositions);
   r.timings.tokenizeMs = t0.ms();
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
@@ -149,6 +149,21 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]
   const torch::Tensor logits = m_family->logits(hidden[0][batch.queryLengths[0] - 1]);
   if (logits.defined()) r.nextToken = topPredictions(logits, kTopPredictions, *m_family);
+  if (const auto maskId = m_family->maskTokenId()) {
+    const std::vector<Token>& first = batch.tokens[0];
+    for (std::size_t t = 0; t < first.size(); ++t) {
+      if (first[t].id != *maskId) continue;
+      const torch::Tensor fill = m_family->maskLogits(hidden[0][static_cast<int64_t>(t)]);
+      if (!fill.defined()) {
+        r.notices.push_back(mi.name + " has no masked-language-model head: it cannot fill " +
+                            first[t].label + " (the checkpoint holds the encoder only)");
+        break;
+      }
+      r.maskFills.push_back(
+          {static_cast<int>(t), topPredictions(fill, kTopPredictions, *m_family)});
+    }
+  }
+  for (std::string& n : m_family->notices()) r.notices.push_back(std::move(n));
   r.output = withoutPadding(hidden, batch.queryLengths);
   r.timings.forwardMs = t1.ms();
   moveTokensInto(std::move(batch), r);

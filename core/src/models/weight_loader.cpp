@@ -70,14 +70,16 @@ torch::Tensor tensorOf(const SafetensorsCheckpoint::Entry& e, bool map) {
 
 }  // namespace
 
-void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint,
-                 const WeightRules& rules, const std::string& configSummary) {
+std::vector<std::string> loadWeights(torch::nn::Module& module,
+                                     const SafetensorsCheckpoint& checkpoint,
+                                     const WeightRules& rules, const std::string& configSummary) {
   torch::NoGradGuard noGrad;
   const std::string prefix = detectPrefix(module, checkpoint, rules);
   std::set<std::string> used;
   for (auto& p : module.named_parameters(/*recurse=*/true)) {
     std::string key = prefix + p.key();
     const SafetensorsCheckpoint::Entry* e = checkpoint.find(key);
+    if (!e && !prefix.empty() && (e = checkpoint.find(p.key()))) key = p.key();
     for (const auto& [param, alternate] : rules.tied) {
       if (e || param != p.key()) continue;
       for (const std::string& name : {prefix + alternate, alternate}) {
@@ -113,15 +115,21 @@ void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpo
     }
     used.insert(key);
   }
+  std::vector<std::string> ignoredNames;
   for (const auto& [name, entry] : checkpoint.entries()) {
     if (used.count(name)) continue;
     const std::string bare =
         name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
     if (ignored(rules, bare) || ignored(rules, name)) continue;
+    if (rules.ignoreUnexpected) {
+      ignoredNames.push_back(name);
+      continue;
+    }
     throw Error(ErrorKind::Format, "unexpected tensor '" + name + "' in " + entry.fileName +
                                        ": not part of a " + rules.family + " with " +
                                        configSummary);
   }
+  return ignoredNames;
 }
 
 }  // namespace attnscope

@@ -25,13 +25,20 @@ struct WeightRules {
   /// their dtype (the layers widen them while they use them). Only for modules that never write
   /// their weights: the mapping is read-only. Off: every parameter is a float32 copy.
   bool mapWeights = true;
+  /// Checkpoints with a task head the family does not show (a classifier, a pooler): tensors that
+  /// are not parameters are tolerated and returned, instead of refused.
+  bool ignoreUnexpected = false;
 };
 
 /// Fills every parameter of `module` from the checkpoint, one tensor at a time, so loading never
 /// holds a second copy of the whole model. The checkpoint must outlive the module when mapWeights
 /// is set. Throws Error(Format) naming the tensor and the file for a missing or unexpected tensor,
 /// a non-float dtype, or a shape that disagrees with the config (configSummary says which).
-void loadWeights(torch::nn::Module& module, const SafetensorsCheckpoint& checkpoint,
-                 const WeightRules& rules, const std::string& configSummary);
+/// A parameter is looked up under the detected prefix first, then without it (heads such as
+/// BERT's "cls.predictions.*" sit outside "bert."). Returns the tensors ignored under
+/// rules.ignoreUnexpected.
+std::vector<std::string> loadWeights(torch::nn::Module& module,
+                                     const SafetensorsCheckpoint& checkpoint,
+                                     const WeightRules& rules, const std::string& configSummary);
 
 }  // namespace attnscope

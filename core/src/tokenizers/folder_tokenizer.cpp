@@ -74,6 +74,34 @@ std::vector<Token> FolderTokenizer::encode(const std::string& text) const {
   return m_impl->spm ? m_impl->spm->encode(text) : m_impl->bpe->encode(text);
 }
 
+std::vector<Token> FolderTokenizer::encodePair(const std::string& text,
+                                               const std::string& pair) const {
+  if (!m_impl->hf) {
+    throw Error(ErrorKind::InvalidArgument,
+                m_impl->source +
+                    " has no sentence-pair template: give one text, or a folder "
+                    "with tokenizer.json");
+  }
+  return m_impl->hf->encodePair(text, pair);
+}
+
+bool FolderTokenizer::supportsPair() const { return m_impl->hf.has_value(); }
+
+std::optional<std::pair<std::string, int64_t>> FolderTokenizer::maskToken() const {
+  if (m_impl->hf) {
+    if (const auto name = m_impl->hf->maskToken())
+      return std::make_pair(*name, *m_impl->hf->tokenToId(*name));
+    return std::nullopt;
+  }
+  if (m_impl->spm) {
+    for (const char* name : {"<mask>", "[MASK]"}) {
+      if (const auto id = m_impl->spm->pieceToId(name))
+        return std::make_pair(std::string(name), *id);
+    }
+  }
+  return std::nullopt;
+}
+
 std::string FolderTokenizer::name() const {
   if (m_impl->hf) return m_impl->hf->name();
   return m_impl->spm ? m_impl->spm->name() : m_impl->bpe->name();

@@ -403,8 +403,8 @@ TEST_F(Gpt2Corrupted, ConfigThatCannotBeRightIsRefused) {
   expectOpenError(ErrorKind::Format, "missing tensor 'transformer.h.2.");
   writeConfig({{"n_layer", 1}});
   expectOpenError(ErrorKind::Format, "unexpected tensor 'transformer.h.1.");
-  writeConfig({{"model_type", "bert"}});
-  expectOpenError(ErrorKind::Format, "bert");
+  writeConfig({{"model_type", "xlnet"}});
+  expectOpenError(ErrorKind::Format, "model_type 'xlnet' is not supported");
   writeConfig({{"n_embd", "sixteen"}});
   expectOpenError(ErrorKind::Format, "n_embd");
   write("config.json", "{not json");

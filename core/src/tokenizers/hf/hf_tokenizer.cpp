@@ -171,20 +171,26 @@ HfEncoding HfTokenizer::encodeIds(const std::string& text, const std::string* pa
 }
 
 std::vector<Token> HfTokenizer::encode(const std::string& text) const {
-  requireValidUtf8(text, "the text");
-  const std::vector<EncodedToken> tokens = m_impl->encode(text, nullptr);
-  std::vector<std::string> bytes;
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    bytes.push_back(m_impl->bytesOf(tokens[i], i == 0));
-  const std::vector<std::string> labels = labelsOf(bytes);
+  return tokensOf(text, nullptr);
+}
+
+std::vector<Token> HfTokenizer::encodePair(const std::string& text, const std::string& pair) const {
+  return tokensOf(text, &pair);
+}
+
+std::vector<Token> HfTokenizer::tokensOf(const std::string& text, const std::string* pair) const {
+  const HfEncoding e = encodeIds(text, pair);
   std::vector<Token> out;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
+  for (std::size_t i = 0; i < e.ids.size(); ++i) {
     Token t;
-    t.id = tokens[i].id;
-    t.text = bytes[i];
-    t.label = labels[i];
-    t.byteBegin = tokens[i].offsets.begin;
-    t.byteEnd = tokens[i].offsets.end;
+    t.id = e.ids[i];
+    t.text = e.special[i] ? e.tokens[i]
+                          : (m_impl->decoder ? m_impl->decoder->decodeToken(e.tokens[i], i == 0)
+                                             : e.tokens[i]);
+    t.label = e.labels[i];
+    t.byteBegin = e.begins[i];
+    t.byteEnd = e.ends[i];
+    t.segment = static_cast<int>(e.typeIds[i]);
     t.unknown = m_impl->unkId && t.id == *m_impl->unkId;
     out.push_back(std::move(t));
   }

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/config_reader.h"
+
+#include <cmath>
+
+#include "attnscope/error.h"
+#include "io/file_io.h"
+
+namespace attnscope {
+
+ConfigReader ConfigReader::fromFile(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(readFile(path), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw Error(ErrorKind::Format, path + ": not a JSON object");
+  return ConfigReader(std::move(j), path);
+}
+
+ConfigReader::ConfigReader(nlohmann::json json, std::string source) : m_json(std::move(json)), m_source(std::move(source)) {}
+
+void ConfigReader::fail(const std::string& what) const { throw Error(ErrorKind::Format, m_source + ": " + what); }
+
+bool ConfigReader::has(const std::string& key) const { return m_json.contains(key) && !m_json[key].is_null(); }
+
+const nlohmann::json* ConfigReader::find(const std::vector<std::string>& keys, std::string* found) const {
+  for (const std::string& k : keys) {
+    if (has(k)) {
+      *found = k;
+      return &m_json[k];
+    }
+  }
+  return nullptr;
+}
+
+int ConfigReader::integer(const std::vector<std::string>& keys, int min, int max) const {
+  std::string key;
+  const nlohmann::json* v = find(keys, &key);
+  if (!v) fail("missing \"" + keys.front() + "\"");
+  // Whole numbers only: 64.0 is accepted as JSON writes it, 64.5 and true are not.
+  const bool whole = v->is_number_integer() || (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
+  const double d = whole ? v->get<double>() : 0;
+  if (!whole || d < min || d > max) {
+    fail("\"" + key + "\" must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
+         ", got " + v->dump());
+  }
+  return static_cast<int>(d);
+}
+
+int ConfigReader::integer(const std::vector<std::string>& keys, int min, int max, int fallback) const {
+  std::string key;
+  return find(keys, &key) ? integer(keys, min, max) : fallback;
+}
+
+double ConfigReader::number(const std::string& key, double fallback) const {
+  if (!has(key)) return fallback;
+  if (!m_json[key].is_number()) fail("\"" + key + "\" must be a number, got " + m_json[key].dump());
+  return m_json[key].get<double>();
+}
+
+std::string ConfigReader::string(const std::string& key, const std::string& fallback) const {
+  if (!has(key)) return fallback;
+  if (!m_json[key].is_string()) fail("\"" + key + "\" must be a string, got " + m_json[key].dump());
+  return m_json[key].get<std::string>();
+}
+
+bool ConfigReader::flag(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  if (!m_json[key].is_boolean()) fail("\"" + key + "\" must be true or false, got " + m_json[key].dump());
+  return m_json[key].get<bool>();
+}
+
+}  // namespace attnscope

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+/// Typed, checked access to a Hugging Face config.json, so every family reads its fields the same
+/// way: integers are whole numbers in range (no fractions, no booleans), and a message names the
+/// file and the field ("config.json: \"hidden_size\" must be a whole number from 1 to 1048576, got 64.5").
+class ConfigReader final {
+ public:
+  /// Throws Error(Io) when unreadable, Error(Format) when not a JSON object.
+  static ConfigReader fromFile(const std::string& path);
+  ConfigReader(nlohmann::json json, std::string source);
+
+  /// The first of the keys that is present (configs name fields differently: "dim" or
+  /// "hidden_size"); throws when none is and no fallback is given.
+  int integer(const std::vector<std::string>& keys, int min, int max) const;
+  int integer(const std::vector<std::string>& keys, int min, int max, int fallback) const;
+  double number(const std::string& key, double fallback) const;
+  std::string string(const std::string& key, const std::string& fallback) const;
+  bool flag(const std::string& key, bool fallback) const;
+  bool has(const std::string& key) const;
+  const std::string& source() const { return m_source; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  const nlohmann::json* find(const std::vector<std::string>& keys, std::string* found) const;
+  nlohmann::json m_json;
+  std::string m_source;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,669 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Checks `attnscope-cli run --model DIR` on BERT-family encoders against plain PyTorch.
+
+For each of bert, roberta, distilbert, albert and electra it writes a tiny random checkpoint in
+the Hugging Face layout (config.json, model.safetensors built with json + struct + numpy, a
+tokenizer.json), asks the CLI for the token ids (`tokenize --json`), runs the encoder written
+here from the published architectures (no transformers package, no attnscope code) in float64,
+and compares the CLI's --dump attention.npy ([L, 1, H, T, T]) and output.npy ([1, T, hidden],
+the last layer's hidden states) to 1e-4. For a text with a mask token it compares the top-5
+"mask_fills" of `run --json` with the masked-language-model head's softmax (probabilities to
+1e-5); models without such a head (ELECTRA's discriminator, a BertModel checkpoint) must give
+none and say so in "notices". Variants: BERT with gelu and gelu_new, with and without the tied
+decoder weight, with the next-sentence head, in F16, without the "bert." prefix; RoBERTa with
+gelu_new (its LM head applies gelu whatever hidden_act says). The query and key weights are
+scaled by 4 so that attention is peaked (a wrong detail cannot hide in uniform attention), the
+feed-forward weights so that gelu and gelu_new differ visibly. On a mismatch it names the
+per-layer attention differences and which plausible mistake (activation, positions, token
+types) the CLI's numbers match instead.
+
+Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
+Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing).
+"""
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+L, H, C, I, P, E = 2, 4, 32, 64, 40, 16  # layers, heads, hidden, intermediate, positions, ALBERT/ELECTRA embedding
+D = C // H
+EPS = 1e-12
+TOL = 1e-4
+P_TOL = 1e-5  # mask-fill probabilities (as gpt2_reference.py's next-token check): a head's activation shows at ~5e-5
+QK_SCALE = 4  # query and key weights: peaked attention
+FFN_IN, FFN_OUT = 3, 2  # feed-forward weights: pre-activations reach |x| ~ 2-3, where gelu and gelu_new differ most
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORDPIECE = os.path.join(HERE, "..", "data", "tokenizers", "wordpiece.json")
+WP_VOCAB = 1000  # wordpiece.json: ids 0..4 = [PAD] [UNK] [CLS] [SEP] [MASK]
+
+SINGLE = "the teacher said the dog was happy yesterday."
+PAIR = ("the cat opened the window.", "nobody knows why.")
+MASK_TEXT = "the teacher said the {} was happy."
+
+
+# ----------------------------------------------------------------------------------------------
+# Checkpoint writing
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: name -> float64 numpy array. Returns the same tensors rounded to dtype, as float64
+    torch tensors (what the CLI reads)."""
+    np_dtype = {"F32": "<f4", "F16": "<f2"}[dtype]
+    header, chunks, offset, stored = {"__metadata__": {"format": "pt"}}, [], 0, {}
+    for name in sorted(tensors):
+        v = np.ascontiguousarray(tensors[name].astype(np_dtype))
+        header[name] = {"dtype": dtype, "shape": list(v.shape), "data_offsets": [offset, offset + v.nbytes]}
+        chunks.append(v.tobytes())
+        offset += v.nbytes
+        stored[name] = torch.from_numpy(v.astype(np.float64))
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
+    return stored
+
+
+class Init:
+    """Random weights with Hugging Face's names, float64."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.w = {}
+
+    def linear(self, name, n_out, n_in, scale=1.0, bias=True):
+        self.w[name + ".weight"] = scale * self.rng.normal(0, 0.6 / math.sqrt(n_in), (n_out, n_in))
+        if bias:
+            self.w[name + ".bias"] = scale * self.rng.normal(0, 0.1, n_out)
+
+    def layernorm(self, name, n):
+        self.w[name + ".weight"] = 1 + self.rng.normal(0, 0.1, n)
+        self.w[name + ".bias"] = self.rng.normal(0, 0.1, n)
+
+    def embedding(self, name, n, dim, std=0.5):
+        self.w[name + ".weight"] = self.rng.normal(0, std, (n, dim))
+
+    def bert_layer(self, p):
+        """BertLayer (also RoBERTa's and ELECTRA's)."""
+        self.linear(p + "attention.self.query", C, C, scale=QK_SCALE)
+        self.linear(p + "attention.self.key", C, C, scale=QK_SCALE)
+        self.linear(p + "attention.self.value", C, C)
+        self.linear(p + "attention.output.dense", C, C)
+        self.layernorm(p + "attention.output.LayerNorm", C)
+        self.linear(p + "intermediate.dense", I, C, scale=FFN_IN)
+        self.linear(p + "output.dense", C, I, scale=FFN_OUT)
+        self.layernorm(p + "output.LayerNorm", C)
+
+    def embeddings(self, p, V, dim, token_types=True):
+        self.embedding(p + "word_embeddings", V, dim)
+        self.embedding(p + "position_embeddings", P, dim, 0.3)
+        if token_types:
+            self.embedding(p + "token_type_embeddings", 2, dim, 0.3)
+        self.layernorm(p + "LayerNorm", dim)
+
+
+def bert_weights(seed, prefix="bert.", head=True, tied_decoder=False, nsp=False):
+    g = Init(seed)
+    g.embeddings(prefix + "embeddings.", WP_VOCAB, C)
+    for i in range(L):
+        g.bert_layer(f"{prefix}encoder.layer.{i}.")
+    g.linear(prefix + "pooler.dense", C, C)  # BertPooler: must be ignored
+    if head:
+        g.linear("cls.predictions.transform.dense", C, C, scale=FFN_IN)
+        g.layernorm("cls.predictions.transform.LayerNorm", C)
+        g.w["cls.predictions.bias"] = g.rng.normal(0, 0.3, WP_VOCAB)
+        if tied_decoder:  # tied to the word embeddings: the same values
+            g.w["cls.predictions.decoder.weight"] = g.w[prefix + "embeddings.word_embeddings.weight"].copy()
+            g.w["cls.predictions.decoder.bias"] = g.w["cls.predictions.bias"].copy()
+    if nsp:  # BertForPreTraining's next-sentence head: must be ignored
+        g.linear("cls.seq_relationship", 2, C)
+    return g.w
+
+
+def roberta_weights(seed, V):
+    g = Init(seed)
+    g.embeddings("roberta.embeddings.", V, C)
+    for i in range(L):
+        g.bert_layer(f"roberta.encoder.layer.{i}.")
+    g.linear("roberta.pooler.dense", C, C)
+    g.linear("lm_head.dense", C, C, scale=FFN_IN)
+    g.layernorm("lm_head.layer_norm", C)
+    g.w["lm_head.bias"] = g.rng.normal(0, 0.3, V)
+    g.w["lm_head.decoder.weight"] = g.w["roberta.embeddings.word_embeddings.weight"].copy()
+    g.w["lm_head.decoder.bias"] = g.w["lm_head.bias"].copy()
+    return g.w
+
+
+def distilbert_weights(seed):
+    g = Init(seed)
+    g.embeddings("distilbert.embeddings.", WP_VOCAB, C, token_types=False)
+    for i in range(L):
+        p = f"distilbert.transformer.layer.{i}."
+        g.linear(p + "attention.q_lin", C, C, scale=QK_SCALE)
+        g.linear(p + "attention.k_lin", C, C, scale=QK_SCALE)
+        g.linear(p + "attention.v_lin", C, C)
+        g.linear(p + "attention.out_lin", C, C)
+        g.layernorm(p + "sa_layer_norm", C)
+        g.linear(p + "ffn.lin1", I, C, scale=FFN_IN)
+        g.linear(p + "ffn.lin2", C, I, scale=FFN_OUT)
+        g.layernorm(p + "output_layer_norm", C)
+    g.linear("vocab_transform", C, C, scale=FFN_IN)
+    g.layernorm("vocab_layer_norm", C)
+    g.w["vocab_projector.bias"] = g.rng.normal(0, 0.3, WP_VOCAB)  # weight tied to the word embeddings, not stored
+    return g.w
+
+
+def albert_weights(seed):
+    g = Init(seed)
+    g.embeddings("albert.embeddings.", WP_VOCAB, E)
+    g.linear("albert.encoder.embedding_hidden_mapping_in", C, E)
+    p = "albert.encoder.albert_layer_groups.0.albert_layers.0."
+    g.linear(p + "attention.query", C, C, scale=QK_SCALE)
+    g.linear(p + "attention.key", C, C, scale=QK_SCALE)
+    g.linear(p + "attention.value", C, C)
+    g.linear(p + "attention.dense", C, C)
+    g.layernorm(p + "attention.LayerNorm", C)
+    g.linear(p + "ffn", I, C, scale=FFN_IN)
+    g.linear(p + "ffn_output", C, I, scale=FFN_OUT)
+    g.layernorm(p + "full_layer_layer_norm", C)
+    g.linear("albert.pooler", C, C)  # AlbertModel's pooler: must be ignored
+    g.linear("predictions.dense", E, C, scale=FFN_IN)
+    g.layernorm("predictions.LayerNorm", E)
+    g.w["predictions.bias"] = g.rng.normal(0, 0.3, WP_VOCAB)
+    g.w["predictions.decoder.weight"] = g.w["albert.embeddings.word_embeddings.weight"].copy()
+    g.w["predictions.decoder.bias"] = g.w["predictions.bias"].copy()
+    return g.w
+
+
+def electra_weights(seed):
+    g = Init(seed)
+    g.embeddings("electra.embeddings.", WP_VOCAB, E)
+    g.linear("electra.embeddings_project", C, E)
+    for i in range(L):
+        g.bert_layer(f"electra.encoder.layer.{i}.")
+    g.linear("discriminator_predictions.dense", C, C)  # the discriminator head: must be ignored
+    g.linear("discriminator_predictions.dense_prediction", 1, C)
+    return g.w
+
+
+def bert_config(model_type, V, act="gelu", **extra):
+    cfg = {"model_type": model_type, "vocab_size": V, "hidden_size": C, "num_hidden_layers": L,
+           "num_attention_heads": H, "intermediate_size": I, "max_position_embeddings": P,
+           "type_vocab_size": 2, "layer_norm_eps": EPS, "hidden_act": act,
+           "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+           "position_embedding_type": "absolute", "pad_token_id": 0}
+    cfg.update(extra)
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------------
+# Tokenizers
+
+
+def bytes_to_unicode():
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def roberta_tokenizer(path):
+    """A byte-level BPE tokenizer.json with RoBERTa's specials and post-processor. Returns the
+    vocabulary size."""
+    b2u = bytes_to_unicode()
+    sym = lambda s: "".join(b2u[b] for b in s.encode())
+    specials = ["<s>", "<pad>", "</s>", "<mask>"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for b in range(256):
+        vocab[b2u[b]] = len(vocab)
+    merges = []
+    for word in ["the", " the", " teacher", " said", " dog", " was", " happy", " cat", " opened",
+                 " window", "nobody", " knows", " why", "yesterday"]:
+        s = sym(word)
+        acc = s[0]
+        for ch in s[1:]:
+            if acc + ch not in vocab:
+                merges.append(f"{acc} {ch}")
+                vocab[acc + ch] = len(vocab)
+            acc += ch
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": t == "<mask>", "rstrip": False,
+              "normalized": t != "<mask>", "special": True} for i, t in enumerate(specials)]
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                              "trim_offsets": True, "add_prefix_space": False},
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                     "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False,
+                     "vocab": vocab, "merges": merges}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
+    return len(vocab)
+
+
+# ----------------------------------------------------------------------------------------------
+# The encoders, float64, from the published architectures
+
+
+def gelu(x):
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+ACT = {"gelu": gelu, "gelu_new": gelu_new}
+
+
+def lin(w, p, x):
+    y = x @ w[p + ".weight"].T
+    return y + w[p + ".bias"] if p + ".bias" in w else y
+
+
+def ln(w, p, x, eps=EPS):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w[p + ".weight"], w[p + ".bias"], eps)
+
+
+def attend(q, k, v):
+    """Bidirectional multi-head attention, no mask. Returns probabilities [H, T, T], context [T, C]."""
+    T = q.shape[0]
+    heads = lambda t: t.reshape(T, H, D).transpose(0, 1)
+    q, k, v = heads(q), heads(k), heads(v)
+    a = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(D), dim=-1)
+    return a, (a @ v).transpose(0, 1).reshape(T, C)
+
+
+def bert_layer(w, p, x, act):
+    """BertLayer: post-LayerNorm self-attention and feed-forward blocks."""
+    a, ctx = attend(lin(w, p + "attention.self.query", x), lin(w, p + "attention.self.key", x),
+                    lin(w, p + "attention.self.value", x))
+    x = ln(w, p + "attention.output.LayerNorm", lin(w, p + "attention.output.dense", ctx) + x)
+    h = act(lin(w, p + "intermediate.dense", x))
+    return a, ln(w, p + "output.LayerNorm", lin(w, p + "output.dense", h) + x)
+
+
+def embed(w, p, ids, types, positions):
+    x = w[p + "word_embeddings.weight"][ids] + w[p + "position_embeddings.weight"][positions]
+    if types is not None:
+        x = x + w[p + "token_type_embeddings.weight"][types]
+    return ln(w, p + "LayerNorm", x)
+
+
+def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=None, head_act=None):
+    """Returns (attention [L, H, T, T], last hidden states [T, C], MLM logits [T, V] or None).
+    act / zero_types / positions / head_act override the architecture: used to name a mistake."""
+    T = len(ids)
+    ids = torch.tensor(ids)
+    types = torch.zeros(T, dtype=torch.long) if zero_types else torch.tensor(types)
+    act_name = cfg.get("hidden_act", cfg.get("activation"))
+    act = ACT[act or act_name]
+    head_act = ACT[head_act or ("gelu" if family == "roberta" else act_name)]  # RobertaLMHead: always gelu
+    if positions is None:
+        if family == "roberta":  # create_position_ids_from_input_ids
+            pad = cfg["pad_token_id"]
+            mask = (ids != pad).long()
+            positions = torch.cumsum(mask, 0) * mask + pad
+        else:
+            positions = torch.arange(T)
+    attentions, logits = [], None
+    if family in ("bert", "bert-model", "roberta", "electra"):
+        pre = {"bert": "bert.", "bert-model": "", "roberta": "roberta.", "electra": "electra."}[family]
+        x = embed(w, pre + "embeddings.", ids, types, positions)
+        if family == "electra":
+            x = lin(w, "electra.embeddings_project", x)
+        for i in range(L):
+            a, x = bert_layer(w, f"{pre}encoder.layer.{i}.", x, act)
+            attentions.append(a)
+        if family == "bert":  # BertOnlyMLMHead: transform (dense, hidden_act, LayerNorm), decoder tied
+            h = ln(w, "cls.predictions.transform.LayerNorm", head_act(lin(w, "cls.predictions.transform.dense", x)))
+            logits = h @ w["bert.embeddings.word_embeddings.weight"].T + w["cls.predictions.bias"]
+        elif family == "roberta":  # RobertaLMHead: dense, gelu (always), layer_norm, decoder tied
+            h = ln(w, "lm_head.layer_norm", head_act(lin(w, "lm_head.dense", x)))
+            logits = h @ w["roberta.embeddings.word_embeddings.weight"].T + w["lm_head.bias"]
+    elif family == "distilbert":
+        x = embed(w, "distilbert.embeddings.", ids, None, positions)
+        for i in range(L):
+            p = f"distilbert.transformer.layer.{i}."
+            a, ctx = attend(lin(w, p + "attention.q_lin", x), lin(w, p + "attention.k_lin", x),
+                            lin(w, p + "attention.v_lin", x))
+            attentions.append(a)
+            x = ln(w, p + "sa_layer_norm", lin(w, p + "attention.out_lin", ctx) + x)
+            h = lin(w, p + "ffn.lin2", act(lin(w, p + "ffn.lin1", x)))
+            x = ln(w, p + "output_layer_norm", h + x)
+        h = ln(w, "vocab_layer_norm", head_act(lin(w, "vocab_transform", x)))
+        logits = h @ w["distilbert.embeddings.word_embeddings.weight"].T + w["vocab_projector.bias"]
+    elif family == "albert":
+        x = embed(w, "albert.embeddings.", ids, types, positions)
+        x = lin(w, "albert.encoder.embedding_hidden_mapping_in", x)
+        p = "albert.encoder.albert_layer_groups.0.albert_layers.0."  # one group, one layer, shared by all
+        for i in range(L):
+            a, ctx = attend(lin(w, p + "attention.query", x), lin(w, p + "attention.key", x),
+                            lin(w, p + "attention.value", x))
+            attentions.append(a)
+            x = ln(w, p + "attention.LayerNorm", lin(w, p + "attention.dense", ctx) + x)
+            h = lin(w, p + "ffn_output", act(lin(w, p + "ffn", x)))
+            x = ln(w, p + "full_layer_layer_norm", h + x)
+        h = ln(w, "predictions.LayerNorm", head_act(lin(w, "predictions.dense", x)))
+        logits = h @ w["predictions.decoder.weight"].T + w["predictions.bias"]
+    else:
+        raise ValueError(family)
+    return torch.stack(attentions), x, logits
+
+
+# ----------------------------------------------------------------------------------------------
+# Models and cases
+
+
+def make_models(root):
+    """Writes the folders. Returns a list of dicts: name, family, dir, cfg, w, cases."""
+    models = []
+
+    def folder(name):
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def save(d, cfg, tensors, dtype="F32"):
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(cfg, f, indent=1)
+        return write_safetensors(os.path.join(d, "model.safetensors"), tensors, dtype)
+
+    wp_cases = [("single", SINGLE, None), ("pair", PAIR[0], PAIR[1]), ("mask", MASK_TEXT.format("[MASK]"), None)]
+
+    # BERT: BertForMaskedLM, decoder weight not stored (tied)
+    d = folder("bert")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("bert", WP_VOCAB, architectures=["BertForMaskedLM"])
+    models.append(dict(name="bert", family="bert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=save(d, cfg, bert_weights(11))))
+    # BERT, gelu_new, BertForPreTraining-like: decoder weight and bias stored, NSP head to ignore
+    d = folder("bert-gelu_new")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("bert", WP_VOCAB, act="gelu_new", architectures=["BertForPreTraining"])
+    models.append(dict(name="bert-gelu_new", family="bert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=save(d, cfg, bert_weights(12, tied_decoder=True, nsp=True))))
+    # BERT in F16
+    d = folder("bert-f16")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("bert", WP_VOCAB, architectures=["BertForMaskedLM"], torch_dtype="float16")
+    models.append(dict(name="bert-f16", family="bert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=save(d, cfg, bert_weights(13), "F16")))
+    # BertModel: no "bert." prefix, no MLM head
+    d = folder("bert-model")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("bert", WP_VOCAB, architectures=["BertModel"])
+    models.append(dict(name="bert-model", family="bert-model", dir=d, cfg=cfg, cases=wp_cases, mask_id=4,
+                       head=False, w=save(d, cfg, bert_weights(14, prefix="", head=False))))
+    # RoBERTa
+    d = folder("roberta")
+    V = roberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("roberta", V, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                      architectures=["RobertaForMaskedLM"])
+    models.append(dict(name="roberta", family="roberta", dir=d, cfg=cfg, mask_id=3, head=True,
+                       cases=[("single", SINGLE, None), ("pair", PAIR[0], PAIR[1]),
+                              ("mask", MASK_TEXT.format("<mask>"), None)],
+                       w=save(d, cfg, roberta_weights(21, V))))
+    # RoBERTa with gelu_new: RobertaLMHead applies gelu whatever hidden_act says
+    d = folder("roberta-gelu_new")
+    V = roberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("roberta", V, act="gelu_new", pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                      architectures=["RobertaForMaskedLM"])
+    models.append(dict(name="roberta-gelu_new", family="roberta", dir=d, cfg=cfg, mask_id=3, head=True,
+                       cases=[("single", SINGLE, None), ("mask", MASK_TEXT.format("<mask>"), None)],
+                       w=save(d, cfg, roberta_weights(22, V))))
+    # DistilBERT
+    d = folder("distilbert")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = {"model_type": "distilbert", "vocab_size": WP_VOCAB, "dim": C, "n_layers": L, "n_heads": H,
+           "hidden_dim": I, "activation": "gelu", "max_position_embeddings": P, "sinusoidal_pos_embds": False,
+           "dropout": 0.1, "attention_dropout": 0.1, "initializer_range": 0.02, "pad_token_id": 0,
+           "tie_weights_": True, "architectures": ["DistilBertForMaskedLM"]}
+    models.append(dict(name="distilbert", family="distilbert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=save(d, cfg, distilbert_weights(31))))
+    # ALBERT
+    d = folder("albert")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("albert", WP_VOCAB, embedding_size=E, num_hidden_groups=1, inner_group_num=1,
+                      classifier_dropout_prob=0.1, architectures=["AlbertForMaskedLM"])
+    models.append(dict(name="albert", family="albert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=save(d, cfg, albert_weights(41))))
+    # ELECTRA discriminator
+    d = folder("electra")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("electra", WP_VOCAB, embedding_size=E, architectures=["ElectraForPreTraining"])
+    models.append(dict(name="electra", family="electra", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=False,
+                       w=save(d, cfg, electra_weights(51))))
+    return models
+
+
+def alternatives(m, types):
+    """Plausible mistakes, as forward() overrides, to name what a mismatching CLI computes."""
+    fam, cfg = m["family"], m["cfg"]
+    swap = {"gelu": "gelu_new", "gelu_new": "gelu"}
+    act = cfg.get("hidden_act", cfg.get("activation"))
+    head = "gelu" if fam == "roberta" else act
+    alts = [(f"{swap[act]} in the encoder instead of {act}", dict(act=swap[act])),
+            (f"{swap[act]} in the encoder and {swap[head]} in the MLM head", dict(act=swap[act], head_act=swap[head])),
+            (f"{swap[head]} in the MLM head instead of {head}", dict(head_act=swap[head]))]
+    if any(types) and fam not in ("distilbert",):
+        alts.append(("token_type_ids all 0 (pair types ignored)", dict(zero_types=True)))
+    if fam == "roberta":
+        alts.append(("positions 0..T-1 (no padding_idx+1 offset)", dict(positions="plain")))
+    else:
+        alts.append(("positions offset by 2 (RoBERTa's rule applied)", dict(positions="offset")))
+    return alts
+
+
+def run_alt(m, ids, types, kw):
+    kw = dict(kw)
+    T = len(ids)
+    if kw.get("positions") == "plain":
+        kw["positions"] = torch.arange(T)
+    elif kw.get("positions") == "offset":
+        if T + 2 > P:
+            return None
+        kw["positions"] = torch.arange(T) + 2
+    try:
+        return forward(m["family"], m["cfg"], m["w"], ids, types, **kw)
+    except Exception:
+        return None
+
+
+def check_case(cli, m, case, work):
+    """Runs one case; returns (ok, line)."""
+    cname, text, pair = case
+    label = f"{m['name']} {cname}"
+    d = m["dir"]
+    extra = ["--pair", pair] if pair is not None else []
+    tok_json = os.path.join(work, "tokens.json")
+    r = subprocess.run([cli, "tokenize", "--model", d, "--text", text, *extra, "--json", tok_json],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return False, f"FAIL {label}: tokenize exited {r.returncode}: {last_line(r.stderr)}"
+    with open(tok_json, encoding="utf-8") as f:
+        tok = json.load(f)
+    ids, types = tok["ids"], tok.get("type_ids") or [0] * len(tok["ids"])
+    problems = []
+    if m["family"] == "roberta" and any(types):
+        problems.append(f"RobertaProcessing gave type ids {types}, want all 0")
+    if len(ids) + (2 if m["family"] == "roberta" else 0) > P:
+        return False, f"FAIL {label}: {len(ids)} tokens do not fit max_position_embeddings {P}"
+    dump, run_json = os.path.join(work, "dump"), os.path.join(work, "run.json")
+    shutil.rmtree(dump, ignore_errors=True)
+    if os.path.exists(run_json):
+        os.remove(run_json)
+    r = subprocess.run([cli, "run", "--model", d, "--text", text, *extra, "--dump", dump, "--json", run_json],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return False, f"FAIL {label}: run exited {r.returncode}: {last_line(r.stderr)}"
+    att, hidden, logits = forward(m["family"], m["cfg"], m["w"], ids, types)
+    T = len(ids)
+    got_att = np.load(os.path.join(dump, "attention.npy"))
+    got_out = np.load(os.path.join(dump, "output.npy"))
+    details = []
+    tokens_path = os.path.join(dump, "tokens.json")
+    if os.path.exists(tokens_path):
+        with open(tokens_path, encoding="utf-8") as f:
+            dumped = json.load(f)
+        try:
+            run_ids = [t["id"] for t in dumped[0]]
+            if run_ids != ids:
+                problems.append(f"run's tokens.json ids {run_ids} differ from tokenize's {ids}")
+            segments = [t.get("segment") for t in dumped[0]]
+            if None not in segments and segments != types:
+                problems.append(f"run's tokens.json segments {segments} differ from tokenize's type ids {types}")
+        except (KeyError, IndexError, TypeError):
+            pass
+    att_err = out_err = float("nan")
+    if got_att.shape != (L, 1, H, T, T):
+        problems.append(f"attention.npy shape {got_att.shape}, want {(L, 1, H, T, T)}")
+    else:
+        per_layer = [float(np.abs(got_att[l, 0] - att[l].numpy()).max()) for l in range(L)]
+        att_err = max(per_layer)
+        details.append("attention per layer " + " ".join(f"{e:.1e}" for e in per_layer))
+        if att_err > TOL:
+            problems.append("attention differs (layer " + ", ".join(
+                f"{l}: {e:.2e}" for l, e in enumerate(per_layer) if e > TOL) + ")")
+    if got_out.shape != (1, T, C):
+        problems.append(f"output.npy shape {got_out.shape}, want {(1, T, C)}")
+    else:
+        out_err = float(np.abs(got_out[0] - hidden.numpy()).max())
+        if out_err > TOL:
+            problems.append(f"output differs by {out_err:.2e}")
+    # Masked-language-model predictions
+    fill_err, fill_preds, fill_pos = None, [], None
+    with open(run_json, encoding="utf-8") as f:
+        run = json.load(f)
+    fills = run.get("mask_fills") or []
+    if cname == "mask":
+        if m["mask_id"] not in ids:
+            problems.append(f"mask token {m['mask_id']} not in ids {ids}")
+        elif m["head"]:
+            pos = ids.index(m["mask_id"])
+            probs = torch.softmax(logits[pos], -1)
+            top = torch.topk(probs, 6)
+            want = [int(i) for i in top.indices[:5]]
+            gap = float(top.values[4] - top.values[5])
+            entry = [f for f in fills if f.get("position") == pos]
+            if not entry:
+                problems.append(f"no mask_fills entry at position {pos} (got {[f.get('position') for f in fills]})")
+            else:
+                preds = entry[0].get("predictions", [])
+                got_ids = [p["id"] for p in preds[:5]]
+                # Equal ids in order; a swap is accepted only between probabilities within TOL (ties).
+                same = (len(got_ids) == 5 and len(set(got_ids)) == 5
+                        and all(0 <= g < probs.shape[0] for g in got_ids)
+                        and all(abs(float(probs[g]) - float(probs[w_])) <= TOL for g, w_ in zip(got_ids, want)))
+                if not same:
+                    problems.append(f"mask top-5 {got_ids}, want {want} (5th-6th gap {gap:.1e})")
+                known = [p for p in preds[:5] if 0 <= p["id"] < probs.shape[0]]
+                fill_preds, fill_pos = known, pos
+                fill_err = max((abs(p["p"] - float(probs[p["id"]])) for p in known), default=float("nan"))
+                if not fill_err <= P_TOL:
+                    problems.append(f"mask probabilities differ by {fill_err:.2e}")
+            if len(fills) != 1:
+                problems.append(f"{len(fills)} mask_fills entries, want 1")
+        else:
+            if fills:
+                problems.append(f"mask_fills present for a model without an MLM head: {fills}")
+            notices = run.get("notices") or []
+            if not any("masked" in str(n).lower() for n in notices):
+                problems.append(f"no notice about the missing masked-language-model head (notices {notices})")
+    elif fills:
+        problems.append(f"mask_fills present without a mask token: {fills}")
+    summary = f"T={T} attention {att_err:.2e} output {out_err:.2e}"
+    if fill_err is not None:
+        summary += f" mask_fills p {fill_err:.2e}"
+    if problems and got_att.shape == (L, 1, H, T, T) and got_out.shape == (1, T, C):
+        matched = []
+        for name, kw in alternatives(m, types):
+            alt = run_alt(m, ids, types, kw)
+            if alt is None:
+                continue
+            a_err = float(np.abs(got_att[:, 0] - alt[0].numpy()).max())
+            o_err = float(np.abs(got_out[0] - alt[1].numpy()).max())
+            p_err = 0.0
+            if fill_preds and alt[2] is not None:
+                alt_probs = torch.softmax(alt[2][fill_pos], -1)
+                p_err = max(abs(p["p"] - float(alt_probs[p["id"]])) for p in fill_preds)
+            if a_err <= TOL and o_err <= TOL and p_err <= P_TOL:
+                matched.append(name)
+        if matched:
+            details.append("the CLI matches: " + "; ".join(matched))
+    if problems:
+        return False, f"FAIL {label}: {summary}: " + "; ".join(problems) + " [" + "; ".join(details) + "]"
+    return True, f"ok   {label}: {summary} [{'; '.join(details)}]"
+
+
+def last_line(s):
+    lines = [l for l in s.strip().splitlines() if l.strip()]
+    return lines[-1] if lines else "(no message)"
+
+
+def self_check():
+    """The hand-written BertLayer against torch.nn's post-LayerNorm TransformerEncoderLayer and
+    MultiheadAttention with the same weights: guards the reference itself."""
+    w = {k: v for k, v in bert_weights(99).items()}
+    w = {k: torch.from_numpy(v) for k, v in w.items()}
+    p = "bert.encoder.layer.0."
+    x = torch.from_numpy(np.random.default_rng(5).normal(0, 1, (9, C)))
+    a, y = bert_layer(w, p, x, gelu)
+    layer = torch.nn.TransformerEncoderLayer(C, H, I, dropout=0.0, activation="gelu", layer_norm_eps=EPS,
+                                             batch_first=True, norm_first=False).double().eval()
+    q, k, v = (p + "attention.self." + n for n in ("query", "key", "value"))
+    with torch.no_grad():
+        sa = layer.self_attn
+        sa.in_proj_weight.copy_(torch.cat([w[q + ".weight"], w[k + ".weight"], w[v + ".weight"]]))
+        sa.in_proj_bias.copy_(torch.cat([w[q + ".bias"], w[k + ".bias"], w[v + ".bias"]]))
+        for mod, name in ((sa.out_proj, "attention.output.dense"), (layer.linear1, "intermediate.dense"),
+                          (layer.linear2, "output.dense"), (layer.norm1, "attention.output.LayerNorm"),
+                          (layer.norm2, "output.LayerNorm")):
+            mod.weight.copy_(w[p + name + ".weight"])
+            mod.bias.copy_(w[p + name + ".bias"])
+        want_y = layer(x[None])[0]
+        _, want_a = sa(x[None], x[None], x[None], need_weights=True, average_attn_weights=False)
+    errs = float((y - want_y).abs().max()), float((a - want_a[0]).abs().max())
+    return max(errs) < 1e-10, errs
+
+
+def main():
+    cli = sys.argv[1]
+    ok, errs = self_check()
+    if not ok:
+        print(f"FAIL reference self-check against torch.nn.TransformerEncoderLayer: {errs}")
+        return 1
+    keep = sys.argv[2] if len(sys.argv) > 2 else None
+    with tempfile.TemporaryDirectory() as tmp:
+        root = keep or tmp
+        os.makedirs(root, exist_ok=True)
+        models = make_models(root)
+        results = []
+        for m in models:
+            for case in m["cases"]:
+                results.append(check_case(cli, m, case, tmp))
+                print(results[-1][1], flush=True)
+    failures = sum(1 for ok, _ in results if not ok)
+    print("ok" if not failures else f"{failures} of {len(results)} case(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
