@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// ALBERT (Hugging Face's AlbertModel / AlbertForMaskedLM / …): factorised embeddings (embedding_size
-// projected to hidden_size) and one group of post-norm layers whose weights every layer reuses:
-// the albert family.
+// ALBERT (Hugging Face's AlbertModel / AlbertForMaskedLM / …): factorised embeddings
+// (embedding_size projected to hidden_size) and one group of post-norm layers whose weights every
+// layer reuses: the albert family.
 #include "models/bert.h"
 #include "models/encoder_family.h"
 #include "models/transformer_model.h"
@@ -31,16 +31,9 @@ struct AlbertLayer {
         outNorm(addModule(root, p + "full_layer_layer_norm", LayerNorm(C, eps))) {}
 
   PostNormEncoderParts parts() const {
-    return {[m = q](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = k](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = v](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = o](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = attnNorm](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = up](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = down](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = outNorm](const torch::Tensor& x) mutable { return m->forward(x); },
-            {"attention.query", "attention.key", "attention.value", "attention.dense", "attention.LayerNorm", "ffn",
-             "ffn_output", "full_layer_layer_norm"}};
+    return postNormParts(q, k, v, o, attnNorm, up, down, outNorm,
+                         {"attention.query", "attention.key", "attention.value", "attention.dense",
+                          "attention.LayerNorm", "ffn", "ffn_output", "full_layer_layer_norm"});
   }
 };
 
@@ -52,27 +45,36 @@ class AlbertFamily final : public EncoderFamily {
     m_width = c.integer({"hidden_size"}, 1, 1 << 16);
     m_layers = c.integer({"num_hidden_layers"}, 1, 256);
     m_heads = c.integer({"num_attention_heads"}, 1, 1024);
-    if (m_width % m_heads != 0) c.fail("num_attention_heads (" + std::to_string(m_heads) + ") must divide hidden_size (" + std::to_string(m_width) + ")");
+    if (m_width % m_heads != 0)
+      c.fail("num_attention_heads (" + std::to_string(m_heads) + ") must divide hidden_size (" +
+             std::to_string(m_width) + ")");
     const int inner = c.integer({"intermediate_size"}, 1, 1 << 18);
     m_positions = c.integer({"max_position_embeddings"}, 1, 1 << 20);
     const int types = c.integer({"type_vocab_size"}, 0, 1 << 10, 2);
     const int embedding = c.integer({"embedding_size"}, 1, 1 << 16, 128);
     m_groups = c.integer({"num_hidden_groups"}, 1, 256, 1);
     m_inner = c.integer({"inner_group_num"}, 1, 64, 1);
-    if (m_layers % m_groups != 0) c.fail("num_hidden_groups (" + std::to_string(m_groups) + ") must divide num_hidden_layers (" + std::to_string(m_layers) + ")");
+    if (m_layers % m_groups != 0)
+      c.fail("num_hidden_groups (" + std::to_string(m_groups) +
+             ") must divide num_hidden_layers (" + std::to_string(m_layers) + ")");
     const double eps = c.number("layer_norm_eps", 1e-12);
     m_act = parseActivation(c.string("hidden_act", "gelu_new"), c.source() + ": hidden_act");
     checkVocabulary(m_vocab);
 
     torch::nn::Module& root = *m_root;
     m_word = addModule(root, "embeddings.word_embeddings", EmbeddingTable(m_vocab, embedding));
-    m_position = addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, embedding));
-    if (types > 0) m_type = addModule(root, "embeddings.token_type_embeddings", EmbeddingTable(types, embedding));
+    m_position =
+        addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, embedding));
+    if (types > 0)
+      m_type =
+          addModule(root, "embeddings.token_type_embeddings", EmbeddingTable(types, embedding));
     m_embedNorm = addModule(root, "embeddings.LayerNorm", LayerNorm(embedding, eps));
     m_project = addModule(root, "encoder.embedding_hidden_mapping_in", Linear(embedding, m_width));
     for (int g = 0; g < m_groups; ++g) {
       for (int j = 0; j < m_inner; ++j) {
-        m_shared.emplace_back(root, "encoder.albert_layer_groups." + std::to_string(g) + ".albert_layers." + std::to_string(j) + ".",
+        m_shared.emplace_back(root,
+                              "encoder.albert_layer_groups." + std::to_string(g) +
+                                  ".albert_layers." + std::to_string(j) + ".",
                               m_width, inner, eps);
       }
     }
@@ -119,7 +121,8 @@ class AlbertFamily final : public EncoderFamily {
   }
 
  private:
-  int m_vocab = 0, m_width = 0, m_layers = 0, m_heads = 0, m_positions = 0, m_groups = 1, m_inner = 1;
+  int m_vocab = 0, m_width = 0, m_layers = 0, m_heads = 0, m_positions = 0, m_groups = 1,
+      m_inner = 1;
   Activation m_act = Activation::GeluTanh;
   std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
   EmbeddingTable m_word{nullptr}, m_position{nullptr}, m_type{nullptr};

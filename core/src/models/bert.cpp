@@ -20,7 +20,8 @@ enum class Flavour { Bert, Roberta, Electra };
 /// encoder.layer.{i}: attention.self.{query,key,value}, attention.output.{dense,LayerNorm},
 /// intermediate.dense, output.{dense,LayerNorm}.
 struct BertLayer {
-  Linear query{nullptr}, key{nullptr}, value{nullptr}, attnDense{nullptr}, up{nullptr}, down{nullptr};
+  Linear query{nullptr}, key{nullptr}, value{nullptr}, attnDense{nullptr}, up{nullptr},
+      down{nullptr};
   LayerNorm attnNorm{nullptr}, outNorm{nullptr};
 
   BertLayer(torch::nn::Module& root, const std::string& p, int64_t C, int64_t I, double eps)
@@ -34,28 +35,25 @@ struct BertLayer {
         outNorm(addModule(root, p + "output.LayerNorm", LayerNorm(C, eps))) {}
 
   PostNormEncoderParts parts() const {
-    return {[q = query](const torch::Tensor& x) mutable { return q->forward(x); },
-            [k = key](const torch::Tensor& x) mutable { return k->forward(x); },
-            [v = value](const torch::Tensor& x) mutable { return v->forward(x); },
-            [o = attnDense](const torch::Tensor& x) mutable { return o->forward(x); },
-            [n = attnNorm](const torch::Tensor& x) mutable { return n->forward(x); },
-            [u = up](const torch::Tensor& x) mutable { return u->forward(x); },
-            [d = down](const torch::Tensor& x) mutable { return d->forward(x); },
-            [n = outNorm](const torch::Tensor& x) mutable { return n->forward(x); },
-            {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
-             "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm"}};
+    return postNormParts(query, key, value, attnDense, attnNorm, up, down, outNorm,
+                         {"attention.self.query", "attention.self.key", "attention.self.value",
+                          "attention.output.dense", "attention.output.LayerNorm",
+                          "intermediate.dense", "output.dense", "output.LayerNorm"});
   }
 };
 
 class BertFamily final : public EncoderFamily {
  public:
-  BertFamily(const std::string& folder, Flavour flavour) : EncoderFamily(folder), m_flavour(flavour) {
+  BertFamily(const std::string& folder, Flavour flavour)
+      : EncoderFamily(folder), m_flavour(flavour) {
     const ConfigReader& c = m_config;
     m_vocab = c.integer({"vocab_size"}, 1, 1 << 22);
     m_width = c.integer({"hidden_size"}, 1, 1 << 16);
     m_layers = c.integer({"num_hidden_layers"}, 1, 256);
     m_heads = c.integer({"num_attention_heads"}, 1, 1024);
-    if (m_width % m_heads != 0) c.fail("num_attention_heads (" + std::to_string(m_heads) + ") must divide hidden_size (" + std::to_string(m_width) + ")");
+    if (m_width % m_heads != 0)
+      c.fail("num_attention_heads (" + std::to_string(m_heads) + ") must divide hidden_size (" +
+             std::to_string(m_width) + ")");
     const int inner = c.integer({"intermediate_size"}, 1, 1 << 18);
     m_positions = c.integer({"max_position_embeddings"}, 1, 1 << 20);
     const int types = c.integer({"type_vocab_size"}, 0, 1 << 10, 2);
@@ -64,35 +62,50 @@ class BertFamily final : public EncoderFamily {
     m_act = parseActivation(c.string("hidden_act", "gelu"), c.source() + ": hidden_act");
     m_padding = c.integer({"pad_token_id"}, 0, 1 << 22, flavour == Flavour::Roberta ? 1 : 0);
     checkVocabulary(m_vocab);
-    const std::string prefix = flavour == Flavour::Bert ? "bert." : flavour == Flavour::Roberta ? "roberta." : "electra.";
+    const std::string prefix = flavour == Flavour::Bert      ? "bert."
+                               : flavour == Flavour::Roberta ? "roberta."
+                                                             : "electra.";
 
     torch::nn::Module& root = *m_root;
     m_word = addModule(root, "embeddings.word_embeddings", EmbeddingTable(m_vocab, embedding));
-    m_position = addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, embedding));
-    if (types > 0) m_type = addModule(root, "embeddings.token_type_embeddings", EmbeddingTable(types, embedding));
+    m_position =
+        addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, embedding));
+    if (types > 0)
+      m_type =
+          addModule(root, "embeddings.token_type_embeddings", EmbeddingTable(types, embedding));
     m_embedNorm = addModule(root, "embeddings.LayerNorm", LayerNorm(embedding, eps));
-    if (embedding != m_width) m_project = addModule(root, "embeddings_project", Linear(embedding, m_width));
-    for (int l = 0; l < m_layers; ++l) m_blocks.emplace_back(root, "encoder.layer." + std::to_string(l) + ".", m_width, inner, eps);
+    if (embedding != m_width)
+      m_project = addModule(root, "embeddings_project", Linear(embedding, m_width));
+    for (int l = 0; l < m_layers; ++l)
+      m_blocks.emplace_back(root, "encoder.layer." + std::to_string(l) + ".", m_width, inner, eps);
     // The masked-language-model head, when the checkpoint has one (not a BertModel's or ELECTRA's).
     const std::string head = flavour == Flavour::Roberta ? "lm_head." : "cls.predictions.";
     if (flavour != Flavour::Electra && hasTensor(head + "bias", prefix)) {
       const bool roberta = flavour == Flavour::Roberta;
-      m_headDense = addModule(root, head + (roberta ? "dense" : "transform.dense"), Linear(m_width, embedding));
-      m_headNorm = addModule(root, head + (roberta ? "layer_norm" : "transform.LayerNorm"), LayerNorm(embedding, eps));
+      m_headDense = addModule(root, head + (roberta ? "dense" : "transform.dense"),
+                              Linear(m_width, embedding));
+      m_headNorm = addModule(root, head + (roberta ? "layer_norm" : "transform.LayerNorm"),
+                             LayerNorm(embedding, eps));
       m_headBias = addParameter(root, head + "bias", torch::empty({m_vocab}));
       m_headAct = roberta ? Activation::Gelu : m_act;
     }
     WeightRules rules;
-    rules.family = flavour == Flavour::Bert ? "BERT" : flavour == Flavour::Roberta ? "RoBERTa" : "ELECTRA";
+    rules.family = flavour == Flavour::Bert      ? "BERT"
+                   : flavour == Flavour::Roberta ? "RoBERTa"
+                                                 : "ELECTRA";
     rules.prefixes = {prefix};
-    rules.ignoredNames = {head + "decoder.weight", head + "decoder.bias"};  // tied to the word embeddings
+    rules.ignoredNames = {head + "decoder.weight",
+                          head + "decoder.bias"};  // tied to the word embeddings
     load(root, rules, c.source());
   }
 
   ModelInfo info() const override {
-    const char* kind = m_flavour == Flavour::Bert ? "bert" : m_flavour == Flavour::Roberta ? "roberta" : "electra";
-    ModelInfo i = encoderInfo(kind, m_layers, m_heads, m_width,
-                              m_flavour == Flavour::Roberta ? m_positions - m_padding - 1 : m_positions);
+    const char* kind = m_flavour == Flavour::Bert      ? "bert"
+                       : m_flavour == Flavour::Roberta ? "roberta"
+                                                       : "electra";
+    ModelInfo i =
+        encoderInfo(kind, m_layers, m_heads, m_width,
+                    m_flavour == Flavour::Roberta ? m_positions - m_padding - 1 : m_positions);
     i.parameterBytes = parameterBytes(*m_root);
     if (!m_headDense) i.maskToken.clear();
     return i;
@@ -110,8 +123,8 @@ class BertFamily final : public EncoderFamily {
   }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
-    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads, m_act, ctx.mask,
-                                ctx.buffers, *ctx.rec);
+    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads,
+                                m_act, ctx.mask, ctx.buffers, *ctx.rec);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {
@@ -135,13 +148,16 @@ class BertFamily final : public EncoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openBertFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Bert), name);
+  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Bert),
+                                            name);
 }
 std::shared_ptr<Model> openRobertaFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Roberta), name);
+  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Roberta),
+                                            name);
 }
 std::shared_ptr<Model> openElectraFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Electra), name);
+  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, Flavour::Electra),
+                                            name);
 }
 
 }  // namespace attnscope

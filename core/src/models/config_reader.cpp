@@ -14,13 +14,19 @@ ConfigReader ConfigReader::fromFile(const std::string& path) {
   return ConfigReader(std::move(j), path);
 }
 
-ConfigReader::ConfigReader(nlohmann::json json, std::string source) : m_json(std::move(json)), m_source(std::move(source)) {}
+ConfigReader::ConfigReader(nlohmann::json json, std::string source)
+    : m_json(std::move(json)), m_source(std::move(source)) {}
 
-void ConfigReader::fail(const std::string& what) const { throw Error(ErrorKind::Format, m_source + ": " + what); }
+void ConfigReader::fail(const std::string& what) const {
+  throw Error(ErrorKind::Format, m_source + ": " + what);
+}
 
-bool ConfigReader::has(const std::string& key) const { return m_json.contains(key) && !m_json[key].is_null(); }
+bool ConfigReader::has(const std::string& key) const {
+  return m_json.contains(key) && !m_json[key].is_null();
+}
 
-const nlohmann::json* ConfigReader::find(const std::vector<std::string>& keys, std::string* found) const {
+const nlohmann::json* ConfigReader::find(const std::vector<std::string>& keys,
+                                         std::string* found) const {
   for (const std::string& k : keys) {
     if (has(k)) {
       *found = k;
@@ -35,16 +41,18 @@ int ConfigReader::integer(const std::vector<std::string>& keys, int min, int max
   const nlohmann::json* v = find(keys, &key);
   if (!v) fail("missing \"" + keys.front() + "\"");
   // Whole numbers only: 64.0 is accepted as JSON writes it, 64.5 and true are not.
-  const bool whole = v->is_number_integer() || (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
+  const bool whole = v->is_number_integer() ||
+                     (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
   const double d = whole ? v->get<double>() : 0;
   if (!whole || d < min || d > max) {
-    fail("\"" + key + "\" must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
-         ", got " + v->dump());
+    fail("\"" + key + "\" must be a whole number from " + std::to_string(min) + " to " +
+         std::to_string(max) + ", got " + v->dump());
   }
   return static_cast<int>(d);
 }
 
-int ConfigReader::integer(const std::vector<std::string>& keys, int min, int max, int fallback) const {
+int ConfigReader::integer(const std::vector<std::string>& keys, int min, int max,
+                          int fallback) const {
   std::string key;
   return find(keys, &key) ? integer(keys, min, max) : fallback;
 }
@@ -63,7 +71,8 @@ std::string ConfigReader::string(const std::string& key, const std::string& fall
 
 bool ConfigReader::flag(const std::string& key, bool fallback) const {
   if (!has(key)) return fallback;
-  if (!m_json[key].is_boolean()) fail("\"" + key + "\" must be true or false, got " + m_json[key].dump());
+  if (!m_json[key].is_boolean())
+    fail("\"" + key + "\" must be true or false, got " + m_json[key].dump());
   return m_json[key].get<bool>();
 }
 

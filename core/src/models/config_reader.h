@@ -10,7 +10,8 @@ namespace attnscope {
 
 /// Typed, checked access to a Hugging Face config.json, so every family reads its fields the same
 /// way: integers are whole numbers in range (no fractions, no booleans), and a message names the
-/// file and the field ("config.json: \"hidden_size\" must be a whole number from 1 to 1048576, got 64.5").
+/// file and the field ("config.json: \"hidden_size\" must be a whole number from 1 to 1048576,
+/// got 64.5").
 class ConfigReader final {
  public:
   /// Throws Error(Io) when unreadable, Error(Format) when not a JSON object.

@@ -29,16 +29,10 @@ struct DistilBertLayer {
         outNorm(addModule(root, p + "output_layer_norm", LayerNorm(C, 1e-12))) {}
 
   PostNormEncoderParts parts() const {
-    return {[m = q](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = k](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = v](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = o](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = saNorm](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = up](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = down](const torch::Tensor& x) mutable { return m->forward(x); },
-            [m = outNorm](const torch::Tensor& x) mutable { return m->forward(x); },
-            {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin", "sa_layer_norm",
-             "ffn.lin1", "ffn.lin2", "output_layer_norm"}};
+    return postNormParts(
+        q, k, v, o, saNorm, up, down, outNorm,
+        {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
+         "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"});
   }
 };
 
@@ -50,7 +44,9 @@ class DistilBertFamily final : public EncoderFamily {
     m_width = c.integer({"dim", "hidden_size"}, 1, 1 << 16);
     m_layers = c.integer({"n_layers", "num_hidden_layers"}, 1, 256);
     m_heads = c.integer({"n_heads", "num_attention_heads"}, 1, 1024);
-    if (m_width % m_heads != 0) c.fail("n_heads (" + std::to_string(m_heads) + ") must divide dim (" + std::to_string(m_width) + ")");
+    if (m_width % m_heads != 0)
+      c.fail("n_heads (" + std::to_string(m_heads) + ") must divide dim (" +
+             std::to_string(m_width) + ")");
     const int inner = c.integer({"hidden_dim", "intermediate_size"}, 1, 1 << 18);
     m_positions = c.integer({"max_position_embeddings"}, 1, 1 << 20);
     m_act = parseActivation(c.string("activation", "gelu"), c.source() + ": activation");
@@ -58,9 +54,11 @@ class DistilBertFamily final : public EncoderFamily {
 
     torch::nn::Module& root = *m_root;
     m_word = addModule(root, "embeddings.word_embeddings", EmbeddingTable(m_vocab, m_width));
-    m_position = addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, m_width));
+    m_position =
+        addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, m_width));
     m_embedNorm = addModule(root, "embeddings.LayerNorm", LayerNorm(m_width, 1e-12));
-    for (int l = 0; l < m_layers; ++l) m_blocks.emplace_back(root, "transformer.layer." + std::to_string(l) + ".", m_width, inner);
+    for (int l = 0; l < m_layers; ++l)
+      m_blocks.emplace_back(root, "transformer.layer." + std::to_string(l) + ".", m_width, inner);
     if (hasTensor("vocab_transform.weight", "distilbert.")) {
       m_headDense = addModule(root, "vocab_transform", Linear(m_width, m_width));
       m_headNorm = addModule(root, "vocab_layer_norm", LayerNorm(m_width, 1e-12));
@@ -87,8 +85,8 @@ class DistilBertFamily final : public EncoderFamily {
   }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
-    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads, m_act, ctx.mask,
-                                ctx.buffers, *ctx.rec);
+    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads,
+                                m_act, ctx.mask, ctx.buffers, *ctx.rec);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {

@@ -16,7 +16,8 @@ EncoderFamily::EncoderFamily(const std::string& folder)
   ensureRuntime();
 }
 
-std::vector<Token> EncoderFamily::tokenizePair(const std::string& text, const std::string& pair) const {
+std::vector<Token> EncoderFamily::tokenizePair(const std::string& text,
+                                               const std::string& pair) const {
   return m_tokenizer.encodePair(text, pair);
 }
 
@@ -28,7 +29,8 @@ std::optional<int64_t> EncoderFamily::maskTokenId() const {
 std::vector<std::string> EncoderFamily::notices() const {
   if (m_ignored.empty()) return {};
   std::string list;
-  for (std::size_t i = 0; i < m_ignored.size() && i < 4; ++i) list += (i ? ", " : "") + m_ignored[i];
+  for (std::size_t i = 0; i < m_ignored.size() && i < 4; ++i)
+    list += (i ? ", " : "") + m_ignored[i];
   if (m_ignored.size() > 4) list += ", …";
   return {"the checkpoint's " + std::to_string(m_ignored.size()) +
           " tensor(s) of a task head are not used for attention and were ignored: " + list};
@@ -38,9 +40,11 @@ void EncoderFamily::checkRequest(const RunRequest& request) const {
   TransformerFamily::checkRequest(request);
 }
 
-Embedded EncoderFamily::embed(const BatchInput& batch, const RunRequest&, const torch::Device& device) {
+Embedded EncoderFamily::embed(const BatchInput& batch, const RunRequest&,
+                              const torch::Device& device) {
   const int64_t B = static_cast<int64_t>(batch.tokens.size()), T = batch.maxQuery;
-  torch::Tensor ids = torch::zeros({B, T}, torch::kLong), types = torch::zeros({B, T}, torch::kLong);
+  torch::Tensor ids = torch::zeros({B, T}, torch::kLong),
+                types = torch::zeros({B, T}, torch::kLong);
   auto idAt = ids.accessor<int64_t, 2>();
   auto typeAt = types.accessor<int64_t, 2>();
   for (int64_t b = 0; b < B; ++b) {
@@ -53,7 +57,8 @@ Embedded EncoderFamily::embed(const BatchInput& batch, const RunRequest&, const 
   return {embedTokens(ids.to(device), types.to(device)), {}};
 }
 
-ModelInfo EncoderFamily::encoderInfo(const std::string& kind, int layers, int heads, int width, int positions) const {
+ModelInfo EncoderFamily::encoderInfo(const std::string& kind, int layers, int heads, int width,
+                                     int positions) const {
   ModelInfo i;
   i.kind = kind;
   i.name = kind;
@@ -70,8 +75,9 @@ ModelInfo EncoderFamily::encoderInfo(const std::string& kind, int layers, int he
 
 void EncoderFamily::checkVocabulary(int vocabSize) const {
   if (m_tokenizer.vocabSize() > static_cast<std::size_t>(vocabSize)) {
-    throw Error(ErrorKind::Format, m_tokenizer.source() + " has " + std::to_string(m_tokenizer.vocabSize()) +
-                                       " tokens but " + m_config.source() + " says vocab_size " +
+    throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
+                                       std::to_string(m_tokenizer.vocabSize()) + " tokens but " +
+                                       m_config.source() + " says vocab_size " +
                                        std::to_string(vocabSize));
   }
 }

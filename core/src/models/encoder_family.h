@@ -18,12 +18,15 @@ namespace attnscope {
 /// listed once. A family adds its modules, embedIds and layer.
 class EncoderFamily : public TransformerFamily {
  public:
-  std::vector<Token> tokenize(const std::string& text) const override { return m_tokenizer.encode(text); }
+  std::vector<Token> tokenize(const std::string& text) const override {
+    return m_tokenizer.encode(text);
+  }
   std::vector<Token> tokenizePair(const std::string& text, const std::string& pair) const override;
   Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
   std::optional<int64_t> maskTokenId() const override;
   std::vector<std::string> notices() const override;
-  Embedded embed(const BatchInput& batch, const RunRequest& request, const torch::Device& device) override;
+  Embedded embed(const BatchInput& batch, const RunRequest& request,
+                 const torch::Device& device) override;
   void checkRequest(const RunRequest& request) const override;
 
  protected:
@@ -31,7 +34,8 @@ class EncoderFamily : public TransformerFamily {
   /// ids, typeIds: [B, T] int64 -> [B, T, C] (embeddings, their LayerNorm, any projection).
   virtual torch::Tensor embedTokens(const torch::Tensor& ids, const torch::Tensor& typeIds) = 0;
   /// The ModelInfo fields every encoder shares.
-  ModelInfo encoderInfo(const std::string& kind, int layers, int heads, int width, int positions) const;
+  ModelInfo encoderInfo(const std::string& kind, int layers, int heads, int width,
+                        int positions) const;
   /// Refuses a tokenizer with more tokens than the embedding has rows, naming both.
   void checkVocabulary(int vocabSize) const;
   /// Whether the checkpoint holds a tensor of that name (with or without the family's prefix).

@@ -30,7 +30,9 @@ class EmbeddingTableImpl : public torch::nn::Module {
   EmbeddingTableImpl(int64_t rows, int64_t dim)
       : weight(register_parameter("weight", torch::empty({rows, dim}), /*requires_grad=*/false)) {}
   /// ids: int64 any shape -> [..., dim] float32
-  torch::Tensor forward(const torch::Tensor& ids) { return torch::embedding(weight, ids).to(torch::kFloat); }
+  torch::Tensor forward(const torch::Tensor& ids) {
+    return torch::embedding(weight, ids).to(torch::kFloat);
+  }
 
   torch::Tensor weight;
 };

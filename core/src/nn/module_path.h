@@ -38,9 +38,11 @@ Holder addModule(torch::nn::Module& root, const std::string& path, Holder child)
 }
 
 /// Registers a bare parameter under a dotted path ("cls.predictions.bias").
-inline torch::Tensor addParameter(torch::nn::Module& root, const std::string& path, torch::Tensor value) {
+inline torch::Tensor addParameter(torch::nn::Module& root, const std::string& path,
+                                  torch::Tensor value) {
   const std::size_t dot = path.rfind('.');
-  torch::nn::Module& parent = dot == std::string::npos ? root : containerAt(root, path.substr(0, dot));
+  torch::nn::Module& parent =
+      dot == std::string::npos ? root : containerAt(root, path.substr(0, dot));
   return parent.register_parameter(path.substr(dot == std::string::npos ? 0 : dot + 1), value,
                                    /*requires_grad=*/false);
 }

@@ -9,9 +9,9 @@
 
 namespace attnscope {
 
-torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& p, int64_t heads,
-                                   Activation act, const torch::Tensor& mask, const AttentionBuffers& buffers,
-                                   TraceRecorder& rec) {
+torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& p,
+                                   int64_t heads, Activation act, const torch::Tensor& mask,
+                                   const AttentionBuffers& buffers, TraceRecorder& rec) {
   const auto name = [&](std::size_t i) { return "self." + p.names[i]; };
   const int xStep = rec.record("x", "x", "input", x);
   torch::Tensor q = p.query(x), k = p.key(x), v = p.value(x);
@@ -31,7 +31,8 @@ torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoder
   sdpa.buffers = buffers;
   const ScaledDotProduct out = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
   const torch::Tensor merged = mergeHeads(out.values);
-  int s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, C)", "merge_heads", merged, {out.valuesStep});
+  int s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, C)", "merge_heads", merged,
+                     {out.valuesStep});
   torch::Tensor h = p.attentionOutput(merged);
   s = rec.record("attn_out", name(3) + "(merged)", "linear", h, {s});
   h = h.add_(x);

@@ -30,6 +30,7 @@
 #include "attnscope/error.h"
 #include "attnscope/utf8.h"
 #include "io/file_io.h"
+#include "tokenizers/piece_labels.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ATTNSCOPE_SPM_UNDER_ASAN 1
@@ -254,32 +255,6 @@ std::string spaced(std::string_view piece) {
   return out;
 }
 
-/// Labels for pieces whose bytes may split characters (byte fallback): a run of byte pieces is
-/// labelled, piece by piece, with the whole character it spells, so no "<0xE2>" is shown.
-std::vector<std::string> labelsOf(const std::vector<std::string>& bytes) {
-  std::vector<std::string> labels(bytes.size());
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    if (isValidUtf8(bytes[i])) {
-      labels[i] = readableLabel(bytes[i]);
-      ++i;
-      continue;
-    }
-    std::string run = bytes[i];
-    std::size_t j = i + 1;
-    while (j < bytes.size() && j - i < 4 && !isValidUtf8(run)) run += bytes[j++];
-    if (!isValidUtf8(run)) {
-      labels[i] = readableLabel(bytes[i]);
-      ++i;
-      continue;
-    }
-    const std::string label = readableLabel(run);
-    for (std::size_t k = i; k < j; ++k) labels[k] = label;
-    i = j;
-  }
-  return labels;
-}
-
 struct Piece {
   int id = 0;
   std::string piece;
@@ -429,7 +404,7 @@ std::vector<Token> SentencePieceTokenizer::encode(const std::string& text) const
     }
     i = j;
   }
-  const std::vector<std::string> labels = labelsOf(modelBytes);
+  const std::vector<std::string> labels = pieceLabels(modelBytes);
   for (std::size_t i = 0; i < out.size(); ++i) out[i].label = labels[i];
   return out;
 }

@@ -47,7 +47,10 @@ TEST_P(LoadingMemory, OpeningAFolderHoldsNoSecondCopyOfTheWeights) {
   test::writeTinyGpt2(dir.path("small"), test::TinyGpt2{});
   ModelSpec small;
   small.source = dir.path("small");
-  ASSERT_NO_THROW(openModel(small)->run(RunRequest{{"he"}, {}, {}, {}, DeviceKind::Cpu}));
+  RunRequest warm;
+  warm.texts = {"he"};
+  warm.device = DeviceKind::Cpu;
+  ASSERT_NO_THROW(openModel(small)->run(warm));
 
   test::TinyGpt2 spec;
   spec.layers = 4;
@@ -73,7 +76,9 @@ TEST_P(LoadingMemory, OpeningAFolderHoldsNoSecondCopyOfTheWeights) {
   EXPECT_LE(model->info().parameterBytes, fileBytes);
 
   // Running touches every weight once; widened F16/BF16 copies last one layer at a time.
-  RunRequest request{{"he the"}, {}, {}, {}, DeviceKind::Cpu};
+  RunRequest request;
+  request.texts = {"he the"};
+  request.device = DeviceKind::Cpu;
   request.keepScores = false;
   ASSERT_NO_THROW(model->run(request));
   const uint64_t ran = residentBytes();

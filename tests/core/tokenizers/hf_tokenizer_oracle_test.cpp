@@ -152,7 +152,9 @@ TEST_P(OracleVectors, LabelsAreDecodedText) {
         if (contains(text, marker) || (control && std::string(marker) == "<0x")) continue;
         EXPECT_FALSE(contains(label, marker)) << GetParam() << " " << label << " in " << text;
       }
-      if (!contains(text, "##")) EXPECT_NE(label.rfind("##", 0), 0u) << label;
+      if (!contains(text, "##")) {
+        EXPECT_NE(label.rfind("##", 0), 0u) << label;
+      }
     }
   }
 }

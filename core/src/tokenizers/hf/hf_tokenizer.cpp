@@ -8,6 +8,7 @@
 #include "io/file_io.h"
 #include "tokenizers/hf/added_vocabulary.h"
 #include "tokenizers/hf/components.h"
+#include "tokenizers/piece_labels.h"
 
 namespace attnscope {
 
@@ -76,34 +77,6 @@ struct HfTokenizer::Impl {
 
 namespace {
 
-/// Labels for tokens whose bytes may split characters: a token whose bytes are a partial
-/// character (byte fallback, byte-level BPE) is labelled with the whole character(s) its run
-/// of tokens spells, so no "<0xE2>" reaches the user.
-std::vector<std::string> labelsOf(const std::vector<std::string>& bytes) {
-  std::vector<std::string> labels(bytes.size());
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    if (isValidUtf8(bytes[i])) {
-      labels[i] = readableLabel(bytes[i]);
-      ++i;
-      continue;
-    }
-    // Grow the run until its concatenation is valid UTF-8 (at most 4 extra tokens: one character).
-    std::string run = bytes[i];
-    std::size_t j = i + 1;
-    while (j < bytes.size() && j - i < 8 && !isValidUtf8(run)) run += bytes[j++];
-    if (!isValidUtf8(run)) {
-      labels[i] = readableLabel(bytes[i]);
-      ++i;
-      continue;
-    }
-    const std::string label = readableLabel(run);
-    for (std::size_t k = i; k < j; ++k) labels[k] = label;
-    i = j;
-  }
-  return labels;
-}
-
 std::unique_ptr<hf::Normalizer> optionalNormalizer(const nlohmann::json& j, const char* key) {
   return j.contains(key) && !j[key].is_null() ? hf::makeNormalizer(j[key]) : nullptr;
 }
@@ -157,7 +130,7 @@ HfEncoding HfTokenizer::encodeIds(const std::string& text, const std::string* pa
   std::vector<std::string> bytes;
   for (std::size_t i = 0; i < tokens.size(); ++i)
     bytes.push_back(m_impl->bytesOf(tokens[i], i == 0));
-  out.labels = labelsOf(bytes);
+  out.labels = pieceLabels(bytes);
   for (const EncodedToken& t : tokens) {
     out.ids.push_back(t.id);
     out.tokens.push_back(t.value);
@@ -226,7 +199,7 @@ Token HfTokenizer::tokenOf(int64_t id) const {
     return t;
   }
   t.text = m_impl->bytesOf(e, false);
-  t.label = labelsOf({t.text}).front();
+  t.label = pieceLabels({t.text}).front();
   return t;
 }
 
