@@ -5,12 +5,22 @@
 #include <QIcon>
 #include <QTimer>
 
+#include <string>
+#include <vector>
+
+#include "command_line.h"
 #include "document.h"
 #include "main_window.h"
 #include "settings.h"
 
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
+  // Qt would swallow "--session FILE" as X11 session management: hand it the joined form.
+  std::vector<std::string> args = attnscope::gui::sessionSafeArguments(argc, argv);
+  std::vector<char*> argvSafe;
+  for (std::string& a : args) argvSafe.push_back(a.data());
+  argvSafe.push_back(nullptr);
+  int argcSafe = static_cast<int>(args.size());
+  QApplication app(argcSafe, argvSafe.data());
   QApplication::setOrganizationName(QStringLiteral("attnscope"));
   QApplication::setApplicationName(QStringLiteral("attnscope"));
   QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));

@@ -16,10 +16,12 @@ rm -f "$shot" "$log"
 # Keep the user's settings out of it.
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
+session="$home/smoke-session.attnscope"
+cp "$(dirname "$0")/../fuzz/corpus/session_file/valid_toy.attnscope" "$session"
 
 inner=$(cat <<'INNER'
 set -uo pipefail
-app=$1; shot=$2
+app=$1; shot=$2; session=$3
 have_xdotool=0
 command -v xdotool >/dev/null && have_xdotool=1
 args=(--text "The cat sat on the mat." --text "Attention is all you need.")
@@ -46,12 +48,23 @@ if kill -0 "$pid" 2>/dev/null; then echo "FAIL: attnscope did not quit"; kill -9
 wait "$pid"
 rc=$?
 echo "exit code $rc"
-exit $rc
+[[ $rc == 0 ]] || exit $rc
+# The README's "--session FILE" form (Qt itself takes -session for X11 session management).
+if [[ $have_xdotool == 1 ]]; then
+  "$app" --session "$session" --quit-after 6000 &
+  pid=$!
+  if ! xdotool search --sync --limit 1 --onlyvisible --name 'smoke-session.attnscope' >/dev/null 2>&1; then
+    echo "FAIL: --session FILE did not open smoke-session.attnscope"; kill "$pid"; exit 1
+  fi
+  echo "--session FILE opened the session"
+  wait "$pid"
+fi
+exit 0
 INNER
 )
 
 HOME="$home" XDG_CONFIG_HOME="$home/.config" QT_QPA_PLATFORM=xcb \
-  xvfb-run -a -s "-screen 0 1600x1000x24" bash -c "$inner" smoke "$app" "$shot" >"$log" 2>&1
+  xvfb-run -a -s "-screen 0 1600x1000x24" bash -c "$inner" smoke "$app" "$shot" "$session" >"$log" 2>&1
 rc=$?
 cat "$log"
 if [[ $rc -ne 0 ]]; then echo "FAIL: the window run failed (exit $rc)"; exit 1; fi
