@@ -75,6 +75,20 @@ def write_safetensors(path, tensors, dtype):
     return stored
 
 
+def write_bin(path, tensors):
+    """pytorch_model.bin as Hugging Face saves it: torch.save of a module's state_dict (an
+    OrderedDict carrying _metadata). Returns the float32-rounded tensors as float64."""
+    sd = torch.nn.Module().state_dict()  # an OrderedDict with _metadata, like every state_dict()
+    stored = {}
+    for name in sorted(tensors):
+        t = torch.from_numpy(np.ascontiguousarray(tensors[name].astype("<f4")))
+        sd[name] = t
+        stored[name] = t.double()
+    assert hasattr(sd, "_metadata")
+    torch.save(sd, path)
+    return stored
+
+
 class Init:
     """Random weights with Hugging Face's names, float64."""
 
@@ -406,6 +420,14 @@ def make_models(root):
     cfg = bert_config("bert", WP_VOCAB, architectures=["BertForMaskedLM"], torch_dtype="float16")
     models.append(dict(name="bert-f16", family="bert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
                        w=save(d, cfg, bert_weights(13), "F16")))
+    # The same architecture from pytorch_model.bin (no safetensors in the folder)
+    d = folder("bert-bin")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("bert", WP_VOCAB, architectures=["BertForMaskedLM"])
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    models.append(dict(name="bert-bin", family="bert", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=True,
+                       w=write_bin(os.path.join(d, "pytorch_model.bin"), bert_weights(15))))
     # BertModel: no "bert." prefix, no MLM head
     d = folder("bert-model")
     shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
@@ -644,6 +666,32 @@ def self_check():
     return max(errs) < 1e-10, errs
 
 
+class _Evil:
+    """A pickle that runs a shell command when loaded by Python's pickle (torch.load)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def check_malicious_bin(cli, bert_dir, tmp):
+    """A pytorch_model.bin whose pickle calls os.system is refused, and nothing runs."""
+    d = os.path.join(tmp, "evil-bert")
+    os.makedirs(d, exist_ok=True)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(os.path.join(bert_dir, name), d)
+    marker = os.path.join(tmp, "PWNED")
+    torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(2, 2), "x": _Evil(marker)},
+               os.path.join(d, "pytorch_model.bin"))
+    r = subprocess.run([cli, "run", "--model", d, "--text", "hello"], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    ok = r.returncode == 2 and "refused" in out and "posix.system" in out and not os.path.exists(marker)
+    return ok, (f"{'ok  ' if ok else 'FAIL'} malicious pytorch_model.bin: exit {r.returncode}, "
+                f"ran code: {os.path.exists(marker)}: {out.strip()[:160]}")
+
+
 def main():
     cli = sys.argv[1]
     ok, errs = self_check()
@@ -660,6 +708,8 @@ def main():
             for case in m["cases"]:
                 results.append(check_case(cli, m, case, tmp))
                 print(results[-1][1], flush=True)
+        results.append(check_malicious_bin(cli, next(m["dir"] for m in models if m["name"] == "bert"), tmp))
+        print(results[-1][1], flush=True)
     failures = sum(1 for ok, _ in results if not ok)
     print("ok" if not failures else f"{failures} of {len(results)} case(s) failed")
     return 1 if failures else 0

@@ -30,7 +30,8 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFolder(const std::string& folde
   const fs::path indexPath = dir / kIndex;
   if (!fs::is_regular_file(indexPath, ec)) {
     const bool hasBin = fs::exists(dir / "pytorch_model.bin", ec);
-    throw Error(ErrorKind::Io, "no " + std::string(kSingle) + " or " + kIndex + " in " + folder +
+    throw Error(ErrorKind::Io, "no " + std::string(kSingle) + ", " + kIndex +
+                                   " or pytorch_model.bin in " + folder +
                                    (hasBin ? " (pytorch_model.bin is not read: it is a pickle that "
                                              "can run code; download the safetensors weights)"
                                            : ""));
@@ -81,6 +82,15 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFile(const std::string& path) {
   return ckpt;
 }
 
+SafetensorsCheckpoint SafetensorsCheckpoint::fromMemory(std::string bytes,
+                                                        const std::string& fileName) {
+  SafetensorsCheckpoint ckpt;
+  ckpt.m_files.push_back(
+      std::make_unique<SafetensorsFile>(SafetensorsFile::fromBytes(std::move(bytes))));
+  ckpt.addEntries(fileName);
+  return ckpt;
+}
+
 const std::map<std::string, std::string>& SafetensorsCheckpoint::metadata() const {
   static const std::map<std::string, std::string> none;
   return m_files.empty() ? none : m_files.front()->metadata();
@@ -89,6 +99,10 @@ const std::map<std::string, std::string>& SafetensorsCheckpoint::metadata() cons
 void SafetensorsCheckpoint::addFile(const std::string& folder, const std::string& fileName) {
   m_files.push_back(std::make_unique<SafetensorsFile>(
       SafetensorsFile::open((fs::path(folder) / fileName).string())));
+  addEntries(fileName);
+}
+
+void SafetensorsCheckpoint::addEntries(const std::string& fileName) {
   const SafetensorsFile* file = m_files.back().get();
   for (const TensorInfo& info : file->tensors()) {
     const auto [it, inserted] = m_entries.emplace(info.name, Entry{file, &info, fileName});

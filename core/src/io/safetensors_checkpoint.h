@@ -24,6 +24,10 @@ class SafetensorsCheckpoint final {
   /// SafetensorsFile::open.
   static SafetensorsCheckpoint openFile(const std::string& path);
 
+  /// One file's bytes already in memory (a pytorch_model.bin converted by the core), named
+  /// fileName in messages. Throws like SafetensorsFile::fromBytes.
+  static SafetensorsCheckpoint fromMemory(std::string bytes, const std::string& fileName);
+
   /// The __metadata__ of the first file.
   const std::map<std::string, std::string>& metadata() const;
 
@@ -40,6 +44,7 @@ class SafetensorsCheckpoint final {
 
  private:
   void addFile(const std::string& folder, const std::string& fileName);
+  void addEntries(const std::string& fileName);  // of the file added last
 
   std::vector<std::unique_ptr<SafetensorsFile>> m_files;
   std::map<std::string, Entry> m_entries;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "attnscope/error.h"
+#include "models/checkpoint_folder.h"
 #include "nn/state_dict.h"
 #include "runtime/runtime_init.h"
 
@@ -12,7 +13,7 @@ namespace attnscope {
 EncoderFamily::EncoderFamily(const std::string& folder)
     : m_config(ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string())),
       m_tokenizer(FolderTokenizer::open(folder)),
-      m_checkpoint(SafetensorsCheckpoint::openFolder(folder)) {
+      m_checkpoint(openCheckpointFolder(folder)) {
   ensureRuntime();
 }
 

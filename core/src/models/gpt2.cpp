@@ -8,6 +8,7 @@
 #include "attnscope/error.h"
 #include "attnscope/folder_tokenizer.h"
 #include "attnscope/utf8.h"
+#include "models/checkpoint_folder.h"
 #include "models/gpt2_config.h"
 #include "models/transformer_model.h"
 #include "models/weight_loader.h"
@@ -103,7 +104,7 @@ class Gpt2Family final : public TransformerFamily {
       : m_config(Gpt2Config::fromFile((std::filesystem::path(folder) / "config.json").string())),
         m_activation(parseActivation(m_config.activation, "config.json: activation_function")),
         m_tokenizer(FolderTokenizer::open(folder)),
-        m_checkpoint(SafetensorsCheckpoint::openFolder(folder)) {
+        m_checkpoint(openCheckpointFolder(folder)) {
     ensureRuntime();
     if (m_tokenizer.vocabSize() > static_cast<std::size_t>(m_config.vocabSize)) {
       throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +

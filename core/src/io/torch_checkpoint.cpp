@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A restricted reader for torch.save zip archives. The pickle in data.pkl is interpreted by a
+// small unpickler that builds plain values (no objects, no calls): the only globals it accepts are
+// the tensor rebuild functions, the storage types and collections.OrderedDict, and "calling" them
+// is done here in C++. LibTorch's own torch::pickle_load is not used: in 1.13 it asserts on the
+// BUILD of an OrderedDict's `_metadata` that every nn.Module.state_dict() carries.
+#include "io/torch_checkpoint.h"
+
+#include <c10/util/Exception.h>
+#include <caffe2/serialize/inline_container.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "attnscope/error.h"
+#include "io/file_io.h"
+
+namespace attnscope {
+namespace {
+
+constexpr int kMaxNesting = 64;  // containers inside containers, when the result is walked
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error(ErrorKind::Format, path + ": " + what);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The zip central directory, read by hand only to bound record sizes before LibTorch allocates
+// them (a hostile entry could claim terabytes of deflated data). torch.save stores, never
+// compresses, so anything else is refused.
+
+struct ZipEntry {
+  uint64_t size = 0;
+  uint16_t method = 0;
+};
+
+uint16_t le16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
+uint32_t le32(const unsigned char* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+uint64_t le64(const unsigned char* p) { return uint64_t(le32(p)) | (uint64_t(le32(p + 4)) << 32); }
+
+std::string readRange(std::ifstream& in, const std::string& path, uint64_t offset, uint64_t n) {
+  std::string out(n, '\0');
+  in.clear();
+  in.seekg(std::streamoff(offset));
+  if (!in.read(out.data(), std::streamsize(n))) fail(path, "truncated or corrupted zip archive");
+  return out;
+}
+
+// Names are keyed without the archive folder ("archive/data/0" -> "data/0").
+std::map<std::string, ZipEntry> readCentralDirectory(std::ifstream& in, const std::string& path,
+                                                     uint64_t fileSize) {
+  const std::string bad = "truncated or corrupted zip archive";
+  if (fileSize < 22) fail(path, bad);
+  const uint64_t tailSize = std::min<uint64_t>(fileSize, 22 + 65535 + 20 + 56);
+  const std::string tail = readRange(in, path, fileSize - tailSize, tailSize);
+  const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
+  int64_t eocd = -1;
+  for (int64_t i = int64_t(tailSize) - 22; i >= 0; --i)
+    if (le32(t + i) == 0x06054b50u) {
+      eocd = i;
+      break;
+    }
+  if (eocd < 0) fail(path, bad + " (no end-of-central-directory record)");
+  uint64_t count = le16(t + eocd + 10);
+  uint64_t cdSize = le32(t + eocd + 12);
+  uint64_t cdOffset = le32(t + eocd + 16);
+  if (count == 0xFFFF || cdSize == 0xFFFFFFFFu || cdOffset == 0xFFFFFFFFu) {  // zip64
+    if (eocd < 20 || le32(t + eocd - 20) != 0x07064b50u) fail(path, bad + " (zip64 locator)");
+    const uint64_t z64 = le64(t + eocd - 20 + 8);
+    if (z64 > fileSize || fileSize - z64 < 56) fail(path, bad + " (zip64 record)");
+    const std::string rec = readRange(in, path, z64, 56);
+    const auto* r = reinterpret_cast<const unsigned char*>(rec.data());
+    if (le32(r) != 0x06064b50u) fail(path, bad + " (zip64 record)");
+    count = le64(r + 32);
+    cdSize = le64(r + 40);
+    cdOffset = le64(r + 48);
+  }
+  if (cdOffset > fileSize || cdSize > fileSize - cdOffset || count > cdSize / 46 + 1)
+    fail(path, bad + " (central directory out of bounds)");
+  const std::string cd = readRange(in, path, cdOffset, cdSize);
+  const auto* c = reinterpret_cast<const unsigned char*>(cd.data());
+  std::map<std::string, ZipEntry> entries;
+  uint64_t pos = 0;
+  std::string prefix;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (cdSize - pos < 46 || le32(c + pos) != 0x02014b50u) fail(path, bad + " (central directory)");
+    ZipEntry e;
+    e.method = le16(c + pos + 10);
+    uint64_t comp = le32(c + pos + 20);
+    e.size = le32(c + pos + 24);
+    const uint64_t nameLen = le16(c + pos + 28), extraLen = le16(c + pos + 30),
+                   commentLen = le16(c + pos + 32);
+    if (cdSize - pos - 46 < nameLen + extraLen + commentLen)
+      fail(path, bad + " (central directory)");
+    std::string name(reinterpret_cast<const char*>(c + pos + 46), nameLen);
+    // zip64 sizes: uncompressed first, then compressed, each present only when saturated
+    if (e.size == 0xFFFFFFFFu || comp == 0xFFFFFFFFu) {
+      const unsigned char* x = c + pos + 46 + nameLen;
+      uint64_t xp = 0;
+      while (xp + 4 <= extraLen) {
+        const uint16_t id = le16(x + xp), len = le16(x + xp + 2);
+        if (xp + 4 + len > extraLen) break;
+        if (id == 0x0001) {
+          uint64_t q = xp + 4;
+          if (e.size == 0xFFFFFFFFu && q + 8 <= xp + 4 + len) {
+            e.size = le64(x + q);
+            q += 8;
+          }
+          if (comp == 0xFFFFFFFFu && q + 8 <= xp + 4 + len) comp = le64(x + q);
+        }
+        xp += 4 + len;
+      }
+    }
+    if (e.size > fileSize || comp > fileSize) fail(path, bad + " (entry " + name + " too large)");
+    // LibTorch takes the first entry's folder as the archive's and finds records under it; check
+    // that up front (its reader leaks its zip state when its constructor throws).
+    const auto slash = name.find('/');
+    if (slash == std::string::npos || (i > 0 && name.compare(0, slash + 1, prefix) != 0))
+      fail(path, bad + " (entry " + name + " is outside the archive folder)");
+    if (i == 0) prefix = name.substr(0, slash + 1);
+    entries[name.substr(slash + 1)] = e;
+    pos += 46 + nameLen + extraLen + commentLen;
+  }
+  if (!entries.count("version") && !entries.count(".data/version"))
+    fail(path, "not a PyTorch checkpoint (the zip archive has no version record)");
+  return entries;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pickle values.
+
+struct Storage {
+  DType dtype = DType::F32;
+  std::string key;
+  uint64_t numel = 0;
+};
+
+struct TensorView {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  std::vector<int64_t> shape, stride;
+};
+
+struct Value {
+  enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, StorageRef, Tensor };
+  Kind kind = None;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;                              // Str; Global "module.name"
+  std::vector<std::shared_ptr<Value>> items;  // Tuple, List
+  std::vector<std::pair<std::shared_ptr<Value>, std::shared_ptr<Value>>> dict;  // Dict, in order
+  std::shared_ptr<Storage> storage;                                             // StorageRef
+  std::shared_ptr<TensorView> tensor;                                           // Tensor
+};
+using ValuePtr = std::shared_ptr<Value>;
+
+const char* kindName(Value::Kind k) {
+  switch (k) {
+    case Value::None:
+      return "None";
+    case Value::Bool:
+      return "bool";
+    case Value::Int:
+      return "int";
+    case Value::Float:
+      return "float";
+    case Value::Str:
+      return "str";
+    case Value::Tuple:
+      return "tuple";
+    case Value::List:
+      return "list";
+    case Value::Dict:
+      return "dict";
+    case Value::Global:
+      return "global";
+    case Value::StorageRef:
+      return "storage";
+    case Value::Tensor:
+      return "tensor";
+  }
+  return "?";
+}
+
+const std::map<std::string, DType>& storageTypes() {
+  static const std::map<std::string, DType> types = {
+      {"torch.FloatStorage", DType::F32},     {"torch.HalfStorage", DType::F16},
+      {"torch.BFloat16Storage", DType::BF16}, {"torch.DoubleStorage", DType::F64},
+      {"torch.LongStorage", DType::I64},      {"torch.IntStorage", DType::I32},
+      {"torch.ShortStorage", DType::I16},     {"torch.CharStorage", DType::I8},
+      {"torch.ByteStorage", DType::U8},       {"torch.BoolStorage", DType::BOOL}};
+  return types;
+}
+
+bool allowedGlobal(const std::string& g) {
+  return g == "collections.OrderedDict" || g == "torch._utils._rebuild_tensor_v2" ||
+         g == "torch._utils._rebuild_parameter" || storageTypes().count(g) > 0;
+}
+
+class Unpickler {
+ public:
+  Unpickler(const std::string& path, const uint8_t* data, size_t size)
+      : m_path(path), m_p(data), m_size(size) {}
+  // Every value ever made is held here, so cycles (a list appended to itself through the memo)
+  // and deep chains are broken and freed flatly when the unpickler goes away.
+  ~Unpickler() {
+    for (auto& v : m_all) {
+      v->items.clear();
+      v->dict.clear();
+    }
+  }
+
+  ValuePtr run() {
+    while (true) {
+      const size_t at = m_pos;
+      const uint8_t op = byte();
+      switch (op) {
+        case 0x80:
+          byte();
+          break;  // PROTO
+        case 0x95:
+          take(8);
+          break;   // FRAME
+        case '.':  // STOP
+          if (m_stack.size() != 1 || !m_marks.empty()) fail(m_path, "malformed pickle (STOP)");
+          return m_stack.back();
+        case '}':
+          push(make(Value::Dict));
+          break;  // EMPTY_DICT
+        case ']':
+          push(make(Value::List));
+          break;  // EMPTY_LIST
+        case ')':
+          push(make(Value::Tuple));
+          break;   // EMPTY_TUPLE
+        case '(':  // MARK
+          m_marks.push_back(m_stack.size());
+          break;
+        case 't': {  // TUPLE
+          auto t = make(Value::Tuple);
+          t->items = popToMark();
+          push(t);
+          break;
+        }
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1/2/3
+          const size_t n = op - 0x84;
+          need(n);
+          auto t = make(Value::Tuple);
+          t->items.assign(m_stack.end() - long(n), m_stack.end());
+          m_stack.resize(m_stack.size() - n);
+          push(t);
+          break;
+        }
+        case 'X':
+          pushStr(le(4));
+          break;  // BINUNICODE
+        case 0x8c:
+          pushStr(byte());
+          break;  // SHORT_BINUNICODE
+        case 0x8d:
+          pushStr(le(8));
+          break;  // BINUNICODE8
+        case 'J':
+          pushInt(int32_t(uint32_t(le(4))));
+          break;  // BININT
+        case 'K':
+          pushInt(byte());
+          break;  // BININT1
+        case 'M':
+          pushInt(int64_t(le(2)));
+          break;      // BININT2
+        case 0x8a: {  // LONG1
+          const size_t n = byte();
+          if (n > 8) fail(m_path, "malformed pickle (integer wider than 64 bits)");
+          const uint8_t* b = take(n);
+          uint64_t u = 0;
+          for (size_t k = 0; k < n; ++k) u |= uint64_t(b[k]) << (8 * k);
+          if (n > 0 && n < 8 && (b[n - 1] & 0x80)) u |= ~uint64_t(0) << (8 * n);  // sign extend
+          pushInt(int64_t(u));
+          break;
+        }
+        case 'G': {  // BINFLOAT (big-endian)
+          const uint8_t* b = take(8);
+          uint64_t u = 0;
+          for (int k = 0; k < 8; ++k) u = (u << 8) | b[k];
+          auto v = make(Value::Float);
+          std::memcpy(&v->f, &u, 8);
+          push(v);
+          break;
+        }
+        case 0x88:
+        case 0x89: {  // NEWTRUE / NEWFALSE
+          auto v = make(Value::Bool);
+          v->i = op == 0x88;
+          push(v);
+          break;
+        }
+        case 'N':
+          push(make(Value::None));
+          break;  // NONE
+        case 'q':
+          memoPut(byte());
+          break;  // BINPUT
+        case 'r':
+          memoPut(le(4));
+          break;  // LONG_BINPUT
+        case 0x94:
+          memoPut(m_memo.size());
+          break;  // MEMOIZE
+        case 'h':
+          memoGet(byte());
+          break;  // BINGET
+        case 'j':
+          memoGet(le(4));
+          break;     // LONG_BINGET
+        case 's': {  // SETITEM
+          need(3);
+          ValuePtr v = pop(), k = pop();
+          dictOf(m_stack.back())->dict.emplace_back(k, v);
+          break;
+        }
+        case 'u': {  // SETITEMS
+          auto items = popToMark();
+          if (items.size() % 2) fail(m_path, "malformed pickle (SETITEMS)");
+          need(1);
+          auto d = dictOf(m_stack.back());
+          for (size_t k = 0; k < items.size(); k += 2) d->dict.emplace_back(items[k], items[k + 1]);
+          break;
+        }
+        case 'a': {  // APPEND
+          need(2);
+          ValuePtr v = pop();
+          listOf(m_stack.back())->items.push_back(v);
+          break;
+        }
+        case 'e': {  // APPENDS
+          auto items = popToMark();
+          need(1);
+          auto l = listOf(m_stack.back());
+          l->items.insert(l->items.end(), items.begin(), items.end());
+          break;
+        }
+        case 'Q': {  // BINPERSID
+          need(1);
+          push(persistentLoad(pop()));
+          break;
+        }
+        case 'c': {  // GLOBAL
+          const std::string module = line(), name = line();
+          pushGlobal(module, name);
+          break;
+        }
+        case 0x93: {  // STACK_GLOBAL (protocol 4)
+          need(2);
+          ValuePtr name = pop(), module = pop();
+          if (name->kind != Value::Str || module->kind != Value::Str)
+            fail(m_path, "malformed pickle (STACK_GLOBAL)");
+          pushGlobal(module->s, name->s);
+          break;
+        }
+        case 'R': {  // REDUCE
+          need(2);
+          ValuePtr args = pop(), fn = pop();
+          push(reduce(fn, args));
+          break;
+        }
+        case 'b': {  // BUILD
+          need(2);
+          pop();  // the state; only a dict's (OrderedDict._metadata) is accepted, and ignored
+          if (m_stack.back()->kind != Value::Dict)
+            fail(m_path, std::string("refused: BUILD on a ") + kindName(m_stack.back()->kind) +
+                             " (attnscope never runs code from a model file)");
+          break;
+        }
+        default: {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02x", op);
+          fail(m_path, std::string("refused: unsupported pickle opcode ") + hex + " at byte " +
+                           std::to_string(at) + " (only tensors and containers are read)");
+        }
+      }
+    }
+  }
+
+ private:
+  ValuePtr make(Value::Kind k) {
+    auto v = std::make_shared<Value>();
+    v->kind = k;
+    m_all.push_back(v);
+    return v;
+  }
+  uint8_t byte() { return *take(1); }
+  const uint8_t* take(uint64_t n) {
+    if (n > m_size - m_pos) fail(m_path, "malformed pickle (truncated data.pkl)");
+    const uint8_t* p = m_p + m_pos;
+    m_pos += size_t(n);
+    return p;
+  }
+  uint64_t le(int n) {
+    const uint8_t* b = take(uint64_t(n));
+    uint64_t u = 0;
+    for (int k = 0; k < n; ++k) u |= uint64_t(b[k]) << (8 * k);
+    return u;
+  }
+  std::string line() {
+    const size_t start = m_pos;
+    while (m_pos < m_size && m_p[m_pos] != '\n') {
+      if (m_pos - start > 256) fail(m_path, "malformed pickle (GLOBAL name too long)");
+      ++m_pos;
+    }
+    if (m_pos >= m_size) fail(m_path, "malformed pickle (truncated GLOBAL)");
+    std::string s(reinterpret_cast<const char*>(m_p + start), m_pos - start);
+    ++m_pos;
+    return s;
+  }
+  void push(ValuePtr v) { m_stack.push_back(std::move(v)); }
+  void need(size_t n) {
+    const size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    if (m_stack.size() < floor + n) fail(m_path, "malformed pickle (stack underflow)");
+  }
+  ValuePtr pop() {
+    ValuePtr v = std::move(m_stack.back());
+    m_stack.pop_back();
+    return v;
+  }
+  std::vector<ValuePtr> popToMark() {
+    if (m_marks.empty()) fail(m_path, "malformed pickle (no MARK)");
+    const size_t m = m_marks.back();
+    m_marks.pop_back();
+    std::vector<ValuePtr> out(m_stack.begin() + long(m), m_stack.end());
+    m_stack.resize(m);
+    return out;
+  }
+  void pushStr(uint64_t n) {
+    const uint8_t* b = take(n);  // bounded by data.pkl's size before anything is allocated
+    auto v = make(Value::Str);
+    v->s.assign(reinterpret_cast<const char*>(b), size_t(n));
+    push(v);
+  }
+  void pushInt(int64_t i) {
+    auto v = make(Value::Int);
+    v->i = i;
+    push(v);
+  }
+  void memoPut(uint64_t k) {
+    need(1);
+    m_memo[k] = m_stack.back();
+  }
+  void memoGet(uint64_t k) {
+    auto it = m_memo.find(k);
+    if (it == m_memo.end()) fail(m_path, "malformed pickle (memo key " + std::to_string(k) + ")");
+    push(it->second);
+  }
+  ValuePtr dictOf(const ValuePtr& v) {
+    if (v->kind != Value::Dict) fail(m_path, "malformed pickle (SETITEM on a non-dict)");
+    return v;
+  }
+  ValuePtr listOf(const ValuePtr& v) {
+    if (v->kind != Value::List) fail(m_path, "malformed pickle (APPEND on a non-list)");
+    return v;
+  }
+  void pushGlobal(const std::string& module, const std::string& name) {
+    const std::string g = module + "." + name;
+    if (!allowedGlobal(g))
+      fail(m_path, "refused: the pickle asks for " + g +
+                       ", which is not a tensor or a container (attnscope never runs code from "
+                       "a model file)");
+    auto v = make(Value::Global);
+    v->s = g;
+    push(v);
+  }
+
+  int64_t intArg(const ValuePtr& v, const char* what) {
+    if (v->kind != Value::Int) fail(m_path, std::string("malformed tensor (") + what + ")");
+    return v->i;
+  }
+  std::vector<int64_t> intTuple(const ValuePtr& v, const char* what) {
+    if (v->kind != Value::Tuple) fail(m_path, std::string("malformed tensor (") + what + ")");
+    std::vector<int64_t> out;
+    for (const auto& x : v->items) out.push_back(intArg(x, what));
+    return out;
+  }
+
+  ValuePtr persistentLoad(const ValuePtr& pid) {
+    // ('storage', <storage type>, key, location, numel)
+    if (pid->kind != Value::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Value::Str ||
+        pid->items[0]->s != "storage" || pid->items[1]->kind != Value::Global ||
+        pid->items[2]->kind != Value::Str || pid->items[3]->kind != Value::Str ||
+        pid->items[4]->kind != Value::Int)
+      fail(m_path, "refused: unknown persistent id (only ('storage', type, key, location, numel))");
+    auto type = storageTypes().find(pid->items[1]->s);
+    if (type == storageTypes().end())
+      fail(m_path, "refused: " + pid->items[1]->s + " is not a storage type");
+    if (pid->items[4]->i < 0) fail(m_path, "malformed storage (negative size)");
+    const std::string& key = pid->items[2]->s;
+    auto& slot = m_storages[key];
+    if (!slot) {
+      slot = std::make_shared<Storage>();
+      slot->dtype = type->second;
+      slot->key = key;
+      slot->numel = uint64_t(pid->items[4]->i);
+    } else if (slot->dtype != type->second || slot->numel != uint64_t(pid->items[4]->i)) {
+      fail(m_path, "malformed storage (" + key + " declared twice with different types)");
+    }
+    auto v = make(Value::StorageRef);
+    v->storage = slot;
+    return v;
+  }
+
+  ValuePtr reduce(const ValuePtr& fn, const ValuePtr& args) {
+    if (fn->kind != Value::Global || args->kind != Value::Tuple)
+      fail(m_path, "refused: REDUCE on a " + std::string(kindName(fn->kind)) +
+                       " (attnscope never runs code from a model file)");
+    const auto& a = args->items;
+    if (fn->s == "collections.OrderedDict") {
+      if (!a.empty()) fail(m_path, "malformed pickle (OrderedDict with arguments)");
+      return make(Value::Dict);
+    }
+    if (fn->s == "torch._utils._rebuild_tensor_v2") {
+      // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
+      if (a.size() < 4 || a[0]->kind != Value::StorageRef)
+        fail(m_path, "malformed tensor (_rebuild_tensor_v2 arguments)");
+      auto t = std::make_shared<TensorView>();
+      t->storage = a[0]->storage;
+      t->offset = intArg(a[1], "storage offset");
+      t->shape = intTuple(a[2], "size");
+      t->stride = intTuple(a[3], "stride");
+      if (t->shape.size() != t->stride.size() || t->shape.size() > 64)
+        fail(m_path, "malformed tensor (size and stride differ in length)");
+      auto v = make(Value::Tensor);
+      v->tensor = t;
+      return v;
+    }
+    if (fn->s == "torch._utils._rebuild_parameter") {  // (tensor, requires_grad, backward_hooks)
+      if (a.empty() || a[0]->kind != Value::Tensor)
+        fail(m_path, "malformed tensor (_rebuild_parameter arguments)");
+      return a[0];
+    }
+    fail(m_path, "refused: calling " + fn->s +
+                     " (attnscope never runs code from a model file)");  // storage types
+  }
+
+  std::string m_path;
+  const uint8_t* m_p;
+  size_t m_size;
+  size_t m_pos = 0;
+  std::vector<ValuePtr> m_stack;
+  std::vector<size_t> m_marks;
+  std::map<uint64_t, ValuePtr> m_memo;
+  std::map<std::string, std::shared_ptr<Storage>> m_storages;
+  std::vector<ValuePtr> m_all;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+struct Leaf {
+  std::string name;
+  std::shared_ptr<TensorView> tensor;
+};
+
+void collect(const std::string& path, const ValuePtr& dict, const std::string& prefix, bool nested,
+             int depth, std::vector<Leaf>& out) {
+  if (depth > kMaxNesting) fail(path, "malformed checkpoint (dicts nested too deeply)");
+  for (const auto& [k, v] : dict->dict) {
+    if (k->kind != Value::Str) fail(path, "malformed state dict (a key is not a string)");
+    const std::string name = prefix + k->s;
+    if (v->kind == Value::Tensor) {
+      out.push_back({name, v->tensor});
+    } else if (v->kind == Value::Dict && nested) {
+      collect(path, v, name + ".", nested, depth + 1, out);
+    } else {
+      fail(path,
+           "malformed state dict (" + name + " is a " + kindName(v->kind) + ", not a tensor)");
+    }
+  }
+}
+
+bool isWrapperKey(const std::string& k) { return k == "state_dict" || k == "model"; }
+
+}  // namespace
+
+std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, fileErrorMessage("read", path, errno));
+  in.seekg(0, std::ios::end);
+  const auto end = in.tellg();
+  if (end < 0) throw Error(ErrorKind::Io, fileErrorMessage("read", path, errno));
+  const uint64_t fileSize = uint64_t(end);
+  {
+    const std::string head = fileSize >= 4 ? readRange(in, path, 0, 4) : std::string();
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
+      fail(path,
+           "legacy format, re-save with torch.save's default (zip) format "
+           "(torch.save(obj, path) without _use_new_zipfile_serialization=False), "
+           "or convert to safetensors");
+    if (head != std::string("PK\x03\x04", 4))
+      fail(path, "not a PyTorch checkpoint (expected a torch.save zip archive)");
+  }
+  const auto entries = readCentralDirectory(in, path, fileSize);
+  for (const auto& [name, e] : entries)
+    if (e.method != 0)
+      fail(path, "refused: zip entry " + name + " is compressed (torch.save stores entries)");
+
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    auto record = [&](const std::string& name) {
+      auto it = entries.find(name);
+      if (it == entries.end() || !reader.hasRecord(name))
+        fail(path, "malformed checkpoint (no " + name + " in the archive)");
+      auto [ptr, size] = reader.getRecord(name);
+      return std::make_pair(std::move(ptr), size);
+    };
+    if (reader.hasRecord("byteorder")) {
+      auto [ptr, size] = record("byteorder");
+      const std::string order(static_cast<const char*>(ptr.get()), size);
+      if (order != "little") fail(path, "refused: byte order '" + order + "' (only little)");
+    }
+    auto [pkl, pklSize] = record("data.pkl");
+    Unpickler unpickler(path, static_cast<const uint8_t*>(pkl.get()), pklSize);
+    ValuePtr top = unpickler.run();
+    if (top->kind != Value::Dict)
+      fail(path, std::string("malformed checkpoint (the top level is a ") + kindName(top->kind) +
+                     ", not a state dict)");
+
+    std::vector<Leaf> leaves;
+    const Value* wrapped = nullptr;
+    bool allTensors = true;
+    for (const auto& [k, v] : top->dict) {
+      if (v->kind != Value::Tensor) allTensors = false;
+      if (!wrapped && k->kind == Value::Str && isWrapperKey(k->s) && v->kind == Value::Dict)
+        wrapped = v.get();
+    }
+    if (!allTensors && wrapped) {
+      for (const auto& [k, v] : top->dict)
+        if (v.get() == wrapped) collect(path, v, "", true, 0, leaves);
+    } else {
+      collect(path, top, "", false, 0, leaves);
+    }
+
+    std::set<std::string> seen;
+    std::map<std::string, std::pair<at::DataPtr, size_t>> storageBytes;
+    const uint64_t budget = 4 * fileSize + (1u << 20);  // views may share storage (tied weights)
+    uint64_t total = 0;
+    std::vector<TorchTensorRecord> out;
+    for (const auto& leaf : leaves) {
+      if (!seen.insert(leaf.name).second)
+        fail(path, "malformed state dict (" + leaf.name + " twice)");
+      const TensorView& t = *leaf.tensor;
+      const Storage& s = *t.storage;
+      const uint64_t elem = byteSize(s.dtype);
+      const std::string where = "tensor " + leaf.name;
+      auto sit = storageBytes.find(s.key);
+      if (sit == storageBytes.end()) {
+        sit = storageBytes.emplace(s.key, record("data/" + s.key)).first;
+        if (s.numel > sit->second.second / elem)
+          fail(path, where + ": storage " + s.key + " holds " + std::to_string(sit->second.second) +
+                         " bytes, fewer than its " + std::to_string(s.numel) + " elements");
+      }
+      // Bounds: offset + sum((size-1)*stride) < numel, no negative sizes, strides or offsets.
+      if (t.offset < 0) fail(path, where + ": negative storage offset");
+      uint64_t numel = 1, last = uint64_t(t.offset);
+      bool empty = false;
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d] < 0 || t.stride[d] < 0) fail(path, where + ": negative size or stride");
+        if (t.shape[d] == 0) empty = true;
+      }
+      for (size_t d = 0; d < t.shape.size() && !empty; ++d) {
+        const uint64_t n = uint64_t(t.shape[d]), st = uint64_t(t.stride[d]);
+        if (n > std::numeric_limits<uint64_t>::max() / numel) fail(path, where + ": too large");
+        numel *= n;
+        if (st != 0 && (n - 1) > (std::numeric_limits<uint64_t>::max() / 2 - last) / st)
+          fail(path, where + ": view out of bounds");
+        last += (n - 1) * st;
+      }
+      if (empty) numel = 0;
+      if (!empty && last >= s.numel)
+        fail(path, where + ": view out of bounds (needs element " + std::to_string(last) +
+                       " of a storage of " + std::to_string(s.numel) + ")");
+      if (numel > s.numel && numel > 0)
+        fail(path, where + ": a broadcast view larger than its storage is not supported");
+      total += numel * elem;
+      if (total > budget) fail(path, "malformed checkpoint (tensors add up to more than the file)");
+
+      TorchTensorRecord r;
+      r.name = leaf.name;
+      r.dtype = s.dtype;
+      r.shape = t.shape;
+      r.bytes.resize(size_t(numel * elem));
+      const auto* src = static_cast<const uint8_t*>(sit->second.first.get());
+      if (numel > 0) {
+        // Walk the view in row-major order, copying runs of the innermost contiguous dimension.
+        const size_t nd = t.shape.size();
+        std::vector<int64_t> idx(nd, 0);
+        uint8_t* dst = r.bytes.data();
+        const bool innerContig = nd == 0 || t.stride[nd - 1] == 1;
+        const uint64_t run = innerContig && nd > 0 ? uint64_t(t.shape[nd - 1]) : 1;
+        for (uint64_t done = 0; done < numel; done += run) {
+          uint64_t off = uint64_t(t.offset);
+          for (size_t d = 0; d < nd; ++d) off += uint64_t(idx[d]) * uint64_t(t.stride[d]);
+          std::memcpy(dst, src + off * elem, size_t(run * elem));
+          dst += run * elem;
+          // advance the index (skipping the innermost dimension when it is copied as a run)
+          size_t d = innerContig && nd > 0 ? nd - 1 : nd;
+          while (d > 0) {
+            --d;
+            if (++idx[d] < t.shape[d]) break;
+            idx[d] = 0;
+          }
+        }
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  } catch (const Error&) {
+    throw;
+  } catch (const c10::Error& e) {
+    fail(path,
+         std::string("truncated or corrupted checkpoint (") + e.what_without_backtrace() + ")");
+  } catch (const std::bad_alloc&) {
+    fail(path, "corrupted checkpoint (a record is too large)");
+  } catch (const std::exception& e) {
+    fail(path, std::string("truncated or corrupted checkpoint (") + e.what() + ")");
+  }
+}
+
+}  // namespace attnscope

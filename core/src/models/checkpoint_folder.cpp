@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/checkpoint_folder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "attnscope/error.h"
+#include "io/torch_checkpoint.h"
+
+namespace attnscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The records as one safetensors file in memory, so every family reads .bin and safetensors
+/// weights through the same checkpoint and loader.
+std::string safetensorsOf(const std::vector<TorchTensorRecord>& records) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const TorchTensorRecord& r : records) {
+    header[r.name] = {{"dtype", toString(r.dtype)},
+                      {"shape", r.shape},
+                      {"data_offsets", {offset, offset + r.bytes.size()}}};
+    offset += r.bytes.size();
+  }
+  std::string json = header.dump();
+  while ((8 + json.size()) % 8 != 0) json += ' ';  // keep the data 8-byte aligned
+  std::string out;
+  out.reserve(8 + json.size() + offset);
+  const uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xFF);
+  out += json;
+  for (const TorchTensorRecord& r : records)
+    out.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
+  return out;
+}
+
+}  // namespace
+
+SafetensorsCheckpoint openCheckpointFolder(const std::string& folder) {
+  std::error_code ec;
+  const fs::path dir(folder);
+  const bool safetensors = fs::is_regular_file(dir / "model.safetensors", ec) ||
+                           fs::is_regular_file(dir / "model.safetensors.index.json", ec);
+  const fs::path bin = dir / "pytorch_model.bin";
+  if (safetensors || !fs::is_regular_file(bin, ec))
+    return SafetensorsCheckpoint::openFolder(folder);
+  std::vector<TorchTensorRecord> records = readTorchCheckpoint(bin.string());
+  if (records.empty()) throw Error(ErrorKind::Format, bin.string() + ": holds no tensors");
+  return SafetensorsCheckpoint::fromMemory(safetensorsOf(records), "pytorch_model.bin");
+}
+
+}  // namespace attnscope
