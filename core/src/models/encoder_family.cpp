@@ -37,10 +37,6 @@ std::vector<std::string> EncoderFamily::notices() const {
           " tensor(s) of a task head are not used for attention and were ignored: " + list};
 }
 
-void EncoderFamily::checkRequest(const RunRequest& request) const {
-  TransformerFamily::checkRequest(request);
-}
-
 Embedded EncoderFamily::embed(const BatchInput& batch, const RunRequest&,
                               const torch::Device& device) {
   const int64_t B = static_cast<int64_t>(batch.tokens.size()), T = batch.maxQuery;

@@ -27,7 +27,6 @@ class EncoderFamily : public TransformerFamily {
   std::vector<std::string> notices() const override;
   Embedded embed(const BatchInput& batch, const RunRequest& request,
                  const torch::Device& device) override;
-  void checkRequest(const RunRequest& request) const override;
 
  protected:
   explicit EncoderFamily(const std::string& folder);

@@ -144,40 +144,14 @@ const BpeModel::MergeValue* BpeModel::MergeMap::find(uint64_t key) const {
 BpeModel::BpeModel(std::vector<std::pair<std::string, uint32_t>> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, Options options)
     : m_opt(std::move(options)) {
-  m_vocab.reserve(vocab.size());
-  uint64_t maxId = 0;
-  for (const auto& [token, id] : vocab) maxId = std::max<uint64_t>(maxId, uint64_t{id} + 1);
-  if (maxId > vocab.size() + (uint64_t{1} << 20)) {
-    componentError("model", "vocab: id " + std::to_string(maxId - 1) +
-                                " is far beyond the vocabulary's " + std::to_string(vocab.size()) +
-                                " tokens");
-  }
-  m_idToToken.resize(static_cast<std::size_t>(maxId));
-  m_hasId.assign(static_cast<std::size_t>(maxId), false);
-  for (auto& [token, id] : vocab) {
-    auto it = m_vocab.find(token);
-    if (it != m_vocab.end()) {
-      it->second = id;  // a repeated key: the last one wins, as when serde fills a map
-    } else {
-      m_strings.push_back(std::move(token));
-      m_vocab.emplace(std::string_view(m_strings.back()), id);
-    }
-  }
-  // An id given to several tokens reads back as the first of them in the file's order.
-  for (const std::string& token : m_strings) {
-    const uint32_t id = m_vocab.find(token)->second;
-    if (!m_hasId[id]) {
-      m_idToToken[id] = token;
-      m_hasId[id] = true;
-    }
-  }
+  m_vocab = Vocabulary(std::move(vocab));
 
   for (unsigned b = 0; b < 256; ++b) {
-    const uint32_t* id = findId(byteToken(b));
+    const uint32_t* id = m_vocab.find(byteToken(b));
     m_byteIds[b] = id ? int64_t{*id} : -1;
   }
   if (m_opt.unkToken) {
-    if (const uint32_t* id = findId(*m_opt.unkToken)) m_unkId = *id;
+    if (const uint32_t* id = m_vocab.find(*m_opt.unkToken)) m_unkId = *id;
   }
 
   // HF builds each merged token as a + b without b's first prefix-length bytes.
@@ -190,9 +164,9 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, uint32_t>> vocab,
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
     const std::string where = "merges[" + std::to_string(rank) + "]: ";
-    const uint32_t* aId = findId(a);
+    const uint32_t* aId = m_vocab.find(a);
     if (!aId) componentError("model", where + "token \"" + a + "\" is not in the vocabulary");
-    const uint32_t* bId = findId(b);
+    const uint32_t* bId = m_vocab.find(b);
     if (!bId) componentError("model", where + "token \"" + b + "\" is not in the vocabulary");
     if (b.size() < prefixLen) {
       componentError("model", where + "token \"" + b +
@@ -201,7 +175,7 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, uint32_t>> vocab,
     }
     merged.assign(a);
     merged.append(b, prefixLen, std::string::npos);
-    const uint32_t* newId = findId(merged);
+    const uint32_t* newId = m_vocab.find(merged);
     if (!newId) {
       componentError("model", where + "merged token \"" + merged + "\" is not in the vocabulary");
     }
@@ -212,22 +186,10 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, uint32_t>> vocab,
 
 std::unique_ptr<BpeModel> BpeModel::fromJson(const nlohmann::json& json) {
   if (!json.is_object()) componentError("model", "a BPE model must be an object");
-  auto vit = json.find("vocab");
   auto mit = json.find("merges");
-  if (vit == json.end()) componentError("model", "vocab is missing");
   if (mit == json.end()) componentError("model", "merges is missing");
-  if (!vit->is_object()) componentError("model", "vocab must be an object of token -> id");
 
-  std::vector<std::pair<std::string, uint32_t>> vocab;
-  vocab.reserve(vit->size());
-  for (auto it = vit->begin(); it != vit->end(); ++it) {
-    const nlohmann::json& v = it.value();
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() > 0xFFFFFFFFull) {
-      componentError(
-          "model", "vocab: the id of \"" + it.key() + "\" must be an integer from 0 to 4294967295");
-    }
-    vocab.emplace_back(it.key(), static_cast<uint32_t>(v.get<uint64_t>()));
-  }
+  Vocabulary::Entries vocab = Vocabulary::parseJson(json);
 
   if (!mit->is_array()) componentError("model", "merges must be an array");
   std::vector<std::pair<std::string, std::string>> merges;
@@ -272,21 +234,11 @@ std::unique_ptr<BpeModel> BpeModel::fromJson(const nlohmann::json& json) {
 
 // ---- lookups ------------------------------------------------------------------------------------
 
-const uint32_t* BpeModel::findId(std::string_view token) const {
-  auto it = m_vocab.find(token);
-  return it == m_vocab.end() ? nullptr : &it->second;
-}
-
 std::optional<int64_t> BpeModel::tokenToId(std::string_view token) const {
-  const uint32_t* id = findId(token);
-  if (!id) return std::nullopt;
-  return int64_t{*id};
+  return m_vocab.tokenToId(token);
 }
 
-std::string BpeModel::idToToken(int64_t id) const {
-  if (id < 0 || static_cast<uint64_t>(id) >= m_idToToken.size()) return {};
-  return m_idToToken[static_cast<std::size_t>(id)];
-}
+std::string BpeModel::idToToken(int64_t id) const { return m_vocab.idToToken(id); }
 
 void BpeModel::missingUnk(std::string_view piece) const {
   throw Error(ErrorKind::InvalidArgument, "model: unk_token \"" + *m_opt.unkToken +
@@ -334,7 +286,7 @@ void BpeModel::mergeWord(std::string_view w, Word& out) const {
     }
     const uint32_t byteLen = static_cast<uint32_t>(len);
 
-    if (const uint32_t* id = findId(s)) {
+    if (const uint32_t* id = m_vocab.find(s)) {
       if (pendingUnk) {
         add(unkId, unkLen);
         pendingUnk = false;
@@ -422,7 +374,7 @@ void BpeModel::appendTokens(const Word& word, std::size_t pieceSize,
   for (const auto& [id, len] : word) {
     ModelToken t;
     t.id = id;
-    t.value = m_idToToken[id];
+    t.value = m_vocab.token(id);
     // Offsets are running sums of the symbol lengths, as in HF; clamped to the piece (they can
     // only pass its end for byte-fallback tokens of a prefixed or suffixed character).
     t.begin = std::min(pos, pieceSize);
@@ -436,7 +388,7 @@ std::vector<ModelToken> BpeModel::tokenize(std::string_view piece) const {
   std::vector<ModelToken> out;
   if (piece.empty()) return out;
   if (m_opt.ignoreMerges) {
-    if (const uint32_t* id = findId(piece)) {
+    if (const uint32_t* id = m_vocab.find(piece)) {
       out.push_back(ModelToken{*id, std::string(piece), 0, piece.size()});
       return out;
     }

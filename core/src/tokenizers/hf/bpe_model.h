@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tokenizers/hf/components.h"
+#include "tokenizers/hf/vocabulary.h"
 
 namespace attnscope::hf {
 
@@ -41,7 +42,7 @@ class BpeModel : public Model {
   std::vector<ModelToken> tokenize(std::string_view piece) const override;
   std::optional<int64_t> tokenToId(std::string_view token) const override;
   std::string idToToken(int64_t id) const override;
-  std::size_t vocabSize() const override { return m_idToToken.size(); }
+  std::size_t vocabSize() const override { return m_vocab.size(); }
 
  private:
   struct Symbol {
@@ -76,15 +77,11 @@ class BpeModel : public Model {
     std::size_t m_size = 0;
   };
 
-  const uint32_t* findId(std::string_view token) const;
   void mergeWord(std::string_view piece, Word& out) const;
   void appendTokens(const Word& word, std::size_t pieceSize, std::vector<ModelToken>& out) const;
   [[noreturn]] void missingUnk(std::string_view piece) const;
 
-  std::deque<std::string> m_strings;  // owns the keys of m_vocab
-  std::unordered_map<std::string_view, uint32_t> m_vocab;
-  std::vector<std::string> m_idToToken;  // "" for holes
-  std::vector<bool> m_hasId;
+  Vocabulary m_vocab;
   MergeMap m_merges;
   std::vector<uint32_t> m_rankNewId;  // the merged id of each rank
   Options m_opt;

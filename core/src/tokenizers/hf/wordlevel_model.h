@@ -2,16 +2,15 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "tokenizers/hf/components.h"
+#include "tokenizers/hf/vocabulary.h"
 
 namespace attnscope::hf {
 
@@ -27,12 +26,10 @@ class WordLevelModel : public Model {
   std::vector<ModelToken> tokenize(std::string_view piece) const override;
   std::optional<int64_t> tokenToId(std::string_view token) const override;
   std::string idToToken(int64_t id) const override;
-  std::size_t vocabSize() const override { return m_idToToken.size(); }
+  std::size_t vocabSize() const override { return m_vocab.size(); }
 
  private:
-  std::deque<std::string> m_strings;  // owns the keys of m_vocab
-  std::unordered_map<std::string_view, uint32_t> m_vocab;
-  std::vector<std::string> m_idToToken;
+  Vocabulary m_vocab;
   std::string m_unkToken;
 };
 

@@ -31,50 +31,12 @@ WordPieceModel::WordPieceModel(std::vector<std::pair<std::string, uint32_t>> voc
     : m_unkToken(std::move(unkToken)),
       m_prefix(std::move(continuingSubwordPrefix)),
       m_maxChars(maxInputCharsPerWord) {
-  uint64_t maxId = 0;
-  for (const auto& [token, id] : vocab) maxId = std::max<uint64_t>(maxId, uint64_t{id} + 1);
-  if (maxId > vocab.size() + (uint64_t{1} << 20)) {
-    componentError("model", "vocab: id " + std::to_string(maxId - 1) +
-                                " is far beyond the vocabulary's " + std::to_string(vocab.size()) +
-                                " tokens");
-  }
-  m_idToToken.resize(static_cast<std::size_t>(maxId));
-  std::vector<bool> hasId(static_cast<std::size_t>(maxId), false);
-  m_vocab.reserve(vocab.size());
-  for (auto& [token, id] : vocab) {
-    auto it = m_vocab.find(token);
-    if (it != m_vocab.end()) {
-      it->second = id;  // a repeated key: the last one wins
-    } else {
-      m_maxTokenBytes = std::max(m_maxTokenBytes, token.size());
-      m_strings.push_back(std::move(token));
-      m_vocab.emplace(std::string_view(m_strings.back()), id);
-    }
-  }
-  for (const std::string& token : m_strings) {
-    const uint32_t id = m_vocab.find(token)->second;
-    if (!hasId[id]) {
-      m_idToToken[id] = token;
-      hasId[id] = true;
-    }
-  }
+  m_vocab = Vocabulary(std::move(vocab));
 }
 
 std::unique_ptr<WordPieceModel> WordPieceModel::fromJson(const nlohmann::json& json) {
   if (!json.is_object()) componentError("model", "a WordPiece model must be an object");
-  auto vit = json.find("vocab");
-  if (vit == json.end()) componentError("model", "vocab is missing");
-  if (!vit->is_object()) componentError("model", "vocab must be an object of token -> id");
-  std::vector<std::pair<std::string, uint32_t>> vocab;
-  vocab.reserve(vit->size());
-  for (auto it = vit->begin(); it != vit->end(); ++it) {
-    const nlohmann::json& v = it.value();
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() > 0xFFFFFFFFull) {
-      componentError(
-          "model", "vocab: the id of \"" + it.key() + "\" must be an integer from 0 to 4294967295");
-    }
-    vocab.emplace_back(it.key(), static_cast<uint32_t>(v.get<uint64_t>()));
-  }
+  Vocabulary::Entries vocab = Vocabulary::parseJson(json);
   std::size_t maxChars = 100;
   auto mit = json.find("max_input_chars_per_word");
   if (mit != json.end()) {
@@ -88,24 +50,14 @@ std::unique_ptr<WordPieceModel> WordPieceModel::fromJson(const nlohmann::json& j
                                           maxChars);
 }
 
-const uint32_t* WordPieceModel::findId(std::string_view token) const {
-  auto it = m_vocab.find(token);
-  return it == m_vocab.end() ? nullptr : &it->second;
-}
-
 std::optional<int64_t> WordPieceModel::tokenToId(std::string_view token) const {
-  const uint32_t* id = findId(token);
-  if (!id) return std::nullopt;
-  return int64_t{*id};
+  return m_vocab.tokenToId(token);
 }
 
-std::string WordPieceModel::idToToken(int64_t id) const {
-  if (id < 0 || static_cast<uint64_t>(id) >= m_idToToken.size()) return {};
-  return m_idToToken[static_cast<std::size_t>(id)];
-}
+std::string WordPieceModel::idToToken(int64_t id) const { return m_vocab.idToToken(id); }
 
 std::vector<ModelToken> WordPieceModel::unk(std::string_view piece) const {
-  const uint32_t* id = findId(m_unkToken);
+  const uint32_t* id = m_vocab.find(m_unkToken);
   if (!id) {
     throw Error(ErrorKind::InvalidArgument, "model: unk_token \"" + m_unkToken +
                                                 "\" is needed for \"" + std::string(piece) +
@@ -127,7 +79,7 @@ std::vector<ModelToken> WordPieceModel::tokenize(std::string_view piece) const {
     std::size_t end = piece.size();
     // Candidates longer than any vocabulary entry cannot match: skip them (same result as HF's
     // walk from the full remainder, one character at a time).
-    while (end > start && end - start + extra > m_maxTokenBytes)
+    while (end > start && end - start + extra > m_vocab.maxTokenBytes())
       end = lastCharStart(piece, start, end);
     const uint32_t* found = nullptr;
     while (start < end) {
@@ -137,7 +89,7 @@ std::vector<ModelToken> WordPieceModel::tokenize(std::string_view piece) const {
         buffer.append(candidate.data(), candidate.size());
         candidate = buffer;
       }
-      found = findId(candidate);
+      found = m_vocab.find(candidate);
       if (found) {
         out.push_back(ModelToken{*found, std::string(candidate), start, end});
         break;

@@ -2,16 +2,15 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "tokenizers/hf/components.h"
+#include "tokenizers/hf/vocabulary.h"
 
 namespace attnscope::hf {
 
@@ -29,19 +28,15 @@ class WordPieceModel : public Model {
   std::vector<ModelToken> tokenize(std::string_view piece) const override;
   std::optional<int64_t> tokenToId(std::string_view token) const override;
   std::string idToToken(int64_t id) const override;
-  std::size_t vocabSize() const override { return m_idToToken.size(); }
+  std::size_t vocabSize() const override { return m_vocab.size(); }
 
  private:
-  const uint32_t* findId(std::string_view token) const;
   std::vector<ModelToken> unk(std::string_view piece) const;
 
-  std::deque<std::string> m_strings;  // owns the keys of m_vocab
-  std::unordered_map<std::string_view, uint32_t> m_vocab;
-  std::vector<std::string> m_idToToken;
+  Vocabulary m_vocab;
   std::string m_unkToken;
   std::string m_prefix;
   std::size_t m_maxChars;
-  std::size_t m_maxTokenBytes = 0;  // the longest vocabulary entry
 };
 
 }  // namespace attnscope::hf
