@@ -11,7 +11,8 @@ Vocabulary::Vocabulary(Entries entries) {
   uint64_t maxId = 0;
   for (const auto& [token, id] : entries) maxId = std::max<uint64_t>(maxId, uint64_t{id} + 1);
   if (maxId > entries.size() + (uint64_t{1} << 20)) {
-    componentError("model", "vocab: id " + std::to_string(maxId - 1) + " is far beyond the vocabulary's " +
+    componentError("model", "vocab: id " + std::to_string(maxId - 1) +
+                                " is far beyond the vocabulary's " +
                                 std::to_string(entries.size()) + " tokens");
   }
   m_tokens.resize(static_cast<std::size_t>(maxId));
@@ -45,7 +46,8 @@ Vocabulary::Entries Vocabulary::parseJson(const nlohmann::json& model) {
   for (auto it = vit->begin(); it != vit->end(); ++it) {
     const nlohmann::json& v = it.value();
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() > 0xFFFFFFFFull) {
-      componentError("model", "vocab: the id of \"" + it.key() + "\" must be an integer from 0 to 4294967295");
+      componentError(
+          "model", "vocab: the id of \"" + it.key() + "\" must be an integer from 0 to 4294967295");
     }
     vocab.emplace_back(it.key(), static_cast<uint32_t>(v.get<uint64_t>()));
   }

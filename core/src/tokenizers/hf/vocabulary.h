@@ -43,7 +43,9 @@ class Vocabulary final {
   }
   /// "" for an id outside the table or a hole in it.
   std::string idToToken(int64_t id) const {
-    return id < 0 || static_cast<uint64_t>(id) >= m_tokens.size() ? std::string() : m_tokens[static_cast<std::size_t>(id)];
+    return id < 0 || static_cast<uint64_t>(id) >= m_tokens.size()
+               ? std::string()
+               : m_tokens[static_cast<std::size_t>(id)];
   }
   const std::string& token(uint32_t id) const { return m_tokens[id]; }
   /// One more than the largest id.
