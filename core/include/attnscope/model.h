@@ -19,6 +19,8 @@ struct ModelInfo {
   std::string variant;  // attention form for the pipeline: "fused" | "per-head" | "gpt2"
   int layers = 1;
   int heads = 1;
+  int kvHeads = 0;  // key/value heads (grouped-query: query head h reads kv head h / (heads /
+                    // kvHeads)); 0 is read as `heads` (no sharing), see kvHeadsOrHeads()
   int dModel = 0;
   int maxPositions = 0;   // 0: no limit other than RunLimits::maxTokens
   int slidingWindow = 0;  // > 0: each query sees only this many most recent keys (Mistral)
@@ -28,6 +30,9 @@ struct ModelInfo {
   bool supportsPair = false;  // sentence pairs (encoders with a pair template)
   std::string maskToken;      // "[MASK]", "<mask>" when the model can fill masks; empty otherwise
   uint64_t parameterBytes = 0;
+
+  /// The number of key/value heads, `heads` when the family shares none.
+  int kvHeadsOrHeads() const { return kvHeads > 0 ? kvHeads : heads; }
 };
 
 /// A transformer whose attention can be inspected. Implementations keep their torch state private,

@@ -62,6 +62,7 @@ ModelInfo EncoderFamily::encoderInfo(const std::string& kind, int layers, int he
   i.variant = "encoder";
   i.layers = layers;
   i.heads = heads;
+  i.kvHeads = heads;
   i.dModel = width;
   i.maxPositions = positions;
   i.causal = false;

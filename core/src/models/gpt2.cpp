@@ -130,6 +130,7 @@ class Gpt2Family final : public TransformerFamily {
     i.variant = "gpt2";
     i.layers = m_config.nLayer;
     i.heads = m_config.nHead;
+    i.kvHeads = m_config.nHead;
     i.dModel = m_config.nEmbd;
     i.maxPositions = m_config.nPositions;
     i.causal = true;

@@ -99,6 +99,7 @@ class TinyGptFamily final : public TransformerFamily {
     i.variant = "per-head";
     i.layers = c.nLayer;
     i.heads = c.nHead;
+    i.kvHeads = c.nHead;
     i.dModel = c.nEmbd;
     i.maxPositions = c.blockSize;
     i.causal = true;

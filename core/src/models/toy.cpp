@@ -46,6 +46,7 @@ class ToyFamily final : public TransformerFamily {
     i.variant = toString(m_config.variant);
     i.layers = 1;
     i.heads = m_config.heads;
+    i.kvHeads = m_config.heads;
     i.dModel = m_config.dModel;
     i.causal = m_config.mask == MaskKind::Causal;
     i.supportsContext = true;
