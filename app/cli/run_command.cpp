@@ -4,6 +4,7 @@
 
 #include "arg_parser.h"
 #include "attnscope/result_json.h"
+#include "attnscope/utf8.h"
 #include "commands.h"
 #include "dump_writer.h"
 #include "model_options.h"
@@ -50,6 +51,55 @@ void printPredictions(const AttentionResult& r) {
   std::printf("\n");
 }
 
+constexpr int kMaxGenerated = 256;
+
+/// Appends up to `count` greedy tokens to `text`: each step reruns the whole model on the text so
+/// far (no key/value cache: fine for a few hundred tokens of a small model) and appends the top
+/// prediction's bytes. The text is tokenized again every step, so the final ids can differ from
+/// the generated ones where BPE merges across the boundary. Stops early at a token without text
+/// (an end-of-sequence token) or at the model's position limit. Returns the continuation.
+std::string generate(const Model& model, std::string& text, int count, const RunRequest& base) {
+  const ModelInfo info = model.info();
+  if (!info.causal)
+    throw UsageError("--generate needs a causal language model; " + info.name + " is an encoder");
+  std::string continuation;
+  int replaced = 0;
+  const auto fits = [&](const std::string& t) {
+    return info.maxPositions <= 0 ||
+           model.tokenize(t).size() <= static_cast<std::size_t>(info.maxPositions);
+  };
+  for (int i = 0; i < count; ++i) {
+    RunRequest step = base;
+    step.texts = {text};
+    step.keepScores = false;
+    const AttentionResult r = model.run(step);
+    if (r.nextToken.empty())
+      throw UsageError(info.name +
+                       " has no language-model head (the checkpoint holds the decoder only): it "
+                       "cannot generate");
+    const Token& next = r.nextToken.front().token;  // the most likely: greedy
+    if (next.text.empty()) break;
+    // The text is tokenized again each step, so it must stay valid UTF-8: a byte token that is
+    // part of a character becomes U+FFFD, as Hugging Face's decode(errors="replace") writes it.
+    const bool whole = isValidUtf8(next.text);
+    const std::string piece = whole ? next.text : "\xEF\xBF\xBD";
+    if (!fits(text + piece)) {
+      std::fprintf(stderr, "notice: generation stopped at the model's %d positions\n",
+                   info.maxPositions);
+      break;
+    }
+    replaced += whole ? 0 : 1;
+    text += piece;
+    continuation += piece;
+  }
+  if (replaced > 0)
+    std::fprintf(stderr,
+                 "notice: %d generated token(s) held part of a UTF-8 character and were written "
+                 "as U+FFFD\n",
+                 replaced);
+  return continuation;
+}
+
 }  // namespace
 
 int runCommand(const std::vector<std::string>& args) {
@@ -59,14 +109,25 @@ int runCommand(const std::vector<std::string>& args) {
   p.flag("--trace", "print the shape trace, one step per line")
       .option("--json", "FILE", "write tokens, shapes, trace, device, timings and attention")
       .option("--dump", "DIR",
-              "write input/attention/output .npy, weights.safetensors, trace/tokens .json");
+              "write input/attention/output .npy, weights.safetensors, trace/tokens .json")
+      .option("--generate", "N",
+              "first append N greedy tokens (at most 256, within the model's positions) to each "
+              "text, then run on the result (causal language models)");
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();
     return 0;
   }
-  const RunRequest request = requestFromFlags(p);
+  RunRequest request = requestFromFlags(p);
   const auto model = modelFromFlags(p);
+  if (p.has("--generate")) {
+    if (request.texts.empty()) throw UsageError("--generate needs --text");
+    const int count = static_cast<int>(p.integer("--generate", 1, 1, kMaxGenerated));
+    for (std::size_t i = 0; i < request.texts.size(); ++i) {
+      const std::string added = generate(*model, request.texts[i], count, request);
+      std::printf("generated after text %zu: %s\n", i + 1, added.c_str());
+    }
+  }
   const AttentionResult result = model->run(request);
   for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
   printSummary(result);

@@ -4,10 +4,15 @@
 
 Writes a tiny random GPT-2 checkpoint in the Hugging Face layout (safetensors built with json +
 struct + numpy, no attnscope code, no transformers package), runs the CLI on a padded batch,
-and compares attention.npy and output.npy with the Python forward pass to 1e-4.
+and compares attention.npy and output.npy with the Python forward pass to 1e-4. The query and key
+columns of c_attn are scaled up so that attention is peaked (asserted). Variants, each compared
+the same way: every activation_function of transformers' ACT2FN that attnscope accepts, n_inner,
+scale_attn_by_inverse_layer_idx, and a GPT2Model checkpoint (no "transformer." prefix, no
+lm_head: logits from the tied wte).
 Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
 """
 import json
+import math
 import os
 import struct
 import subprocess
@@ -22,6 +27,7 @@ except ImportError as e:
     sys.exit(77)
 
 L, H, C, P = 2, 4, 32, 32
+QK_SCALE = 3.0  # c_attn's query and key columns: peaked attention
 
 
 def bytes_to_unicode():
@@ -36,7 +42,10 @@ def bytes_to_unicode():
     return {b: chr(c) for b, c in zip(bs, cs)}
 
 
-def write_folder(folder, rng):
+def write_folder(folder, rng, extra=None, prefix="transformer."):
+    """extra: config.json fields over the defaults (activation_function, n_inner, ...)."""
+    extra = extra or {}
+    inner = extra.get("n_inner") or 4 * C
     b2u = bytes_to_unicode()
     sym = lambda s: "".join(b2u[b] for b in s.encode())
     vocab = {b2u[b]: b for b in range(256)}
@@ -48,28 +57,29 @@ def write_folder(folder, rng):
         f.write(f"#version: 0.2\nh e\n{sym(' ')} t\n{sym(' t')} he\n")
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump({"model_type": "gpt2", "n_layer": L, "n_head": H, "n_embd": C, "n_ctx": P,
-                   "vocab_size": V, "layer_norm_epsilon": 1e-5}, f)
+                   "vocab_size": V, "layer_norm_epsilon": 1e-5, **extra}, f)
     w = {"wte.weight": rng.normal(0, 0.5, (V, C)), "wpe.weight": rng.normal(0, 0.3, (P, C))}
     for l in range(L):
         p = f"h.{l}."
         w[p + "ln_1.weight"] = 1 + rng.normal(0, 0.1, C)
         w[p + "ln_1.bias"] = rng.normal(0, 0.1, C)
         w[p + "attn.c_attn.weight"] = rng.normal(0, 0.3, (C, 3 * C))
+        w[p + "attn.c_attn.weight"][:, : 2 * C] *= QK_SCALE  # [q | k | v] columns
         w[p + "attn.c_attn.bias"] = rng.normal(0, 0.1, 3 * C)
         w[p + "attn.c_proj.weight"] = rng.normal(0, 0.2, (C, C))
         w[p + "attn.c_proj.bias"] = rng.normal(0, 0.1, C)
         w[p + "ln_2.weight"] = 1 + rng.normal(0, 0.1, C)
         w[p + "ln_2.bias"] = rng.normal(0, 0.1, C)
-        w[p + "mlp.c_fc.weight"] = rng.normal(0, 0.2, (C, 4 * C))
-        w[p + "mlp.c_fc.bias"] = rng.normal(0, 0.1, 4 * C)
-        w[p + "mlp.c_proj.weight"] = rng.normal(0, 0.1, (4 * C, C))
+        w[p + "mlp.c_fc.weight"] = rng.normal(0, 0.4, (C, inner))  # pre-activations of |x| ~ 2
+        w[p + "mlp.c_fc.bias"] = rng.normal(0, 0.1, inner)
+        w[p + "mlp.c_proj.weight"] = rng.normal(0, 0.1, (inner, C))
         w[p + "mlp.c_proj.bias"] = rng.normal(0, 0.1, C)
     w["ln_f.weight"] = 1 + rng.normal(0, 0.1, C)
     w["ln_f.bias"] = rng.normal(0, 0.1, C)
     w = {k: v.astype("<f4") for k, v in w.items()}
     header, data = {}, b""
     for k, v in w.items():
-        header["transformer." + k] = {"dtype": "F32", "shape": list(v.shape),
+        header[prefix + k] = {"dtype": "F32", "shape": list(v.shape),
                                       "data_offsets": [len(data), len(data) + v.nbytes]}
         data += v.tobytes()
     text = json.dumps(header).encode()
@@ -79,7 +89,26 @@ def write_folder(folder, rng):
     return {k: torch.from_numpy(v.astype(np.float64)) for k, v in w.items()}
 
 
-def gpt2_forward(w, ids):
+SQRT_2_PI = math.sqrt(2 / math.pi)
+# transformers' ACT2FN, written out (activations.py), for the names GPT-2 configs can give.
+ACT = {
+    "gelu": lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2))),
+    "gelu_python": lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2))),
+    "gelu_new": lambda x: 0.5 * x * (1 + torch.tanh(SQRT_2_PI * (x + 0.044715 * x ** 3))),
+    "gelu_pytorch_tanh": lambda x: 0.5 * x * (1 + torch.tanh(SQRT_2_PI * (x + 0.044715 * x ** 3))),
+    "gelu_fast": lambda x: 0.5 * x * (1 + torch.tanh(x * 0.7978845608 * (1 + 0.044715 * x * x))),
+    "quick_gelu": lambda x: x * torch.sigmoid(1.702 * x),
+    "relu": torch.relu,
+    "relu2": lambda x: torch.relu(x) ** 2,
+    "silu": lambda x: x * torch.sigmoid(x),
+    "swish": lambda x: x * torch.sigmoid(x),
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "linear": lambda x: x,
+}
+
+
+def gpt2_forward(w, ids, act="gelu_new", inverse_layer_idx=False):
     """The textbook GPT-2 forward (Hugging Face's GPT2LMHeadModel) in float64."""
     T = len(ids)
     x = w["wte.weight"][ids] + w["wpe.weight"][:T]
@@ -93,60 +122,105 @@ def gpt2_forward(w, ids):
         heads = lambda t: t.view(T, H, C // H).transpose(0, 1)
         q, k, v = heads(q), heads(k), heads(v)
         s = (q @ k.transpose(-2, -1)) / (C // H) ** 0.5
+        if inverse_layer_idx:  # scale_attn_by_inverse_layer_idx
+            s = s / (l + 1)
         a = torch.softmax(s.masked_fill(~causal, float("-inf")), dim=-1)
         attentions.append(a)
         y = (a @ v).transpose(0, 1).reshape(T, C)
         x = x + y @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         h = ln(x, p + "ln_2") @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
-        h = torch.nn.functional.gelu(h, approximate="tanh")
+        h = ACT[act](h)
         x = x + h @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = ln(x, "ln_f")
     return torch.stack(attentions), x, torch.softmax(x[-1] @ w["wte.weight"].T, -1)
+
+
+def peakedness(a):
+    """Mean row maximum of [L, H, T, T] causal attention over the rows with at least 4 keys."""
+    T = a.shape[-1]
+    return float(np.mean([a[..., i, : i + 1].max(-1).mean() for i in range(3, T)]))
+
+
+def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7):
+    """Writes one folder, runs the CLI on a padded batch and compares everything. Returns the
+    model folder and the largest difference seen."""
+    extra = extra or {}
+    act = extra.get("activation_function", "gelu_new")
+    inverse = extra.get("scale_attn_by_inverse_layer_idx", False)
+    model, dump = os.path.join(tmp, name), os.path.join(tmp, name + "-dump")
+    os.mkdir(model)
+    w = write_folder(model, np.random.default_rng(seed), extra, prefix)
+    texts = ["he said the thing to the other one", "the end", "x"]
+    js = os.path.join(tmp, name + "-run.json")
+    args = [cli, "run", "--model", model, "--json", js, "--dump", dump]
+    for t in texts:
+        args += ["--text", t]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    attention = np.load(os.path.join(dump, "attention.npy"))  # [L, B, H, T, T]
+    output = np.load(os.path.join(dump, "output.npy"))        # [B, T, C]
+    with open(os.path.join(dump, "tokens.json"), encoding="utf-8") as f:
+        tokens = json.load(f)
+    with open(js, encoding="utf-8") as f:
+        run = json.load(f)
+    Tmax = attention.shape[-1]
+    worst = 0.0
+    for b, item in enumerate(tokens):
+        ids = [t["id"] for t in item]
+        T = len(ids)
+        a, hidden, probs = gpt2_forward(w, ids, act, inverse)
+        got = attention[:, b, :, :T, :T]
+        err = np.abs(got - a.numpy()).max()
+        worst = max(worst, float(err))
+        if err > 1e-4:
+            failures.append(f"{name} item {b}: attention differs by {err}")
+        if np.abs(attention[:, b, :, T:, :]).max(initial=0) != 0 or np.abs(attention[:, b, :, :, T:]).max(initial=0) != 0:
+            failures.append(f"{name} item {b}: padding is not zero")
+        err = np.abs(output[b, :T] - hidden.numpy()).max()
+        worst = max(worst, float(err))
+        if err > 1e-4:
+            failures.append(f"{name} item {b}: output differs by {err}")
+        if b == 0:
+            peak = peakedness(a.numpy())
+            if peak < 0.5:
+                failures.append(f"{name}: reference attention is not peaked (mean row max {peak:.2f})")
+            top = torch.topk(probs, 5)
+            want = [int(i) for i in top.indices]
+            got_ids = [p["id"] for p in run["next_token"]]
+            if got_ids != want:
+                failures.append(f"{name}: next tokens {got_ids}, want {want}")
+            err = max(abs(p["p"] - float(probs[p["id"]])) for p in run["next_token"])
+            if err > 1e-5:
+                failures.append(f"{name}: next-token probabilities differ by {err}")
+    if attention.shape != (L, len(texts), H, Tmax, Tmax):
+        failures.append(f"{name}: attention shape {attention.shape}")
+    print(f"{name:28s} max |diff| {worst:.2e}")
+    return model
 
 
 def main():
     cli = sys.argv[1]
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        model, dump = os.path.join(tmp, "tiny-gpt2"), os.path.join(tmp, "dump")
-        os.mkdir(model)
-        w = write_folder(model, np.random.default_rng(7))
-        texts = ["he said the thing", "the end", "x"]
-        args = [cli, "run", "--model", model, "--json", os.path.join(tmp, "run.json"), "--dump", dump]
-        for t in texts:
-            args += ["--text", t]
-        subprocess.run(args, check=True)
-        attention = np.load(os.path.join(dump, "attention.npy"))  # [L, B, H, T, T]
-        output = np.load(os.path.join(dump, "output.npy"))        # [B, T, C]
-        with open(os.path.join(dump, "tokens.json"), encoding="utf-8") as f:
-            tokens = json.load(f)
-        with open(os.path.join(tmp, "run.json"), encoding="utf-8") as f:
-            run = json.load(f)
-        Tmax = attention.shape[-1]
-        for b, item in enumerate(tokens):
-            ids = [t["id"] for t in item]
-            T = len(ids)
-            a, hidden, probs = gpt2_forward(w, ids)
-            got = attention[:, b, :, :T, :T]
-            err = np.abs(got - a.numpy()).max()
-            if err > 1e-4:
-                failures.append(f"item {b}: attention differs by {err}")
-            if np.abs(attention[:, b, :, T:, :]).max(initial=0) != 0 or np.abs(attention[:, b, :, :, T:]).max(initial=0) != 0:
-                failures.append(f"item {b}: padding is not zero")
-            err = np.abs(output[b, :T] - hidden.numpy()).max()
-            if err > 1e-4:
-                failures.append(f"item {b}: output differs by {err}")
-            if b == 0:
-                top = torch.topk(probs, 5)
-                want = [int(i) for i in top.indices]
-                got_ids = [p["id"] for p in run["next_token"]]
-                if got_ids != want:
-                    failures.append(f"next tokens {got_ids}, want {want}")
-                err = max(abs(p["p"] - float(probs[p["id"]])) for p in run["next_token"])
-                if err > 1e-5:
-                    failures.append(f"next-token probabilities differ by {err}")
-        if attention.shape != (L, len(texts), H, Tmax, Tmax):
-            failures.append(f"attention shape {attention.shape}")
+        model = compare(cli, tmp, "tiny-gpt2", failures)
+        for i, act in enumerate(sorted(ACT)):
+            compare(cli, tmp, "act-" + act, failures, {"activation_function": act}, seed=100 + i)
+        compare(cli, tmp, "n_inner", failures, {"n_inner": 48, "activation_function": "gelu"}, seed=8)
+        compare(cli, tmp, "inverse-layer-idx", failures, {"scale_attn_by_inverse_layer_idx": True}, seed=9)
+        # GPT2Model: saved without "transformer." and without lm_head; logits from the tied wte.
+        compare(cli, tmp, "gpt2model-no-head", failures, {"architectures": ["GPT2Model"]}, prefix="", seed=10)
+        # The variants must matter: the reference with the wrong choice differs from the right one.
+        probe = os.path.join(tmp, "probe")
+        os.mkdir(probe)
+        w = write_folder(probe, np.random.default_rng(9), {})
+        ids = [256, 257, 258, 1, 2, 3, 4, 5]
+        a1, _, _ = gpt2_forward(w, ids, "gelu_new", True)
+        a0, _, _ = gpt2_forward(w, ids, "gelu_new", False)
+        if float((a1 - a0).abs().max()) < 0.05:
+            failures.append("scale_attn_by_inverse_layer_idx does not change the reference: the case is too weak")
+        _, h1, _ = gpt2_forward(w, ids, "gelu")
+        _, h0, _ = gpt2_forward(w, ids, "gelu_new")
+        if float((h1 - h0).abs().max()) < 5e-4:  # 5x the tolerance
+            failures.append("gelu and gelu_new give the same reference output: the activation cases are too weak")
         # The CLI's tokenize uses the folder's BPE.
         out = os.path.join(tmp, "tokens.json")
         subprocess.run([cli, "tokenize", "--model", model, "--text", "he the", "--json", out], check=True,

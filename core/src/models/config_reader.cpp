@@ -25,6 +25,13 @@ bool ConfigReader::has(const std::string& key) const {
   return m_json.contains(key) && !m_json[key].is_null();
 }
 
+ConfigReader ConfigReader::section(const std::string& key) const {
+  if (!has(key)) return ConfigReader(nlohmann::json::object(), m_source + ": " + key);
+  if (!m_json[key].is_object())
+    fail("\"" + key + "\" must be an object, got " + m_json[key].dump());
+  return ConfigReader(m_json[key], m_source + ": " + key);
+}
+
 const nlohmann::json* ConfigReader::find(const std::vector<std::string>& keys,
                                          std::string* found) const {
   for (const std::string& k : keys) {

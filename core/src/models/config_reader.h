@@ -26,6 +26,9 @@ class ConfigReader final {
   std::string string(const std::string& key, const std::string& fallback) const;
   bool flag(const std::string& key, bool fallback) const;
   bool has(const std::string& key) const;
+  /// A nested object ("rope_scaling") read the same way, its messages naming "file: key.field".
+  /// Throws when present and not an object; has(key) tells whether it is present.
+  ConfigReader section(const std::string& key) const;
   const std::string& source() const { return m_source; }
   [[noreturn]] void fail(const std::string& what) const;
 

@@ -10,6 +10,7 @@
 #include "attnscope/model_registry.h"
 #include "io/file_io.h"
 #include "models/bert.h"
+#include "models/decoder_models.h"
 #include "models/gpt2.h"
 
 namespace attnscope {
@@ -41,6 +42,18 @@ const std::vector<Entry>& entries() {
       {{"albert", "albert",
         "ALBERT (factorised embeddings, one layer group shared by every layer)"},
        openAlbertFolder},
+      {{"llama", "llama",
+        "Llama 2/3, TinyLlama, SmolLM (RMSNorm, rotary, grouped-query heads, SwiGLU MLP)"},
+       openLlamaFolder},
+      {{"mistral", "llama", "Mistral (Llama's layers, sliding-window attention)"}, openLlamaFolder},
+      {{"qwen2", "llama", "Qwen2, Qwen2.5 (Llama's layers, q/k/v biases)"}, openLlamaFolder},
+      {{"qwen3", "llama", "Qwen3 (Llama's layers, per-head q/k RMSNorm before rotary)"},
+       openLlamaFolder},
+      {{"gpt_neox", "gpt_neox",
+        "GPT-NeoX, Pythia (fused per-head q|k|v, partial rotary, parallel residual)"},
+       openGptNeoxFolder},
+      {{"bloom", "bloom", "Bloom (ALiBi position bias, embedding LayerNorm, fused q|k|v)"},
+       openBloomFolder},
   };
   return table;
 }

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// GPT-NeoX (Hugging Face's GPTNeoXModel / GPTNeoXForCausalLM: Pythia, GPT-NeoX-20B): the gpt_neox
+// family. Pre-LayerNorm blocks with a fused per-head query_key_value, partial rotary positions
+// and (by default) the parallel residual x + attn(ln1(x)) + mlp(ln2(x)).
+#include <cmath>
+
+#include "models/decoder_family.h"
+#include "models/decoder_models.h"
+#include "models/gpt_neox_config.h"
+#include "models/transformer_model.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/mlp.h"
+#include "nn/module_path.h"
+#include "nn/qkv_layout.h"
+#include "nn/rotary_embedding.h"
+#include "nn/scaled_dot_product.h"
+#include "nn/state_dict.h"
+
+namespace attnscope {
+namespace {
+
+/// layers.{i}: input_layernorm, attention.{query_key_value, dense}, post_attention_layernorm,
+/// mlp.{dense_h_to_4h, dense_4h_to_h}.
+struct NeoxLayer {
+  LayerNorm inputNorm{nullptr}, postNorm{nullptr};
+  Linear qkv{nullptr}, dense{nullptr}, up{nullptr}, down{nullptr};
+
+  NeoxLayer(torch::nn::Module& root, const std::string& p, const GptNeoxConfig& c) {
+    const int64_t C = c.hiddenSize, I = c.intermediateSize;
+    inputNorm = addModule(root, p + "input_layernorm", LayerNorm(C, c.layerNormEps));
+    qkv = addModule(root, p + "attention.query_key_value", Linear(C, 3 * C, c.attentionBias));
+    dense = addModule(root, p + "attention.dense", Linear(C, C, c.attentionBias));
+    postNorm = addModule(root, p + "post_attention_layernorm", LayerNorm(C, c.layerNormEps));
+    up = addModule(root, p + "mlp.dense_h_to_4h", Linear(C, I));
+    down = addModule(root, p + "mlp.dense_4h_to_h", Linear(I, C));
+  }
+};
+
+class GptNeoxFamily final : public DecoderFamily {
+ public:
+  explicit GptNeoxFamily(const std::string& folder)
+      : DecoderFamily(folder),
+        m_c(GptNeoxConfig::fromReader(m_config)),
+        m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
+        m_rotary(
+            rotaryOptions(m_c.ropeScaling, m_c.rotaryDim(), m_c.rotaryBase, m_c.maxPositions)) {
+    checkVocabulary(m_c.vocabSize);
+    torch::nn::Module& root = *m_root;
+    m_embed = addModule(root, "embed_in", EmbeddingTable(m_c.vocabSize, m_c.hiddenSize));
+    for (int l = 0; l < m_c.numLayers; ++l)
+      m_layers.emplace_back(root, "layers." + std::to_string(l) + ".", m_c);
+    m_norm = addModule(root, "final_layer_norm", LayerNorm(m_c.hiddenSize, m_c.layerNormEps));
+    WeightRules rules;
+    rules.family = "GPT-NeoX";
+    rules.prefixes = {"gpt_neox."};
+    // Buffers older checkpoints saved: the causal mask and the rotary frequencies.
+    rules.ignoredSuffixes = {".attention.bias", ".attention.masked_bias", "rotary_emb.inv_freq"};
+    if (m_c.tieWordEmbeddings) {
+      rules.tied = {{"embed_in.weight", "embed_out.weight"}};
+      rules.ignoredNames = {"embed_out.weight"};
+    } else if (hasTensor("embed_out.weight", "gpt_neox.")) {
+      m_head = addModule(root, "embed_out", Linear(m_c.hiddenSize, m_c.vocabSize, false));
+    }  // else a GPTNeoXModel: no language-model head
+    load(root, rules, m_c.describe());
+  }
+
+  ModelInfo info() const override {
+    ModelInfo i = decoderInfo("gpt_neox", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize,
+                              m_c.maxPositions);
+    i.parameterBytes = parameterBytes(*m_root);
+    return i;
+  }
+  torch::nn::Module& module() override { return *m_root; }
+
+  torch::Tensor embedIds(const torch::Tensor& ids) override { return m_embed(ids); }
+
+  torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
+    NeoxLayer& L = m_layers[static_cast<std::size_t>(index)];
+    TraceRecorder& rec = *ctx.rec;
+    const int64_t hd = m_c.headDim();
+    const int xStep = rec.record("x", "x", "input", x);
+    torch::Tensor h = L.inputNorm(x);
+    int s = rec.record("input_layernorm", "self.input_layernorm(x)", "layernorm", h, {xStep});
+    const torch::Tensor qkv = L.qkv(h);  // [B, T, 3C], per head [q_h k_h v_h]
+    QkvHeads heads =
+        splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
+                      rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {s}));
+    const auto [cos, sin] = m_rotary.cosSin(ctx.positions);
+    const std::string rope = "apply_rotary_pos_emb (" + m_rotary.describe(hd) + ")";
+    heads.q = RotaryEmbedding::apply(heads.q, cos, sin);
+    heads.qStep = rec.record("q_rot", rope, "rotary", heads.q, {heads.qStep});
+    heads.k = RotaryEmbedding::apply(heads.k, cos, sin);
+    heads.kStep = rec.record("k_rot", rope, "rotary", heads.k, {heads.kStep});
+    SdpaOptions sdpa;
+    sdpa.mask = ctx.mask;
+    sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    sdpa.scaleText = "1 / math.sqrt(head_size)";
+    sdpa.buffers = ctx.buffers;
+    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep,
+                                                  heads.kStep, heads.vStep);
+    const torch::Tensor merged = mergeHeads(out.values);
+    s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, C)", "merge_heads", merged,
+                   {out.valuesStep});
+    const torch::Tensor attnOut = L.dense(merged);
+    const int attnStep = rec.record("attn_out", "self.dense(merged)", "linear", attnOut, {s});
+    const MlpProjection up{[&](const torch::Tensor& t) { return L.up(t); },
+                           "self.dense_h_to_4h(x)"};
+    const MlpProjection down{[&](const torch::Tensor& t) { return L.down(t); },
+                             "self.dense_4h_to_h(h)"};
+    if (m_c.parallelResidual) {
+      // Both sublayers read the block's input: x + attn(ln1(x)) + mlp(ln2(x)).
+      h = L.postNorm(x);
+      s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm", h,
+                     {xStep});
+      h = feedForward(h, up, m_act, down, nullptr, rec, s, &s);
+      h.add_(attnOut).add_(x);
+      rec.record("residual", "mlp_out + attn_out + x", "add", h, {s, attnStep, xStep});
+      return h;
+    }
+    const torch::Tensor residual = attnOut + x;
+    const int residualStep =
+        rec.record("residual_1", "attn_out + x", "add", residual, {attnStep, xStep});
+    h = L.postNorm(residual);
+    s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm", h,
+                   {residualStep});
+    h = feedForward(h, up, m_act, down, nullptr, rec, s, &s);
+    h.add_(residual);
+    rec.record("residual_2", "mlp_out + x", "add", h, {s, residualStep});
+    return h;
+  }
+
+  torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
+  torch::Tensor logits(const torch::Tensor& hidden) override {
+    if (m_head) return m_head(hidden);
+    if (m_c.tieWordEmbeddings) return torch::matmul(hidden, computeWeight(m_embed->weight).t());
+    return {};
+  }
+
+ private:
+  GptNeoxConfig m_c;
+  Activation m_act;
+  RotaryEmbedding m_rotary;
+  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
+  EmbeddingTable m_embed{nullptr};
+  std::vector<NeoxLayer> m_layers;
+  LayerNorm m_norm{nullptr};
+  Linear m_head{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<GptNeoxFamily>(folder), name);
+}
+
+}  // namespace attnscope

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/llama_config.h"
+
+namespace attnscope {
+
+RopeScalingConfig readRopeScaling(const ConfigReader& config) {
+  RopeScalingConfig r;
+  if (!config.has("rope_scaling")) return r;
+  const ConfigReader s = config.section("rope_scaling");
+  // transformers renamed "type" to "rope_type"; checkpoints carry either (or both).
+  const std::string key = s.has("rope_type") ? "rope_type" : "type";
+  r.type = s.string(key, "default");
+  if (r.type == "default") {
+    r.type.clear();
+    return r;
+  }
+  if (r.type != "linear" && r.type != "dynamic" && r.type != "llama3") {
+    s.fail("\"" + key + "\" \"" + r.type +
+           "\" is not supported; supported: default, linear, dynamic, llama3");
+  }
+  if (!s.has("factor")) s.fail("missing \"factor\"");
+  r.factor = s.number("factor", 1.0);
+  if (!(r.factor >= 1.0) || r.factor > 1e6)
+    s.fail("\"factor\" must be a number from 1 to 1e6, got " + std::to_string(r.factor));
+  if (r.type == "llama3") {
+    r.lowFreqFactor = s.number("low_freq_factor", 1.0);
+    r.highFreqFactor = s.number("high_freq_factor", 4.0);
+    if (!(r.lowFreqFactor > 0) || !(r.highFreqFactor > r.lowFreqFactor))
+      s.fail("\"high_freq_factor\" (" + std::to_string(r.highFreqFactor) +
+             ") must be above \"low_freq_factor\" (" + std::to_string(r.lowFreqFactor) +
+             "), both positive");
+    r.originalMaxPositions = s.integer({"original_max_position_embeddings"}, 1, 1 << 24, 8192);
+  }
+  return r;
+}
+
+std::string LlamaConfig::describe() const {
+  return modelType + ": " + std::to_string(numLayers) + " layers, " + std::to_string(numHeads) +
+         " heads (" + std::to_string(numKvHeads) + " kv), hidden_size " +
+         std::to_string(hiddenSize) + ", head_dim " + std::to_string(headDim) +
+         ", intermediate_size " + std::to_string(intermediateSize) + ", vocab_size " +
+         std::to_string(vocabSize);
+}
+
+LlamaConfig LlamaConfig::fromFile(const std::string& path) {
+  return fromReader(ConfigReader::fromFile(path));
+}
+
+LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
+  LlamaConfig r;
+  r.modelType = c.string("model_type", "llama");
+  const bool qwen = r.modelType == "qwen2" || r.modelType == "qwen3";
+  r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
+  r.hiddenSize = c.integer({"hidden_size"}, 1, 1 << 16);
+  r.intermediateSize = c.integer({"intermediate_size"}, 1, 1 << 18);
+  r.numLayers = c.integer({"num_hidden_layers"}, 1, 1024);
+  r.numHeads = c.integer({"num_attention_heads"}, 1, 1024);
+  r.numKvHeads = c.integer({"num_key_value_heads"}, 1, 1024, r.numHeads);
+  if (r.numHeads % r.numKvHeads != 0)
+    c.fail("num_key_value_heads (" + std::to_string(r.numKvHeads) +
+           ") must divide num_attention_heads (" + std::to_string(r.numHeads) + ")");
+  if (!c.has("head_dim") && r.hiddenSize % r.numHeads != 0)
+    c.fail("num_attention_heads (" + std::to_string(r.numHeads) + ") must divide hidden_size (" +
+           std::to_string(r.hiddenSize) + ") when head_dim is not given");
+  r.headDim = c.integer({"head_dim"}, 2, 4096, r.hiddenSize / r.numHeads);
+  r.maxPositions = c.integer({"max_position_embeddings"}, 1, 1 << 24, 2048);
+  r.rmsNormEps = c.number("rms_norm_eps", 1e-6);
+  if (!(r.rmsNormEps > 0) || r.rmsNormEps > 1)
+    c.fail("\"rms_norm_eps\" must be a positive number below 1, got " +
+           std::to_string(r.rmsNormEps));
+  r.ropeTheta = c.number("rope_theta", 10000.0);
+  if (!(r.ropeTheta > 1))
+    c.fail("\"rope_theta\" must be above 1, got " + std::to_string(r.ropeTheta));
+  r.partialRotaryFactor = c.number("partial_rotary_factor", 1.0);
+  if (!(r.partialRotaryFactor > 0) || r.partialRotaryFactor > 1 || r.rotaryDim() < 2)
+    c.fail(
+        "\"partial_rotary_factor\" must leave an even number of rotary dimensions from 2 to "
+        "head_dim, got " +
+        std::to_string(r.partialRotaryFactor));
+  if (r.headDim % 2 != 0)
+    c.fail("\"head_dim\" must be even for rotary positions, got " + std::to_string(r.headDim));
+  r.ropeScaling = readRopeScaling(c);
+  r.hiddenAct = c.string("hidden_act", "silu");
+  const bool attentionBias = c.flag("attention_bias", false);
+  r.qkvBias = r.modelType == "qwen2" || attentionBias;
+  r.outputBias = r.modelType != "qwen2" && attentionBias;
+  r.mlpBias = c.flag("mlp_bias", false);
+  r.qkNorm = r.modelType == "qwen3";
+  r.tieWordEmbeddings = c.flag("tie_word_embeddings", false);
+  // Mistral windows every layer when sliding_window is set; Qwen only with use_sliding_window,
+  // and then only the layers from max_window_layers on (transformers' Qwen2Attention).
+  const bool windowed = qwen ? c.flag("use_sliding_window", false)
+                             : r.modelType == "mistral" && c.has("sliding_window");
+  if (windowed) {
+    r.slidingWindow = c.integer({"sliding_window"}, 1, 1 << 24, 4096);
+    r.slidingFromLayer = qwen ? c.integer({"max_window_layers"}, 0, 1 << 20, 28) : 0;
+    if (r.slidingFromLayer >= r.numLayers) r.slidingWindow = 0;  // no layer is windowed
+  }
+  return r;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,522 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Checks `attnscope-cli run --model DIR` on today's open decoders against plain PyTorch.
+
+For llama, mistral, qwen2, qwen3, gpt_neox and bloom it writes tiny random checkpoints in the
+Hugging Face layout (config.json, a byte-level BPE tokenizer.json, weights written with json +
+struct + numpy/torch: no attnscope code, no transformers package), runs the CLI on a padded batch
+with --dump, and compares every layer's attention [L, B, H, T, T] and the final hidden states
+[B, T, C] with a float64 forward pass written here from the published architectures, to 1e-4;
+padding must be exactly 0; the top-5 next tokens (`--json`) must match the reference softmax
+(probabilities to 1e-5), and a checkpoint without an LM head must give none. Query and key weights
+are scaled up so that attention is peaked (asserted), so a wrong rotary convention, head grouping,
+window or bias cannot hide in uniform rows. Cases: F32, BF16 and F16 safetensors, sharded
+safetensors, pytorch_model.bin; q/k/v biases (qwen2); grouped-query heads; tied embeddings stored
+as embed_tokens only or lm_head only, untied, no head at all; every rope_scaling type (linear,
+dynamic past the trained context, llama3, the "type" and "rope_type" spellings); partial rotary;
+parallel and sequential residual; ALiBi with 6 heads; a sliding window smaller than T (mistral,
+and qwen2's windowed upper layers); qwen3's per-head q/k norms with head_dim != hidden/heads.
+
+Usage: decoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_common import peakedness, run_cli, write_tokenizer, write_weights  # noqa: E402
+
+TOL = 1e-4
+P_TOL = 1e-5
+QK_SCALE = 3.0  # query and key weights: peaked attention
+WORDS = ("the", " the", " cat", " sat", " on", " mat", " and", " dog")
+TEXTS = ["the cat sat on the mat and the dog sat on the cat", "the dog sat", "a"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Random weights with Hugging Face's names (float64 numpy)
+
+
+class Init:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.w = {}
+
+    def linear(self, name, n_out, n_in, scale=1.0, bias=True):
+        self.w[name + ".weight"] = scale * self.rng.normal(0, 1 / math.sqrt(n_in), (n_out, n_in))
+        if bias:
+            self.w[name + ".bias"] = self.rng.normal(0, 0.2, n_out)
+
+    def norm(self, name, n, bias=False):
+        self.w[name + ".weight"] = 1 + self.rng.normal(0, 0.1, n)
+        if bias:
+            self.w[name + ".bias"] = self.rng.normal(0, 0.1, n)
+
+    def embedding(self, name, n, dim):
+        self.w[name + ".weight"] = self.rng.normal(0, 1.0, (n, dim))
+
+
+def llama_weights(cfg, seed, prefix="model.", head="untied"):
+    """head: untied (lm_head), embed (tied, embed_tokens only), lm_head (tied, lm_head only),
+    both (tied, both stored), none (a LlamaModel)."""
+    g = Init(seed)
+    C, H, Hkv, I = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["intermediate_size"]
+    hd = cfg.get("head_dim", C // H)
+    qwen2 = cfg["model_type"] == "qwen2"
+    qkv_bias = qwen2 or cfg.get("attention_bias", False)
+    o_bias = not qwen2 and cfg.get("attention_bias", False)
+    mlp_bias = cfg.get("mlp_bias", False)
+    g.embedding(prefix + "embed_tokens", cfg["vocab_size"], C)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"{prefix}layers.{i}."
+        g.norm(p + "input_layernorm", C)
+        g.linear(p + "self_attn.q_proj", H * hd, C, QK_SCALE, qkv_bias)
+        g.linear(p + "self_attn.k_proj", Hkv * hd, C, QK_SCALE, qkv_bias)
+        g.linear(p + "self_attn.v_proj", Hkv * hd, C, 1.0, qkv_bias)
+        g.linear(p + "self_attn.o_proj", C, H * hd, 1.0, o_bias)
+        if cfg["model_type"] == "qwen3":  # q and k are normalised: their gains make the peaks
+            g.norm(p + "self_attn.q_norm", hd)
+            g.norm(p + "self_attn.k_norm", hd)
+            g.w[p + "self_attn.q_norm.weight"] *= QK_SCALE
+            g.w[p + "self_attn.k_norm.weight"] *= QK_SCALE
+        g.norm(p + "post_attention_layernorm", C)
+        g.linear(p + "mlp.gate_proj", I, C, 1.0, mlp_bias)
+        g.linear(p + "mlp.up_proj", I, C, 1.0, mlp_bias)
+        g.linear(p + "mlp.down_proj", C, I, 1.0, mlp_bias)
+    g.norm(prefix + "norm", C)
+    if head == "untied":
+        g.linear("lm_head", cfg["vocab_size"], C, bias=False)
+    elif head in ("lm_head", "both"):
+        g.w["lm_head.weight"] = g.w[prefix + "embed_tokens.weight"].copy()
+        if head == "lm_head":
+            del g.w[prefix + "embed_tokens.weight"]
+    return g.w
+
+
+def neox_weights(cfg, seed, prefix="gpt_neox.", head=True):
+    g = Init(seed)
+    C, I = cfg["hidden_size"], cfg["intermediate_size"]
+    g.embedding(prefix + "embed_in", cfg["vocab_size"], C)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"{prefix}layers.{i}."
+        g.norm(p + "input_layernorm", C, bias=True)
+        g.linear(p + "attention.query_key_value", 3 * C, C)
+        # Peaked attention: scale each head's q and k rows of the fused per-head layout.
+        H, hd = cfg["num_attention_heads"], C // cfg["num_attention_heads"]
+        w = g.w[p + "attention.query_key_value.weight"].reshape(H, 3, hd, C)
+        w[:, :2] *= QK_SCALE
+        g.linear(p + "attention.dense", C, C)
+        g.norm(p + "post_attention_layernorm", C, bias=True)
+        g.linear(p + "mlp.dense_h_to_4h", I, C)
+        g.linear(p + "mlp.dense_4h_to_h", C, I)
+        g.w[p + "attention.bias"] = np.tril(np.ones((1, 1, 64, 64)))  # a mask buffer old files carry
+    g.norm(prefix + "final_layer_norm", C, bias=True)
+    if head:
+        g.linear("embed_out", cfg["vocab_size"], C, bias=False)
+    return g.w
+
+
+def bloom_weights(cfg, seed, prefix="transformer.", store_head=False):
+    g = Init(seed)
+    C, H = cfg["hidden_size"], cfg["n_head"]
+    hd = C // H
+    g.embedding(prefix + "word_embeddings", cfg["vocab_size"], C)
+    g.norm(prefix + "word_embeddings_layernorm", C, bias=True)
+    for i in range(cfg["n_layer"]):
+        p = f"{prefix}h.{i}."
+        g.norm(p + "input_layernorm", C, bias=True)
+        g.linear(p + "self_attention.query_key_value", 3 * C, C)
+        w = g.w[p + "self_attention.query_key_value.weight"].reshape(H, 3, hd, C)
+        w[:, :2] *= QK_SCALE
+        g.linear(p + "self_attention.dense", C, C)
+        g.norm(p + "post_attention_layernorm", C, bias=True)
+        g.linear(p + "mlp.dense_h_to_4h", 4 * C, C)
+        g.linear(p + "mlp.dense_4h_to_h", C, 4 * C)
+    g.norm(prefix + "ln_f", C, bias=True)
+    if store_head:
+        g.w["lm_head.weight"] = g.w[prefix + "word_embeddings.weight"].copy()
+    return g.w
+
+
+# ----------------------------------------------------------------------------------------------
+# The published architectures in float64
+
+
+def lin(w, p, x):
+    y = x @ w[p + ".weight"].T
+    return y + w[p + ".bias"] if p + ".bias" in w else y
+
+
+def rms(w, p, x, eps):
+    return w[p + ".weight"] * (x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps))
+
+
+def layer_norm(w, p, x, eps):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * w[p + ".weight"] + w[p + ".bias"]
+
+
+def gelu(x):
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1 + torch.exp(-x))
+
+
+def inverse_frequencies(dim, theta, scaling, T, max_positions):
+    """RoFormer's frequencies theta^(-2i/dim) with transformers' rope_scaling rules."""
+    inv = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    if kind == "linear":  # positions / factor
+        inv = inv / scaling["factor"]
+    elif kind == "dynamic":  # NTK-aware: a larger base once T exceeds the trained context
+        if T > max_positions:
+            f = scaling["factor"]
+            base = theta * ((f * T / max_positions) - (f - 1)) ** (dim / (dim - 2))
+            inv = 1.0 / base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    elif kind == "llama3":
+        f, lo, hi = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old = scaling["original_max_position_embeddings"]
+        out = []
+        for v in inv.tolist():
+            wavelen = 2 * math.pi / v
+            if wavelen < old / hi:
+                out.append(v)
+            elif wavelen > old / lo:
+                out.append(v / f)
+            else:
+                s = (old / wavelen - lo) / (hi - lo)
+                out.append((1 - s) * v / f + s * v)
+        inv = torch.tensor(out, dtype=torch.float64)
+    return inv
+
+
+def rotate(x, dim, inv, convention="half"):
+    """Rotates the first `dim` features of x [..., T, hd] by position · inv. "half": pairs
+    (i, i + dim/2), Hugging Face's rotate_half; "interleaved": pairs (2i, 2i+1), the original
+    Meta/GPT-J convention (the wrong one for these checkpoints)."""
+    T = x.shape[-2]
+    ang = torch.arange(T, dtype=inv.dtype)[:, None] * inv[None, :]  # [T, dim/2]
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    r, rest = x[..., :dim], x[..., dim:]
+    if convention == "half":
+        a, b = r[..., : dim // 2], r[..., dim // 2:]
+        out = torch.cat([a * cos - b * sin, b * cos + a * sin], -1)
+    else:
+        a, b = r[..., 0::2], r[..., 1::2]
+        out = torch.stack([a * cos - b * sin, b * cos + a * sin], -1).reshape(r.shape)
+    return torch.cat([out, rest], -1)
+
+
+def attend(q, k, v, mask, bias=None):
+    """q [H, T, hd], k/v [H, T, hd] (already one per query head), mask [T, T] bool (True: keep)."""
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if bias is not None:
+        s = s + bias
+    a = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
+    return a, a @ v
+
+
+def causal(T, window=0):
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    keep = j <= i
+    if window:
+        keep &= i - j < window  # Mistral: the `window` most recent keys, the query's own included
+    return keep
+
+
+def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None, kv_modulo=False):
+    """LlamaForCausalLM (and Mistral, Qwen2, Qwen3): returns attention [L, H, T, T], final hidden
+    [T, C], logits [T, V] or None. rope_len: the sequence length dynamic scaling sees (in a padded
+    batch transformers takes the longest item's). convention and kv_modulo (query head h reads kv
+    head h % Hkv) give plausible mistakes."""
+    T = len(ids)
+    C, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim", C // H)
+    eps = cfg["rms_norm_eps"]
+    rot = int(hd * cfg.get("partial_rotary_factor", 1.0))
+    inv = inverse_frequencies(rot, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"),
+                              rope_len or T, cfg["max_position_embeddings"])
+    emb = w.get(prefix + "embed_tokens.weight", w.get("lm_head.weight"))
+    x = emb[torch.tensor(ids)]
+    attentions = []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"{prefix}layers.{i}."
+        window = 0
+        if cfg["model_type"] == "mistral" and cfg.get("sliding_window"):
+            window = cfg["sliding_window"]
+        if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and i >= cfg["max_window_layers"]:
+            window = cfg["sliding_window"]
+        h = rms(w, p + "input_layernorm", x, eps)
+        q = lin(w, p + "self_attn.q_proj", h).view(T, H, hd).transpose(0, 1)
+        k = lin(w, p + "self_attn.k_proj", h).view(T, Hkv, hd).transpose(0, 1)
+        v = lin(w, p + "self_attn.v_proj", h).view(T, Hkv, hd).transpose(0, 1)
+        if cfg["model_type"] == "qwen3":
+            q = rms(w, p + "self_attn.q_norm", q, eps)
+            k = rms(w, p + "self_attn.k_norm", k, eps)
+        q, k = rotate(q, rot, inv, convention), rotate(k, rot, inv, convention)
+        group = [hq % Hkv if kv_modulo else hq * Hkv // H for hq in range(H)]  # query head -> kv head
+        a, o = attend(q, k[group], v[group], causal(T, window))
+        attentions.append(a)
+        x = x + lin(w, p + "self_attn.o_proj", o.transpose(0, 1).reshape(T, H * hd))
+        h = rms(w, p + "post_attention_layernorm", x, eps)
+        x = x + lin(w, p + "mlp.down_proj", silu(lin(w, p + "mlp.gate_proj", h)) * lin(w, p + "mlp.up_proj", h))
+    x = rms(w, prefix + "norm", x, eps)
+    head = w.get("lm_head.weight", emb if cfg.get("tie_word_embeddings") else None)
+    return torch.stack(attentions), x, None if head is None else x @ head.T
+
+
+def neox_forward(cfg, w, ids, prefix="gpt_neox.", rope_len=None):
+    """GPTNeoXForCausalLM."""
+    T = len(ids)
+    C, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    hd, eps = C // H, cfg["layer_norm_eps"]
+    rot = int(hd * cfg["rotary_pct"])
+    inv = inverse_frequencies(rot, cfg["rotary_emb_base"], cfg.get("rope_scaling"), rope_len or T,
+                              cfg["max_position_embeddings"])
+    x = w[prefix + "embed_in.weight"][torch.tensor(ids)]
+    attentions = []
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"{prefix}layers.{i}."
+        qkv = lin(w, p + "attention.query_key_value", layer_norm(w, p + "input_layernorm", x, eps))
+        qkv = qkv.view(T, H, 3 * hd).transpose(0, 1)  # per head [q k v]
+        q, k, v = qkv[..., :hd], qkv[..., hd:2 * hd], qkv[..., 2 * hd:]
+        q, k = rotate(q, rot, inv), rotate(k, rot, inv)
+        a, o = attend(q, k, v, causal(T))
+        attentions.append(a)
+        attn = lin(w, p + "attention.dense", o.transpose(0, 1).reshape(T, C))
+        mlp = lambda t: lin(w, p + "mlp.dense_4h_to_h", gelu(lin(w, p + "mlp.dense_h_to_4h", t)))
+        if cfg["use_parallel_residual"]:
+            x = x + attn + mlp(layer_norm(w, p + "post_attention_layernorm", x, eps))
+        else:
+            x = x + attn
+            x = x + mlp(layer_norm(w, p + "post_attention_layernorm", x, eps))
+    x = layer_norm(w, prefix + "final_layer_norm", x, eps)
+    head = w.get("embed_out.weight")
+    return torch.stack(attentions), x, None if head is None else x @ head.T
+
+
+def alibi_slopes(n):
+    """Press et al.'s geometric slopes; for a head count that is not a power of two, those of the
+    nearest lower power of two, then every other slope of the next one (as Bloom computes them)."""
+    def power_of_two(m):
+        start = 2 ** (-(2 ** -(math.log2(m) - 3)))
+        return [start * start ** i for i in range(m)]
+    closest = 2 ** math.floor(math.log2(n))
+    if closest == n:
+        return power_of_two(n)
+    return power_of_two(closest) + power_of_two(2 * closest)[0::2][: n - closest]
+
+
+def bloom_forward(cfg, w, ids, prefix="transformer.", rope_len=None, slopes=None):
+    """BloomForCausalLM."""
+    T = len(ids)
+    C, H = cfg["hidden_size"], cfg["n_head"]
+    hd, eps = C // H, cfg["layer_norm_epsilon"]
+    post = cfg.get("apply_residual_connection_post_layernorm", False)
+    x = layer_norm(w, prefix + "word_embeddings_layernorm", w[prefix + "word_embeddings.weight"][torch.tensor(ids)], eps)
+    bias = torch.tensor(slopes or alibi_slopes(H), dtype=torch.float64)[:, None, None] * torch.arange(T, dtype=torch.float64)[None, None, :]
+    attentions = []
+    for i in range(cfg["n_layer"]):
+        p = f"{prefix}h.{i}."
+        h = layer_norm(w, p + "input_layernorm", x, eps)
+        qkv = lin(w, p + "self_attention.query_key_value", h).view(T, H, 3, hd)
+        q, k, v = (qkv[:, :, j].transpose(0, 1) for j in range(3))
+        a, o = attend(q, k, v, causal(T), bias)
+        attentions.append(a)
+        x = (h if post else x) + lin(w, p + "self_attention.dense", o.transpose(0, 1).reshape(T, C))
+        h = layer_norm(w, p + "post_attention_layernorm", x, eps)
+        x = (h if post else x) + lin(w, p + "mlp.dense_4h_to_h", gelu_tanh(lin(w, p + "mlp.dense_h_to_4h", h)))
+    x = layer_norm(w, prefix + "ln_f", x, eps)
+    return torch.stack(attentions), x, x @ w[prefix + "word_embeddings.weight"].T
+
+
+# ----------------------------------------------------------------------------------------------
+# The cases
+
+
+def llama_config(model_type, V, **extra):
+    cfg = {"model_type": model_type, "architectures": ["LlamaForCausalLM"], "vocab_size": V, "hidden_size": 32,
+           "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
+           "tie_word_embeddings": False, "torch_dtype": "float32"}
+    cfg.update(extra)
+    return cfg
+
+
+def cases(V):
+    """(name, family, config, weights builder, weight format, prefix, has head)."""
+    out = []
+
+    def llama(name, model_type, fmt="F32", head="untied", prefix="model.", seed=1, **extra):
+        cfg = llama_config(model_type, V, tie_word_embeddings=head in ("embed", "lm_head", "both"), **extra)
+        out.append((name, "llama", cfg, lambda: llama_weights(cfg, seed, prefix, head), fmt, prefix, head != "none"))
+
+    llama("llama-f32-gqa", "llama")
+    llama("llama-bf16", "llama", fmt="BF16", seed=2)
+    llama("llama-f16-mha", "llama", fmt="F16", seed=3, num_key_value_heads=4)
+    llama("llama-bin", "llama", fmt="bin", seed=4)
+    llama("llama-sharded-mqa", "llama", fmt="sharded", seed=5, num_key_value_heads=1)
+    llama("llama-tied-embed-only", "llama", head="embed", seed=6)
+    llama("llama-tied-lm_head-only", "llama", head="lm_head", seed=7)
+    llama("llama-tied-both", "llama", head="both", seed=8)
+    llama("llama-model-no-prefix-no-head", "llama", head="none", prefix="", seed=9)
+    llama("llama-biases", "llama", seed=10, attention_bias=True, mlp_bias=True)
+    llama("llama-rope-linear", "llama", seed=11, rope_scaling={"type": "linear", "factor": 4.0})
+    llama("llama-rope-dynamic", "llama", seed=12, max_position_embeddings=8,
+          rope_scaling={"rope_type": "dynamic", "factor": 3.0})
+    llama("llama-rope-llama3", "llama", seed=13, rope_theta=500000.0, num_attention_heads=2,
+          num_key_value_heads=1,
+          rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                        "original_max_position_embeddings": 64})
+    llama("llama-partial-rotary", "llama", seed=14, partial_rotary_factor=0.5)
+    llama("mistral-window", "mistral", seed=15, sliding_window=4)
+    llama("qwen2-biases", "qwen2", seed=16, head="embed")
+    llama("qwen2-window-upper", "qwen2", seed=17, num_hidden_layers=3, use_sliding_window=True, sliding_window=3,
+          max_window_layers=1)
+    llama("qwen3-qk-norm", "qwen3", fmt="BF16", seed=18, head_dim=16, num_attention_heads=4, num_key_value_heads=2)
+
+    def neox(name, fmt="F32", parallel=True, pct=0.25, seed=30, head=True, prefix="gpt_neox."):
+        cfg = {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": V, "hidden_size": 32,
+               "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+               "max_position_embeddings": 64, "layer_norm_eps": 1e-5, "rotary_pct": pct, "rotary_emb_base": 10000,
+               "use_parallel_residual": parallel, "hidden_act": "gelu", "tie_word_embeddings": False}
+        out.append((name, "gpt_neox", cfg, lambda: neox_weights(cfg, seed, prefix, head), fmt, prefix, head))
+
+    neox("neox-parallel")
+    neox("neox-sequential-full-rotary", parallel=False, pct=1.0, seed=31)
+    neox("neox-bf16", fmt="BF16", seed=32)
+    neox("neox-model-no-head", seed=33, head=False, prefix="")
+
+    def bloom(name, fmt="F32", seed=40, prefix="transformer.", **extra):
+        cfg = {"model_type": "bloom", "architectures": ["BloomForCausalLM"], "vocab_size": V, "hidden_size": 48,
+               "n_layer": 2, "n_head": 6, "layer_norm_epsilon": 1e-5}
+        cfg.update(extra)
+        out.append((name, "bloom", cfg, lambda: bloom_weights(cfg, seed, prefix, store_head=prefix == ""),
+                    fmt, prefix, True))
+
+    bloom("bloom-6-heads")
+    bloom("bloom-no-prefix-bin", fmt="bin", seed=41, prefix="")
+    bloom("bloom-post-ln-residual", seed=42, apply_residual_connection_post_layernorm=True)
+    return out
+
+
+FORWARD = {"llama": llama_forward, "gpt_neox": neox_forward, "bloom": bloom_forward}
+
+
+def mistakes(family, cfg):
+    """Plausible wrong implementations of a case, as (label, config, forward keyword arguments).
+    The CLI's attention must be far from each: this shows that the case can fail."""
+    out = []
+    if family == "llama":
+        out.append(("interleaved rotary pairs", cfg, dict(convention="interleaved")))
+        H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+        if 1 < Hkv < H:
+            out.append(("kv head h % Hkv", cfg, dict(kv_modulo=True)))
+        if cfg.get("rope_scaling"):
+            out.append(("rope_scaling ignored", dict(cfg, rope_scaling=None), {}))
+        if cfg.get("sliding_window"):
+            out.append(("no sliding window", dict(cfg, sliding_window=None, use_sliding_window=False), {}))
+        if cfg.get("partial_rotary_factor"):
+            out.append(("full rotary", dict(cfg, partial_rotary_factor=1.0), {}))
+    elif family == "gpt_neox":
+        out.append(("the other residual form", dict(cfg, use_parallel_residual=not cfg["use_parallel_residual"]), {}))
+        out.append(("rotary on other dims", dict(cfg, rotary_pct=0.5 if cfg["rotary_pct"] != 0.5 else 1.0), {}))
+    elif family == "bloom":
+        H = cfg["n_head"]
+        out.append(("power-of-two slopes of 8 heads", cfg, dict(slopes=alibi_slopes(8)[:H])))
+        post = cfg.get("apply_residual_connection_post_layernorm", False)
+        out.append(("the other residual", dict(cfg, apply_residual_connection_post_layernorm=not post), {}))
+    return out
+
+
+def check(cli, root, case, V, failures, report):
+    name, family, cfg, make, fmt, prefix, has_head = case
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    write_tokenizer(os.path.join(d, "tokenizer.json"), WORDS, bos="<s>" if family == "llama" else None)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    w = write_weights(d, make(), fmt)
+    attention, output, tokens, run, _ = run_cli(cli, d, TEXTS, d)
+    worst = 0.0
+    for b, item in enumerate(tokens):
+        ids = [t["id"] for t in item]
+        T = len(ids)
+        a, hidden, logits = FORWARD[family](cfg, w, ids, prefix, rope_len=max(len(t) for t in tokens))
+        err = float(np.abs(attention[:, b, :, :T, :T] - a.numpy()).max())
+        worst = max(worst, err)
+        if err > TOL:
+            per_layer = [float(np.abs(attention[l, b, :, :T, :T] - a[l].numpy()).max()) for l in range(a.shape[0])]
+            failures.append(f"{name} item {b}: attention differs by {err:.3g} (per layer {per_layer})")
+        if np.abs(attention[:, b, :, T:, :]).max(initial=0) != 0 or np.abs(attention[:, b, :, :, T:]).max(initial=0) != 0:
+            failures.append(f"{name} item {b}: padding is not zero")
+        err = float(np.abs(output[b, :T] - hidden.numpy()).max())
+        worst = max(worst, err)
+        if err > TOL:
+            failures.append(f"{name} item {b}: output differs by {err:.3g}")
+        if b == 0:
+            for label, wrong_cfg, kw in mistakes(family, cfg):
+                wrong = FORWARD[family](wrong_cfg, w, ids, prefix, rope_len=max(len(t) for t in tokens), **kw)[0]
+                if wrong.shape == a.shape and float(np.abs(attention[:, b, :, :T, :T] - wrong.numpy()).max()) < 1e-2:
+                    failures.append(f"{name}: the CLI's attention is as close to '{label}' as to the reference")
+            peak = peakedness(a.numpy())
+            if peak < 0.5:
+                failures.append(f"{name}: reference attention is not peaked (mean row max {peak:.2f})")
+            if not has_head:
+                if run.get("next_token"):
+                    failures.append(f"{name}: a checkpoint without an LM head gave next tokens")
+            else:
+                probs = torch.softmax(logits[-1], -1)
+                want = [int(i) for i in torch.topk(probs, 5).indices]
+                got = [p["id"] for p in run.get("next_token", [])]
+                if got != want:
+                    failures.append(f"{name}: next tokens {got}, want {want}")
+                elif max(abs(p["p"] - float(probs[p["id"]])) for p in run["next_token"]) > P_TOL:
+                    failures.append(f"{name}: next-token probabilities differ")
+    L, B, H = attention.shape[:3]
+    want_h = cfg.get("num_attention_heads", cfg.get("n_head"))
+    if (L, B, H) != (cfg.get("num_hidden_layers", cfg.get("n_layer")), len(TEXTS), want_h):
+        failures.append(f"{name}: attention shape {attention.shape}")
+    report.append(f"{name:32s} max |diff| {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
+
+
+def main():
+    cli = sys.argv[1]
+    failures, report = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = sys.argv[2] if len(sys.argv) > 2 else tmp
+        os.makedirs(root, exist_ok=True)
+        V = write_tokenizer(os.path.join(tmp, "probe.json"), WORDS)
+        for case in cases(V):
+            try:
+                check(cli, root, case, V, failures, report)
+            except Exception as e:  # one broken case must not hide the others
+                failures.append(f"{case[0]}: {e}")
+    for line in report:
+        print(line)
+    for f in failures:
+        print("FAIL:", f)
+    print("ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
