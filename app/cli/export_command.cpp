@@ -12,6 +12,7 @@
 #include "attnscope/error.h"
 #include "commands.h"
 #include "exporter.h"
+#include "head_matrix.h"
 #include "model_options.h"
 #include "palette.h"
 #include "view_factory.h"
@@ -62,6 +63,8 @@ int exportCommand(const std::vector<std::string>& args) {
       .option("--palette", "NAME", "viridis (default), magma, cividis or greyscale")
       .flag("--scores", "heatmap: pre-softmax scores instead of weights")
       .flag("--per-head-scale", "grid: scale each cell to its own maximum")
+      .flag("--hide-special",
+            "leave out [CLS]/[SEP]/<s>/</s> rows and columns and renormalise the rows")
       .flag("--classroom", "large fonts for projectors")
       .option("--title", "TEXT", "title above the view; default describes the selection");
   p.parse(args);
@@ -98,6 +101,7 @@ int exportCommand(const std::vector<std::string>& args) {
   }
   state.showScores = p.has("--scores");
   state.perHeadScale = p.has("--per-head-scale");
+  state.hideSpecial = p.has("--hide-special");
   state.classroom = p.has("--classroom");
   const QFileInfo outInfo(out);
   const QFileInfo folder(outInfo.absolutePath());
@@ -151,6 +155,10 @@ int exportCommand(const std::vector<std::string>& args) {
         options.title = QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
         break;
     }
+    const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
+                            kind == render::ViewKind::Compare;
+    if (state.hideSpecial && matrixView && render::hasSpecialTokens(result->group(), state.item))
+      options.title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
   }
 
   const auto app = startQt();

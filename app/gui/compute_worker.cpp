@@ -21,9 +21,11 @@ uint64_t estimateAttentionBytes(const Model& model, const RunRequest& request) {
   const auto clampToModel = [&](std::size_t n) {
     return info.maxPositions > 0 ? std::min<std::size_t>(n, std::size_t(info.maxPositions)) : n;
   };
+  // A pair adds its tokens (and a separator or two, which the margin of the limit covers).
+  const std::size_t pairTokens = request.pair ? model.tokenize(*request.pair).size() : 0;
   std::size_t queries = 0;
   for (const std::string& text : request.texts)
-    queries = std::max(queries, clampToModel(model.tokenize(text).size()));
+    queries = std::max(queries, clampToModel(model.tokenize(text).size() + pairTokens));
   const std::size_t keys =
       request.context ? clampToModel(model.tokenize(*request.context).size()) : queries;
   return uint64_t(info.layers) * request.texts.size() * uint64_t(info.heads) * queries * keys *
@@ -61,6 +63,12 @@ void ComputeWorker::compute(const ComputeJob& job) {
       opening = false;
     }
     RunRequest request = job.request;
+    if (request.pair && !m_model->info().supportsPair) {
+      request.pair.reset();
+      outcome.notices << tr(
+          "This model reads one sentence at a time: the second sentence of the "
+          "pair is not used.");
+    }
     const uint64_t attentionBytes = estimateAttentionBytes(*m_model, request);
     if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
       request.keepScores = false;

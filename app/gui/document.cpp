@@ -217,6 +217,17 @@ void Document::recompute() {
     return;
   }
 
+  // A model that takes no pairs ignores the option (the worker says so): the model is only known
+  // once the worker has opened it.
+  const bool pair = m_run.usePair;
+  if (pair && m_run.pair.trimmed().isEmpty()) {
+    setBusy(false);
+    setError(
+        tr("The sentence pair is on but the second sentence is empty: type it or turn the "
+           "pair off."));
+    return;
+  }
+
   ComputeJob job;
   job.generation = generation;
   job.spec = m_spec;
@@ -224,6 +235,7 @@ void Document::recompute() {
   job.scoresLimitBytes = m_scoresLimitBytes;
   for (const QString& item : items) job.request.texts.push_back(item.toStdString());
   if (m_run.useContext) job.request.context = m_run.context.toStdString();
+  if (pair) job.request.pair = m_run.pair.toStdString();
   job.request.device = m_run.device;
   job.cancel = std::make_shared<std::atomic<bool>>(false);
   job.request.cancel = job.cancel.get();

@@ -25,11 +25,14 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "error_banner.h"
 #include "export_dialog.h"
+#include "head_matrix.h"
 #include "model_panel.h"
 #include "session_file.h"
 #include "settings.h"
@@ -319,6 +322,17 @@ void MainWindow::buildActions() {
   viewMenu->addAction(scores);
   connect(m_document, &Document::viewStateChanged, scores,
           [scores](const render::ViewState& st) { scores->setChecked(st.showScores); });
+  QAction* hideSpecial =
+      action(tr("&Hide Special Tokens"), QKeySequence(tr("Ctrl+Shift+H")), [this](bool on) {
+        render::ViewState state = m_document->viewState();
+        state.hideSpecial = on;
+        m_document->setViewState(state);
+      });
+  hideSpecial->setCheckable(true);
+  hideSpecial->setToolTip(tr("Leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows"));
+  viewMenu->addAction(hideSpecial);
+  connect(m_document, &Document::viewStateChanged, hideSpecial,
+          [hideSpecial](const render::ViewState& st) { hideSpecial->setChecked(st.hideSpecial); });
   m_classroomAction = action(tr("Classroom &Mode"), QKeySequence(tr("Ctrl+Shift+M")),
                              [this](bool on) { setClassroomMode(on); });
   m_classroomAction->setCheckable(true);
@@ -388,6 +402,7 @@ void MainWindow::connectDocument() {
     m_selector->setViewState(state);
     if (m_settings) m_settings->setPalette(state.palette);
     updateViews(false);
+    updateNextTokens(m_document->result());  // says which sentence the predictions are for
   });
   connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
     if (index >= 0 && index < int(m_views.size())) m_document->setCurrentView(m_views[index].kind);
@@ -524,19 +539,42 @@ void MainWindow::onResult(const render::ResultPtr& result) {
   updateStatus();
 }
 
+namespace {
+
+QString percentText(float probability) {
+  if (!std::isfinite(probability)) return QStringLiteral("n/a");
+  const double percent = 100.0 * probability;
+  return percent < 0.5 ? QStringLiteral("<1%") : QStringLiteral("%1%").arg(percent, 0, 'f', 0);
+}
+
+QString candidatesText(const std::vector<Prediction>& predictions) {
+  QStringList candidates;
+  for (const Prediction& p : predictions)
+    candidates << QString::fromStdString(p.token.label) + QLatin1Char(' ') +
+                      percentText(p.probability);
+  return candidates.join(QStringLiteral(" · "));
+}
+
+}  // namespace
+
 void MainWindow::updateNextTokens(const render::ResultPtr& result) {
+  // Predictions are for batch item 0: say so when another sentence is shown.
+  const int item = m_document->viewState().item;
+  const QString suffix = item != 0 ? tr("  (for sentence 0)") : QString();
+  if (result && !result->maskFills.empty()) {
+    QStringList lines;
+    for (const MaskFill& fill : result->maskFills) {
+      lines << tr("Mask at token %1: %2").arg(fill.position).arg(candidatesText(fill.predictions));
+    }
+    m_nextLabel->setText(lines.join(QLatin1Char('\n')) + suffix);
+    m_nextLabel->show();
+    return;
+  }
   if (!result || result->nextToken.empty()) {
     m_nextLabel->hide();
     return;
   }
-  QStringList candidates;
-  for (const Prediction& p : result->nextToken) {
-    const double percent = 100.0 * p.probability;
-    candidates << QStringLiteral("%1 %2").arg(
-        QString::fromStdString(p.token.label),
-        percent < 0.5 ? QStringLiteral("<1%") : QStringLiteral("%1%").arg(percent, 0, 'f', 0));
-  }
-  m_nextLabel->setText(tr("Next: %1").arg(candidates.join(QStringLiteral(" · "))));
+  m_nextLabel->setText(tr("Next: %1").arg(candidatesText(result->nextToken)) + suffix);
   m_nextLabel->show();
 }
 
@@ -745,6 +783,13 @@ QString MainWindow::defaultTitle() const {
                       .arg(s.layer)
                       .arg(s.head);
   if (!model.isEmpty()) title += QStringLiteral(" — ") + model;
+  const render::ViewKind kind = currentView() ? currentView()->kind() : render::ViewKind::Heatmap;
+  const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
+                          kind == render::ViewKind::Compare;
+  if (s.hideSpecial && matrixView && m_document->result() &&
+      render::hasSpecialTokens(m_document->result()->group(s.group), s.item)) {
+    title += QStringLiteral(" — ") + render::hiddenSpecialNote(s.showScores);
+  }
   return title;
 }
 

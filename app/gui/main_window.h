@@ -35,6 +35,8 @@ class ViewSelectorBar;
 class MainWindow final : public QMainWindow {
   Q_OBJECT
  public:
+  /// The title exports get: view, head, model, and what the view leaves out.
+  QString defaultTitle() const;
   /// `settings` may be null (tests): then nothing is restored or saved.
   MainWindow(Document* document, Settings* settings, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -106,7 +108,6 @@ class MainWindow final : public QMainWindow {
   void showAbout();
 
   QString defaultExportName(const QString& extension) const;
-  QString defaultTitle() const;
   render::ExportOptions defaultExportOptions(render::ImageFormat format) const;
 
   Document* m_document;

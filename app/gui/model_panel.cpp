@@ -86,6 +86,8 @@ ModelPanel::ModelPanel(QWidget* parent)
       m_seed(new QSpinBox(this)),
       m_useContext(new QCheckBox(tr("Cross-attention context:"), this)),
       m_context(new QLineEdit(this)),
+      m_usePair(new QCheckBox(tr("Sentence pair, second sentence:"), this)),
+      m_pair(new QLineEdit(this)),
       m_device(new QComboBox(this)),
       m_info(new QLabel(this)) {
   m_model->addItem(tr("Bundled: Tiny Shakespeare (trained)"), QStringLiteral("default"));
@@ -145,6 +147,15 @@ ModelPanel::ModelPanel(QWidget* parent)
 
   m_context->setPlaceholderText(tr("keys and values come from this text"));
   m_context->setEnabled(false);
+  m_usePair->setObjectName(QStringLiteral("pairCheck"));
+  m_usePair->setToolTip(
+      tr("Encoders: each sentence is joined to this one as [CLS] A [SEP] B [SEP] (--pair)"));
+  m_pair->setObjectName(QStringLiteral("pairEdit"));
+  m_pair->setPlaceholderText(tr("the second sentence (B)"));
+  m_pair->setEnabled(false);
+  // Shown for models that take pairs (setModelInfo): elsewhere it could only be ignored.
+  m_usePair->hide();
+  m_pair->hide();
   m_info->setWordWrap(true);
   m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -168,6 +179,8 @@ ModelPanel::ModelPanel(QWidget* parent)
   auto* runForm = new QFormLayout(runBox);
   runForm->addRow(m_useContext);
   runForm->addRow(m_context);
+  runForm->addRow(m_usePair);
+  runForm->addRow(m_pair);
   runForm->addRow(tr("Device:"), m_device);
 
   auto* layout = new QVBoxLayout(this);
@@ -187,6 +200,8 @@ ModelPanel::ModelPanel(QWidget* parent)
   }
   connect(m_useContext, &QCheckBox::toggled, this, &ModelPanel::onRunEdited);
   connect(m_context, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
+  connect(m_usePair, &QCheckBox::toggled, this, &ModelPanel::onRunEdited);
+  connect(m_pair, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
   connect(m_device, &QComboBox::currentIndexChanged, this, &ModelPanel::onRunEdited);
 
   showSpec();
@@ -200,10 +215,13 @@ void ModelPanel::setModelSpec(const ModelSpec& spec) {
 
 void ModelPanel::setRunOptions(const RunOptions& options) {
   m_run = options;
-  const QSignalBlocker b1(m_useContext), b2(m_context), b3(m_device);
+  const QSignalBlocker b1(m_useContext), b2(m_context), b3(m_device), b4(m_usePair), b5(m_pair);
   m_useContext->setChecked(options.useContext);
   m_context->setEnabled(options.useContext);
   if (m_context->text() != options.context) m_context->setText(options.context);
+  m_usePair->setChecked(options.usePair);
+  m_pair->setEnabled(options.usePair);
+  if (m_pair->text() != options.pair) m_pair->setText(options.pair);
   selectEnum(m_device, options.device);
 }
 
@@ -212,12 +230,16 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   QString text = QStringLiteral("%1 · %2 · %3 · d_model %4")
                      .arg(QString::fromStdString(info.name),
                           info.layers == 1 ? tr("1 layer") : tr("%1 layers").arg(info.layers),
-                          tr("%1 heads of %2").arg(info.heads).arg(headSize))
+                          (info.heads == 1 ? tr("1 head of %1 dims")
+                                           : tr("%1 heads of %2 dims").arg(info.heads))
+                              .arg(headSize))
                      .arg(info.dModel);
   if (info.causal) text += tr(" · causal");
   if (info.parameterBytes > 0)
     text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
   m_info->setText(text);
+  m_usePair->setVisible(info.supportsPair);
+  m_pair->setVisible(info.supportsPair);
 }
 
 void ModelPanel::addSourceItem(const QString& source) {
@@ -355,8 +377,11 @@ void ModelPanel::onRunEdited() {
   RunOptions o;
   o.useContext = m_useContext->isChecked();
   o.context = m_context->text();
+  o.usePair = m_usePair->isChecked();
+  o.pair = m_pair->text();
   o.device = enumOf<DeviceKind>(m_device);
   m_context->setEnabled(o.useContext);
+  m_pair->setEnabled(o.usePair);
   if (o == m_run) return;
   m_run = o;
   Q_EMIT runOptionsEdited(o);

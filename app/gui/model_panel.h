@@ -61,6 +61,8 @@ class ModelPanel final : public QWidget {
   QSpinBox* m_seed;
   QCheckBox* m_useContext;
   QLineEdit* m_context;
+  QCheckBox* m_usePair;
+  QLineEdit* m_pair;
   QComboBox* m_device;
   QLabel* m_info;
   QHash<QWidget*, QString> m_toyTips;  // the fields' own tips, shown again for the toy layer

@@ -7,14 +7,18 @@
 
 namespace attnscope::gui {
 
-/// How to run the model, apart from which model it is: the cross-attention context and the device.
+/// How to run the model, apart from which model it is: the cross-attention context, the second
+/// sentence of a pair and the device.
 struct RunOptions {
   bool useContext = false;
   QString context;  // keys and values come from this text when useContext is set
+  bool usePair = false;
+  QString pair;  // encoders: joined to each sentence as [CLS] A [SEP] B [SEP] when usePair is set
   DeviceKind device = DeviceKind::Auto;
 
   bool operator==(const RunOptions& o) const {
-    return useContext == o.useContext && context == o.context && device == o.device;
+    return useContext == o.useContext && context == o.context && usePair == o.usePair &&
+           pair == o.pair && device == o.device;
   }
   bool operator!=(const RunOptions& o) const { return !(*this == o); }
 };

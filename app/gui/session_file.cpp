@@ -120,7 +120,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   const QString where = QStringLiteral("view");
   requireKeys(o, where,
               {"tab", "layer", "head", "item", "vs_layer", "vs_head", "vs_item", "palette",
-               "show_scores", "per_head_scale", "pinned_query", "classroom"},
+               "show_scores", "per_head_scale", "pinned_query", "classroom", "hide_special"},
               {});
   constexpr int kMax = 1 << 20;
   render::ViewState s;
@@ -147,6 +147,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   s.perHeadScale = boolAt(o, "per_head_scale", where, s.perHeadScale);
   s.pinnedQuery = intAt(o, "pinned_query", where, -1, kMax, s.pinnedQuery);
   s.classroom = boolAt(o, "classroom", where, s.classroom);
+  s.hideSpecial = boolAt(o, "hide_special", where, s.hideSpecial);
   return s;
 }
 
@@ -179,12 +180,18 @@ Session parseSession(const QJsonObject& root) {
 
   if (root.contains("run")) {
     const QJsonObject run = objectAt(root, "run", QStringLiteral("the file"));
-    requireKeys(run, QStringLiteral("run"), {"context", "device"}, {});
+    requireKeys(run, QStringLiteral("run"), {"context", "pair", "device"}, {});
     const QJsonValue context = run.value("context");
     if (!context.isUndefined() && !context.isNull()) {
       if (!context.isString()) fail(QStringLiteral("\"context\" in run must be a string or null"));
       s.run.useContext = true;
       s.run.context = context.toString();
+    }
+    const QJsonValue pair = run.value("pair");
+    if (!pair.isUndefined() && !pair.isNull()) {
+      if (!pair.isString()) fail(QStringLiteral("\"pair\" in run must be a string or null"));
+      s.run.usePair = true;
+      s.run.pair = pair.toString();
     }
     if (run.contains("device"))
       s.run.device = parseEnum(run, "device", QStringLiteral("run"), parseDevice);
@@ -209,6 +216,7 @@ QByteArray SessionFile::toJson(const Session& s) {
                   {"seed", static_cast<double>(c.seed)}};
   QJsonObject model{{"source", QString::fromStdString(s.model.source)}, {"toy", toy}};
   QJsonObject run{{"context", s.run.useContext ? QJsonValue(s.run.context) : QJsonValue()},
+                  {"pair", s.run.usePair ? QJsonValue(s.run.pair) : QJsonValue()},
                   {"device", toString(s.run.device)}};
   const render::ViewState& v = s.view;
   QJsonObject view{{"tab", render::toString(s.currentView)},
@@ -222,7 +230,8 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"show_scores", v.showScores},
                    {"per_head_scale", v.perHeadScale},
                    {"pinned_query", v.pinnedQuery},
-                   {"classroom", v.classroom}};
+                   {"classroom", v.classroom},
+                   {"hide_special", v.hideSpecial}};
   QJsonObject root{{"format", kFormat}, {"version", kVersion}, {"text", s.text},
                    {"model", model},    {"run", run},          {"view", view}};
   return QJsonDocument(root).toJson(QJsonDocument::Indented);

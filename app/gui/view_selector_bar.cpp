@@ -8,6 +8,8 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "head_matrix.h"
+
 namespace attnscope::gui {
 
 ViewSelectorBar::ViewSelectorBar(QWidget* parent)
@@ -17,7 +19,8 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_item(new QComboBox(this)),
       m_palette(new QComboBox(this)),
       m_scores(new QCheckBox(tr("Scores"), this)),
-      m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)) {
+      m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),
+      m_hideSpecial(new QCheckBox(tr("Hide specials"), this)) {
   m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
   m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
   m_item->setToolTip(tr("Batch item: one per non-empty line of text (Alt+PgUp / Alt+PgDown)"));
@@ -30,6 +33,11 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_palette->setToolTip(tr("Colour map of the attention weights"));
   m_scores->setToolTip(tr("Show the scaled scores before softmax instead of the weights"));
   m_perHeadScale->setToolTip(tr("Head grid: scale each cell to its own maximum"));
+  m_hideSpecial->setToolTip(
+      tr("Leave out the [CLS]/[SEP]/<s>/</s> rows and columns and renormalise each remaining row "
+         "(Ctrl+Shift+H); the views and export titles say so"));
+  m_hideSpecial->setObjectName(QStringLiteral("hideSpecialCheck"));
+  m_hideSpecial->hide();  // shown for results that have special tokens
   m_layer->setRange(0, 0);
   m_head->setRange(0, 0);
 
@@ -48,6 +56,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   layout->addWidget(m_palette);
   layout->addWidget(m_scores);
   layout->addWidget(m_perHeadScale);
+  layout->addWidget(m_hideSpecial);
 
   connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
@@ -55,6 +64,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   connect(m_palette, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
 }
 
 void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {
@@ -69,19 +79,24 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
     m_item->addItem(QStringLiteral("%1: %2").arg(i).arg(text));
   }
   m_scores->setEnabled(result && !result->group().scores.empty());
+  bool specials = false;
+  for (int i = 0; i < batch && !specials; ++i)
+    specials = render::hasSpecialTokens(result->group(), i);
+  m_hideSpecial->setVisible(specials);
   setViewState(m_state);
 }
 
 void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
   const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item), b4(m_palette), b5(m_scores),
-      b6(m_perHeadScale);
+      b6(m_perHeadScale), b7(m_hideSpecial);
   m_layer->setValue(state.layer);
   m_head->setValue(state.head);
   if (state.item < m_item->count()) m_item->setCurrentIndex(state.item);
   m_palette->setCurrentIndex(std::max(0, m_palette->findData(state.palette)));
   m_scores->setChecked(state.showScores);
   m_perHeadScale->setChecked(state.perHeadScale);
+  m_hideSpecial->setChecked(state.hideSpecial);
 }
 
 void ViewSelectorBar::emitEdit() {
@@ -92,6 +107,7 @@ void ViewSelectorBar::emitEdit() {
   s.palette = m_palette->currentData().toString();
   s.showScores = m_scores->isChecked();
   s.perHeadScale = m_perHeadScale->isChecked();
+  s.hideSpecial = m_hideSpecial->isChecked();
   Q_EMIT viewStateEdited(s);
 }
 

@@ -35,6 +35,7 @@ class ViewSelectorBar final : public QWidget {
   QComboBox* m_palette;
   QCheckBox* m_scores;
   QCheckBox* m_perHeadScale;
+  QCheckBox* m_hideSpecial;
 };
 
 }  // namespace attnscope::gui

@@ -48,12 +48,20 @@ void CompareView::rebuild() {
   if (m_valid) {
     const AttentionGroup& r = m_result->group(m_state.group);
     // Compare weights, always: the JS distance is defined on distributions.
-    m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false);
-    m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false);
+    m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false, m_state.hideSpecial);
+    m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false,
+                         m_state.hideSpecial);
     m_diff = HeadMatrix::difference(m_a, m_b);
-    m_distance =
-        meanJensenShannonDistance(headView(r, m_state.layer, m_state.item, m_state.head),
-                                  headView(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead));
+    // Over what is shown: with special tokens hidden, the renormalised rows.
+    const auto view = [](const HeadMatrix& m) {
+      MatrixView v;
+      v.data = m.values.data();
+      v.queries = m.rows;
+      v.keys = m.cols;
+      v.stride = m.cols;
+      return v;
+    };
+    m_distance = meanJensenShannonDistance(view(m_a), view(m_b));
   }
   update();
 }
@@ -65,6 +73,8 @@ QString CompareView::summary() const {
                   "mean over %2 queries)")
                   .arg(MatrixPainter::formatValue(m_distance))
                   .arg(m_diff.rows);
+  if (m_a.hiddenSpecial > 0 || m_b.hiddenSpecial > 0)
+    s += QStringLiteral(" · ") + hiddenSpecialNote(false);
   if (m_a.rows != m_b.rows || m_a.cols != m_b.cols) {
     s += QStringLiteral(
              "\nThe items differ in length (A %1×%2, B %3×%4 tokens): compared over the "

@@ -29,7 +29,8 @@ void GridView::setResult(ResultPtr result) {
 
 void GridView::setViewState(const ViewState& state) {
   if (state.item != m_state.item || state.palette != m_state.palette ||
-      state.perHeadScale != m_state.perHeadScale) {
+      state.perHeadScale != m_state.perHeadScale || state.hideSpecial != m_state.hideSpecial ||
+      state.group != m_state.group) {
     m_dirty = true;
   }
   m_state = state;
@@ -77,28 +78,34 @@ void GridView::updateTiles() {
   m_dirty = false;
   m_tiles.clear();
   m_max = 0;
+  m_rowSegment = m_colSegment = 0;
+  m_hiddenSpecial = 0;
   if (!m_result || m_state.item < 0 || m_state.item >= m_result->group(m_state.group).batch())
     return;
   const AttentionGroup& r = m_result->group(m_state.group);
   const int layers = r.layers(), heads = r.heads(), item = m_state.item;
-  const int rows = realQueries(r, item), cols = realKeys(r, item);
-  const std::size_t keys = static_cast<std::size_t>(r.keys());
-  // Crop and pool every head and each layer's mean, then colour with one scale or one per cell.
+  // Crop (and hide special tokens) through HeadMatrix like every other matrix view, pool every
+  // head and each layer's mean, then colour with one scale or one per cell.
   std::vector<PooledTile> tiles(static_cast<std::size_t>(layers) * (heads + 1));
-  std::vector<float> mean(static_cast<std::size_t>(rows) * cols);
+  std::vector<float> mean;
   for (int l = 0; l < layers; ++l) {
-    std::fill(mean.begin(), mean.end(), 0.0f);
     for (int h = 0; h < heads; ++h) {
-      const float* m = r.headMatrix(l, item, h);
-      tiles[static_cast<std::size_t>(l) * (heads + 1) + h] = pooled(m, rows, cols, keys);
-      for (int q = 0; q < rows; ++q) {
-        const float* row = m + static_cast<std::size_t>(q) * keys;
-        float* out = mean.data() + static_cast<std::size_t>(q) * cols;
-        for (int k = 0; k < cols; ++k) out[k] += row[k] / heads;
+      const HeadMatrix m = HeadMatrix::of(r, l, item, h, false, m_state.hideSpecial);
+      if (l == 0 && h == 0) {
+        mean.assign(m.values.size(), 0.0f);
+        m_rows = m.rows;
+        m_cols = m.cols;
+        m_rowSegment = m.rows > 0 && m.rowSegmentStart > 0 ? double(m.rowSegmentStart) / m.rows : 0;
+        m_colSegment = m.cols > 0 && m.colSegmentStart > 0 ? double(m.colSegmentStart) / m.cols : 0;
+        m_hiddenSpecial = m.hiddenSpecial;
       }
+      if (h == 0) std::fill(mean.begin(), mean.end(), 0.0f);
+      tiles[static_cast<std::size_t>(l) * (heads + 1) + h] =
+          pooled(m.values.data(), m.rows, m.cols, static_cast<std::size_t>(m.cols));
+      for (std::size_t i = 0; i < m.values.size(); ++i) mean[i] += m.values[i] / heads;
     }
     tiles[static_cast<std::size_t>(l) * (heads + 1) + heads] =
-        pooled(mean.data(), rows, cols, static_cast<std::size_t>(cols));
+        pooled(mean.data(), m_rows, m_cols, static_cast<std::size_t>(m_cols));
   }
   for (const PooledTile& t : tiles) m_max = std::max<double>(m_max, t.max);
   const Palette palette = Palette::named(m_state.palette);
@@ -182,6 +189,18 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     for (int h = 0; h <= heads; ++h) {
       const QRectF cell = cellIn(lay, l, h);
       MatrixPainter::drawCells(painter, cell, m_tiles[l * (heads + 1) + h]);
+      // Sentence pairs: where segment B starts, once cells are big enough to show it.
+      if (lay.cell >= 24 && (m_rowSegment > 0 || m_colSegment > 0)) {
+        painter.setPen(QPen(style.accent, 1, Qt::DashLine));
+        if (m_colSegment > 0) {
+          const double x = cell.left() + m_colSegment * cell.width();
+          painter.drawLine(QPointF(x, cell.top()), QPointF(x, cell.bottom()));
+        }
+        if (m_rowSegment > 0) {
+          const double y = cell.top() + m_rowSegment * cell.height();
+          painter.drawLine(QPointF(cell.left(), y), QPointF(cell.right(), y));
+        }
+      }
       painter.setPen(QPen(style.frame, 0));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(cell);
@@ -224,12 +243,16 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
       QRectF(lay.cells.left(), lay.cells.bottom() + 6, area.right() - lay.cells.left(),
              fm.height() * 1.6),
       Qt::AlignLeft | Qt::AlignTop,
-      QStringLiteral("batch item %1 · %2 queries × %3 keys · %4")
+      QStringLiteral("batch item %1 · %2 queries × %3 keys · %4%5%6")
           .arg(item)
-          .arg(realQueries(m_result->group(m_state.group), item))
-          .arg(realKeys(m_result->group(m_state.group), item))
+          .arg(m_rows)
+          .arg(m_cols)
           .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
-                                    : QStringLiteral("one colour scale for all cells")));
+                                    : QStringLiteral("one colour scale for all cells"))
+          .arg(m_hiddenSpecial > 0 ? QStringLiteral(" · ") + hiddenSpecialNote(false) : QString())
+          .arg(m_rowSegment > 0 || m_colSegment > 0
+                   ? QStringLiteral(" · dashed: start of the second sentence")
+                   : QString()));
   painter.restore();
 }
 

@@ -24,6 +24,8 @@ class GridView final : public AttentionView {
   ViewKind kind() const override { return ViewKind::Grid; }
   void setResult(ResultPtr result) override;
   void setViewState(const ViewState& state) override;
+  /// Queries × keys each tile shows (after hiding special tokens); valid after a paint.
+  QSize shownTokens() const { return {m_cols, m_rows}; }
   void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The cell of (layer, head) when drawn into rect; head == heads() is the mean column.
@@ -49,8 +51,11 @@ class GridView final : public AttentionView {
 
   ResultPtr m_result;
   ViewState m_state;
-  QVector<QImage> m_tiles;  // [layer * (heads + 1) + head]; head == heads is the mean
-  double m_max = 0;         // shared scale maximum
+  QVector<QImage> m_tiles;     // [layer * (heads + 1) + head]; head == heads is the mean
+  double m_max = 0;            // shared scale maximum
+  int m_rows = 0, m_cols = 0;  // shown queries and keys of every tile
+  double m_rowSegment = 0, m_colSegment = 0;  // segment B's start as a fraction of a side; 0: none
+  int m_hiddenSpecial = 0;                    // special tokens left out
   bool m_dirty = true;
 };
 

@@ -12,18 +12,29 @@ namespace attnscope::render {
 /// One head's [query, key] matrix of one batch item, cropped to the real (non-padding) tokens,
 /// with the labels of both axes: what every matrix-drawing view shows.
 struct HeadMatrix {
-  int rows = 0, cols = 0;            // real queries, real keys
-  std::vector<float> values;         // [rows, cols]; masked scores are NaN
-  QStringList rowLabels;             // query tokens
-  QStringList colLabels;             // key tokens (the context's for cross-attention)
+  int rows = 0, cols = 0;      // real queries, real keys (shown ones when specials are hidden)
+  std::vector<float> values;   // [rows, cols]; masked scores are NaN
+  QStringList rowLabels;       // query tokens
+  QStringList colLabels;       // key tokens (the context's for cross-attention)
+  std::vector<int> rowTokens;  // [rows] the token position of each row in the sequence
+  std::vector<int> colTokens;  // [cols] likewise for the keys
+  int rowSegmentStart = -1;    // sentence pairs: the first row of segment 1, -1 for none
+  int colSegmentStart = -1;    // likewise for the columns
+  int hiddenSpecial = 0;       // special tokens left out (rows and columns alike)
   float minValue = 0, maxValue = 0;  // over finite values
   bool hasMasked = false;            // some score was -inf
   bool scores = false;               // pre-softmax scores rather than weights
 
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+  /// The row showing token position `token`, or -1 when it is not shown.
+  int rowOfToken(int token) const;
 
   /// Weights, or scaled scores when `scores` is set and the result kept them (else weights).
-  static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores);
+  /// hideSpecial leaves out the rows and columns of special tokens ([CLS], [SEP], <s>) and
+  /// renormalises each remaining row of weights to sum to 1 over the keys still shown (scores
+  /// are only left out: they are not a distribution).
+  static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores,
+                       bool hideSpecial = false);
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
@@ -34,5 +45,9 @@ QStringList keyLabels(const AttentionGroup& result, int item);
 /// Real query and key counts of a batch item (the padded size when lengths are missing).
 int realQueries(const AttentionGroup& result, int item);
 int realKeys(const AttentionGroup& result, int item);
+/// Whether a batch item has special tokens to hide (on either axis).
+bool hasSpecialTokens(const AttentionGroup& result, int item);
+/// "special tokens hidden, rows renormalised": what views and export titles say when they do.
+QString hiddenSpecialNote(bool scores);
 
 }  // namespace attnscope::render

@@ -76,7 +76,7 @@ void HeatmapView::rebuild() {
   m_matrix = HeadMatrix();
   if (m_result && validSelection(*m_result, m_state)) {
     m_matrix = HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item,
-                              m_state.head, m_state.showScores);
+                              m_state.head, m_state.showScores, m_state.hideSpecial);
   }
   // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
   QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;
@@ -172,9 +172,11 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   scale->setDataRange(map->dataRange());
   scale->setBarWidth(14);
   PlotPainter::styleAxis(scale->axis(), style);
-  scale->axis()->setLabel(m.scores ? (m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
-                                                  : QStringLiteral("scaled score"))
-                                   : QStringLiteral("attention weight"));
+  QString caption = m.scores ? (m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
+                                            : QStringLiteral("scaled score"))
+                             : QStringLiteral("attention weight");
+  if (m.hiddenSpecial > 0) caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores);
+  scale->axis()->setLabel(caption);
   map->setColorScale(scale);
   auto* group = new QCPMarginGroup(&plot);
   rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
@@ -203,12 +205,31 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
       }
     }
   }
-  if (m_state.pinnedQuery >= 0 && m_state.pinnedQuery < m.rows) {
+  // Sentence pairs: a line where the second segment begins, across the whole matrix.
+  const QPen boundaryPen(style.accent, 1.5, Qt::DashLine);
+  if (m.colSegmentStart > 0) {
+    auto* line = new QCPItemLine(&plot);
+    line->start->setAxes(x, y);
+    line->end->setAxes(x, y);
+    line->start->setCoords(m.colSegmentStart - 0.5, -0.5);
+    line->end->setCoords(m.colSegmentStart - 0.5, m.rows - 0.5);
+    line->setPen(boundaryPen);
+  }
+  if (m.rowSegmentStart > 0) {
+    auto* line = new QCPItemLine(&plot);
+    line->start->setAxes(x, y);
+    line->end->setAxes(x, y);
+    line->start->setCoords(-0.5, m.rowSegmentStart - 0.5);
+    line->end->setCoords(m.cols - 0.5, m.rowSegmentStart - 0.5);
+    line->setPen(boundaryPen);
+  }
+  const int pinnedRow = m.rowOfToken(m_state.pinnedQuery);
+  if (m_state.pinnedQuery >= 0 && pinnedRow >= 0) {
     auto* pin = new QCPItemRect(&plot);
     pin->topLeft->setAxes(x, y);
     pin->bottomRight->setAxes(x, y);
-    pin->topLeft->setCoords(-0.5, m_state.pinnedQuery - 0.5);
-    pin->bottomRight->setCoords(m.cols - 0.5, m_state.pinnedQuery + 0.5);
+    pin->topLeft->setCoords(-0.5, pinnedRow - 0.5);
+    pin->bottomRight->setCoords(m.cols - 0.5, pinnedRow + 0.5);
     pin->setPen(QPen(style.accent, 2.5));
     pin->setBrush(Qt::NoBrush);
   }
@@ -242,8 +263,13 @@ QString HeatmapView::cellText(int query, int key) const {
   // NaN is how HeadMatrix keeps masked (−inf) scores.
   const QString value =
       std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);
-  return QStringLiteral("query '%1' → key '%2': %3")
-      .arg(m_matrix.rowLabels.value(query), m_matrix.colLabels.value(key), value);
+  // Positions tell repeated tokens apart ("the" at 2 and at 9).
+  return QStringLiteral("query '%1' (#%2) → key '%3' (#%4): %5")
+      .arg(m_matrix.rowLabels.value(query))
+      .arg(m_matrix.rowTokens[static_cast<std::size_t>(query)])
+      .arg(m_matrix.colLabels.value(key))
+      .arg(m_matrix.colTokens[static_cast<std::size_t>(key)])
+      .arg(value);
 }
 
 bool HeatmapView::cellAt(const QPointF& pos, int* query, int* key) const {
@@ -272,7 +298,8 @@ void HeatmapView::onMouseRelease(QMouseEvent* event) {
   int q = 0, k = 0;
   if (event->button() != Qt::LeftButton || !cellAt(event->position(), &q, &k)) return;
   ViewState edited = m_state;
-  edited.pinnedQuery = m_state.pinnedQuery == q ? -1 : q;
+  const int token = m_matrix.rowTokens[static_cast<std::size_t>(q)];
+  edited.pinnedQuery = m_state.pinnedQuery == token ? -1 : token;
   Q_EMIT viewStateEdited(edited);
 }
 

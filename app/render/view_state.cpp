@@ -37,7 +37,7 @@ bool ViewState::operator==(const ViewState& o) const {
   return group == o.group && layer == o.layer && head == o.head && item == o.item &&
          vsLayer == o.vsLayer && vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
          showScores == o.showScores && perHeadScale == o.perHeadScale &&
-         pinnedQuery == o.pinnedQuery && classroom == o.classroom;
+         pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial;
 }
 
 }  // namespace attnscope::render

@@ -22,8 +22,9 @@ struct ViewState {
   QString palette = QStringLiteral("viridis");  // viridis | magma | cividis | greyscale
   bool showScores = false;                      // pre-softmax scores instead of weights
   bool perHeadScale = false;                    // grid: each cell scaled to its own max
-  int pinnedQuery = -1;                         // heatmap: highlighted query row, -1 for none
-  bool classroom = false;                       // large fonts for projectors
+  int pinnedQuery = -1;      // heatmap: highlighted query's token position, -1 for none
+  bool hideSpecial = false;  // leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows
+  bool classroom = false;    // large fonts for projectors
 
   bool operator==(const ViewState& o) const;
   bool operator!=(const ViewState& o) const { return !(*this == o); }

@@ -7,13 +7,107 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <QCheckBox>
+#include <QLabel>
+#include <QLineEdit>
+
+#include <mutex>
+#include <sstream>
+
 #include "attention_view.h"
+#include "attnscope/model.h"
 #include "document.h"
+#include "heatmap_view.h"
 #include "main_window.h"
 
 using attnscope::gui::Document;
 using attnscope::gui::MainWindow;
 using attnscope::render::ViewKind;
+
+namespace {
+
+/// An encoder as the window sees one: [CLS] words [SEP] (pair words [SEP]), the specials marked,
+/// segments set, uniform attention, and fills for a [MASK]. It records the pair it was given.
+class FakeEncoder final : public attnscope::Model {
+ public:
+  attnscope::ModelInfo info() const override {
+    attnscope::ModelInfo i;
+    i.kind = "bert";
+    i.name = "fake-bert";
+    i.variant = "bert";
+    i.layers = 1;
+    i.heads = 2;
+    i.dModel = 8;
+    i.supportsPair = true;
+    i.maskToken = "[MASK]";
+    return i;
+  }
+  std::vector<attnscope::Token> tokenize(const std::string& text) const override {
+    std::vector<attnscope::Token> out;
+    std::istringstream words(text);
+    for (std::string w; words >> w;) {
+      attnscope::Token t;
+      t.id = static_cast<int64_t>(out.size()) + 10;
+      t.text = t.label = w;
+      out.push_back(t);
+    }
+    return out;
+  }
+  attnscope::AttentionResult run(const attnscope::RunRequest& request) const override {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_lastPair = request.pair.value_or("");
+    }
+    const auto special = [](const char* text, int segment) {
+      attnscope::Token t;
+      t.text = t.label = text;
+      t.special = true;
+      t.segment = segment;
+      return t;
+    };
+    std::vector<attnscope::Token> tokens{special("[CLS]", 0)};
+    for (const auto& t : tokenize(request.texts.at(0))) tokens.push_back(t);
+    tokens.push_back(special("[SEP]", 0));
+    if (request.pair) {
+      for (auto t : tokenize(*request.pair)) {
+        t.segment = 1;
+        tokens.push_back(t);
+      }
+      tokens.push_back(special("[SEP]", 1));
+    }
+    const int n = static_cast<int>(tokens.size());
+    attnscope::AttentionResult r;
+    r.modelName = "fake-bert";
+    attnscope::AttentionGroup& g = r.group();
+    g.attention = attnscope::FloatTensor({1, 1, 2, n, n});
+    std::fill(g.attention.data.begin(), g.attention.data.end(), 1.0f / n);
+    g.queryLengths = {n};
+    g.keyLengths = {n};
+    for (int i = 0; i < n; ++i) {
+      if (tokens[static_cast<std::size_t>(i)].text != "[MASK]") continue;
+      attnscope::MaskFill fill;
+      fill.position = i;
+      attnscope::Prediction p;
+      p.token.label = "Paris";
+      p.probability = 0.8f;
+      fill.predictions.push_back(p);
+      r.maskFills.push_back(fill);
+    }
+    g.tokens.push_back(std::move(tokens));
+    return r;
+  }
+  std::vector<attnscope::NamedTensor> parameters() const override { return {}; }
+  std::string lastPair() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_lastPair;
+  }
+
+ private:
+  mutable std::mutex m_mutex;
+  mutable std::string m_lastPair;
+};
+
+}  // namespace
 
 class MainWindowTest : public QObject {
   Q_OBJECT
@@ -84,6 +178,48 @@ class MainWindowTest : public QObject {
     QVERIFY(errors.wait(20000));
     QVERIFY(window.bannerMessage().contains(QStringLiteral("missing-model")));
     QCOMPARE(doc.result(), good);
+  }
+
+  // An encoder: the pair box appears, its text reaches the model, the mask's fills are shown,
+  // the special tokens can be hidden and the export title says so.
+  void encoderPairsMasksAndSpecialTokens() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start(
+        {QString(), QStringLiteral("the capital is [MASK]"), QStringLiteral("toy"), std::nullopt});
+    QVERIFY(results.wait(20000));
+    auto* pairCheck = window.findChild<QCheckBox*>(QStringLiteral("pairCheck"));
+    auto* pairEdit = window.findChild<QLineEdit*>(QStringLiteral("pairEdit"));
+    QVERIFY(pairCheck && pairEdit);
+    QVERIFY(pairCheck->isHidden());  // the toy layer takes no pairs
+
+    auto model = std::make_shared<FakeEncoder>();
+    doc.setModel(QStringLiteral("fake-bert"), model);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.result() && doc.result()->modelName == "fake-bert", 20000);
+    QTRY_VERIFY(!pairCheck->isHidden());
+    QVERIFY2(window.nextTokenText().contains(QStringLiteral("Mask at token 4: Paris 80%")),
+             qPrintable(window.nextTokenText()));
+
+    const int before = results.count();
+    pairCheck->setChecked(true);
+    QTest::keyClicks(pairEdit, QStringLiteral("of France"));
+    QTRY_VERIFY_WITH_TIMEOUT(model->lastPair() == "of France", 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() > before && doc.result()->group().queryLengths[0] == 9,
+                             20000);
+    auto* heatmap = static_cast<attnscope::render::HeatmapView*>(window.view(ViewKind::Heatmap));
+    QTRY_COMPARE(heatmap->matrix().colSegmentStart, 6);
+
+    auto* hide = window.findChild<QCheckBox*>(QStringLiteral("hideSpecialCheck"));
+    QVERIFY(hide && !hide->isHidden());
+    hide->setChecked(true);
+    QVERIFY(doc.viewState().hideSpecial);
+    QTRY_COMPARE(heatmap->matrix().rows, 6);
+    QVERIFY(window.defaultTitle().contains(QStringLiteral("special tokens hidden")));
+
+    // A later session keeps both.
+    QCOMPARE(doc.session().run.pair, QStringLiteral("of France"));
+    QVERIFY(doc.session().view.hideSpecial);
   }
 
   void sessionsSaveAndOpen() {

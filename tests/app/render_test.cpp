@@ -4,6 +4,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QPainter>
 #include <QProcess>
 #include <QSet>
 #include <QStandardPaths>
@@ -206,7 +207,7 @@ class RenderTest : public QObject {
     view.setViewState(ViewState());
     const float w = r->group().headMatrix(0, 0, 0)[1 * 4 + 0];
     QCOMPARE(view.cellText(1, 0),
-             QStringLiteral("query 'tok1' → key 'tok0': %1").arg(w, 0, 'f', 3));
+             QStringLiteral("query 'tok1' (#1) → key 'tok0' (#0): %1").arg(w, 0, 'f', 3));
     ViewState s;
     s.showScores = true;
     view.setViewState(s);
@@ -214,6 +215,79 @@ class RenderTest : public QObject {
     QVERIFY(view.matrix().hasMasked);
     QVERIFY(std::isnan(view.matrix().at(0, 3)));
     QVERIFY(view.cellText(0, 3).contains(QStringLiteral("masked")));
+  }
+
+  // A pair [CLS] a b [SEP] c [SEP]: hiding the specials keeps a, b, c and renormalises each row
+  // over them; checked against the sums written out here.
+  void hiddenSpecialTokensAreRenormalised() {
+    auto r = fakeResult(2, 3, 6, false);
+    auto& tokens = r->group().tokens[0];
+    for (int i : {0, 3, 5}) tokens[static_cast<std::size_t>(i)].special = true;
+    for (int i : {4, 5}) tokens[static_cast<std::size_t>(i)].segment = 1;
+    const HeadMatrix all = HeadMatrix::of(r->group(), 1, 0, 2, false);
+    QCOMPARE(all.rows, 6);
+    QCOMPARE(all.rowSegmentStart, 4);
+    QCOMPARE(all.colSegmentStart, 4);
+    QCOMPARE(all.hiddenSpecial, 0);
+    const HeadMatrix m = HeadMatrix::of(r->group(), 1, 0, 2, false, true);
+    const std::vector<int> kept = {1, 2, 4};
+    QCOMPARE(m.rows, 3);
+    QCOMPARE(m.cols, 3);
+    QCOMPARE(m.hiddenSpecial, 3);
+    QCOMPARE(m.rowTokens, kept);
+    QCOMPARE(m.colLabels, QStringList({"tok1", "tok2", "tok4"}));
+    QCOMPARE(m.rowSegmentStart, 2);  // tok4 is the first of segment 1 that is shown
+    const float* raw = r->group().headMatrix(1, 0, 2);
+    for (int q = 0; q < 3; ++q) {
+      double sum = 0;
+      for (int k : kept) sum += raw[kept[static_cast<std::size_t>(q)] * 6 + k];
+      double rowSum = 0;
+      for (int k = 0; k < 3; ++k) {
+        const double expected =
+            raw[kept[static_cast<std::size_t>(q)] * 6 + kept[static_cast<std::size_t>(k)]] / sum;
+        QVERIFY(std::abs(m.at(q, k) - expected) < 1e-6);
+        rowSum += m.at(q, k);
+      }
+      QVERIFY(std::abs(rowSum - 1.0) < 1e-5);
+    }
+    // Scores are left out, not renormalised.
+    const HeadMatrix scores = HeadMatrix::of(r->group(), 1, 0, 2, true, true);
+    QCOMPARE(scores.at(0, 1), r->group().scoreMatrix(1, 0, 2)[1 * 6 + 2]);
+    QVERIFY(hasSpecialTokens(r->group(), 0));
+
+    // The heatmap pins by token position, so the pin survives hiding and showing the specials.
+    HeatmapView view;
+    view.setResult(r);
+    ViewState s;
+    s.hideSpecial = true;
+    s.pinnedQuery = 4;
+    view.setViewState(s);
+    QCOMPARE(view.matrix().rowOfToken(4), 2);
+    QVERIFY(view.cellText(2, 0).contains(QStringLiteral("'tok4' (#4)")));
+    // And the export says what it shows.
+    const QString png = m_dir.filePath("hidden.png");
+    ExportOptions o;
+    o.format = ImageFormat::Png;
+    o.title = QStringLiteral("pair");
+    QVERIFY(Exporter::exportView(view, png, o).isEmpty());
+    QVERIFY(!QImage(png).isNull());
+  }
+
+  // The grid hides the same tokens and draws its mean over the renormalised heads.
+  void gridHidesSpecialTokensToo() {
+    auto r = fakeResult(1, 2, 5, false);
+    r->group().tokens[0][0].special = true;
+    GridView grid;
+    grid.resize(600, 400);
+    grid.setResult(r);
+    ViewState s;
+    s.hideSpecial = true;
+    grid.setViewState(s);
+    QImage image(600, 400, QImage::Format_ARGB32);
+    QPainter painter(&image);
+    grid.renderTo(painter, image.rect(), QString());
+    painter.end();
+    QCOMPARE(grid.shownTokens(), QSize(4, 4));
   }
 
   void paddingIsCropped() {

@@ -37,6 +37,9 @@ Session sample() {
   s.view.perHeadScale = true;
   s.view.pinnedQuery = 3;
   s.view.classroom = true;
+  s.view.hideSpecial = true;
+  s.run.usePair = true;
+  s.run.pair = QStringLiteral("the second sentence");
   s.currentView = attnscope::render::ViewKind::Compare;
   return s;
 }

@@ -15,6 +15,8 @@ struct Token {
   std::size_t byteBegin = 0;  // [byteBegin, byteEnd) into the input text
   std::size_t byteEnd = 0;
   int segment = 0;       // sentence pairs: 0 for the first text, 1 for the second
+  bool special = false;  // inserted by the tokenizer's template ([CLS], [SEP], <s>) or an added
+                         // token marked special: what "hide special tokens" hides
   bool unknown = false;  // not in the model's vocabulary (shown, reported, never a crash)
 };
 

@@ -34,6 +34,7 @@ json tokenList(const std::vector<Token>& tokens) {
     json j = {{"id", t.id}, {"label", t.label}, {"begin", t.byteBegin}, {"end", t.byteEnd}};
     j["text"] = t.text;  // raw bytes; dumped with invalid UTF-8 replaced
     if (t.unknown) j["unknown"] = true;
+    if (t.special) j["special"] = true;
     j["segment"] = t.segment;
     items.push_back(std::move(j));
   }

@@ -164,6 +164,7 @@ std::vector<Token> HfTokenizer::tokensOf(const std::string& text, const std::str
     t.byteBegin = e.begins[i];
     t.byteEnd = e.ends[i];
     t.segment = static_cast<int>(e.typeIds[i]);
+    t.special = e.special[i];
     t.unknown = m_impl->unkId && t.id == *m_impl->unkId;
     out.push_back(std::move(t));
   }
