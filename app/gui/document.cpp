@@ -91,13 +91,29 @@ void Document::loadSession(const Session& session) {
     Q_EMIT viewStateChanged(m_view);
   }
   setCurrentView(session.currentView);
+  setModified(false);
   recompute();
+}
+
+void Document::setSessionPath(const QString& path) {
+  if (path != m_sessionPath) {
+    m_sessionPath = path;
+    Q_EMIT sessionPathChanged(m_sessionPath);
+  }
+  setModified(false);
+}
+
+void Document::setModified(bool modified) {
+  if (modified == m_modified) return;
+  m_modified = modified;
+  Q_EMIT modifiedChanged(m_modified);
 }
 
 void Document::setText(const QString& text) {
   if (text == m_text) return;
   m_text = text;
   Q_EMIT textChanged(m_text);
+  setModified(true);
   scheduleRecompute();
 }
 
@@ -105,6 +121,7 @@ void Document::setModelSpec(const ModelSpec& spec) {
   if (sameModelSpec(spec, m_spec)) return;
   m_spec = spec;
   Q_EMIT modelSpecChanged(m_spec);
+  setModified(true);
   scheduleRecompute();
 }
 
@@ -120,6 +137,7 @@ void Document::setModel(const QString& name, std::shared_ptr<Model> model) {
   spec.source = m_memorySource;
   m_spec = spec;
   Q_EMIT modelSpecChanged(m_spec);
+  setModified(true);
   // Even under the same name this may be different weights (a new training run): always rerun.
   scheduleRecompute();
 }
@@ -128,6 +146,7 @@ void Document::setRunOptions(const RunOptions& options) {
   if (options == m_run) return;
   m_run = options;
   Q_EMIT runOptionsChanged(m_run);
+  setModified(true);
   scheduleRecompute();
 }
 
@@ -155,6 +174,11 @@ void Document::selectItem(int item) {
   render::ViewState s = m_view;
   s.item = item;
   setViewState(s);
+}
+
+void Document::stepItem(int delta) {
+  const int batch = std::max(1, m_result ? m_result->group(m_view.group).batch() : 1);
+  selectItem(((m_view.item + delta) % batch + batch) % batch);
 }
 
 void Document::stepHead(int delta) {

@@ -47,8 +47,20 @@ class Document final : public QObject {
   double computeMs() const { return m_computeMs; }
 
   Session session() const;
-  /// Replaces text, model, options and view state at once and recomputes immediately.
+  /// Replaces text, model, options and view state at once and recomputes immediately. The
+  /// document is then unmodified (the caller sets the session path, if it came from a file).
   void loadSession(const Session& session);
+
+  /// The file the session was last opened from or saved to (absolute); empty for "Untitled".
+  const QString& sessionPath() const { return m_sessionPath; }
+  /// Whether text, model or run options changed since the session was loaded or saved.
+  bool isModified() const { return m_modified; }
+  /// After opening or saving: records the path and marks the document unmodified.
+  void setSessionPath(const QString& path);
+  void setModified(bool modified);
+  /// Whether the model exists only in memory (a training snapshot), so a session saved now
+  /// could not reopen it.
+  bool hasMemoryOnlyModel() const { return isMemorySource(m_spec.source); }
 
   /// The ModelSpec source prefix of in-memory models ("memory:step 300").
   static QString memorySourcePrefix() { return QStringLiteral("memory:"); }
@@ -74,6 +86,8 @@ class Document final : public QObject {
   void setCurrentView(attnscope::render::ViewKind kind);
   void selectHead(int layer, int head);
   void selectItem(int item);
+  /// The next (delta 1) or previous (-1) batch item of the current result, wrapping around.
+  void stepItem(int delta);
   void stepHead(int delta);
   void stepLayer(int delta);
   /// Starts a computation now instead of after the debounce.
@@ -91,6 +105,8 @@ class Document final : public QObject {
   void errorChanged(const QString& message);
   void busyChanged(bool busy);
   void modelInfoChanged(const attnscope::ModelInfo& info);
+  void sessionPathChanged(const QString& path);
+  void modifiedChanged(bool modified);
   /// Emitted once per computation that was actually started (tests count these).
   void computeStarted(quint64 generation);
   /// Internal: queued to the worker thread.
@@ -107,6 +123,8 @@ class Document final : public QObject {
   render::ViewState clampedToResult(render::ViewState state) const;
 
   QString m_text;
+  QString m_sessionPath;
+  bool m_modified = false;
   ModelSpec m_spec;
   RunOptions m_run;
   render::ViewState m_view;

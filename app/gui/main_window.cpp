@@ -31,61 +31,21 @@
 #include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "error_banner.h"
-#include "export_dialog.h"
-#include "head_matrix.h"
 #include "model_panel.h"
-#include "session_file.h"
+#include "session_actions.h"
 #include "settings.h"
 #include "shortcuts_dialog.h"
+#include "status_panel.h"
 #include "text_file_loader.h"
 #include "training_panel.h"
-#include "view_factory.h"
 #include "view_selector_bar.h"
+#include "view_tabs.h"
 
 namespace attnscope::gui {
 
 namespace {
 
-// The bundled model learnt Shakespeare, so it is shown text in his style: the first line is what
-// the heatmap opens on, the second a second batch item.
-const QString kDefaultText =
-    QStringLiteral("Before we proceed any further, hear me speak.\nAll: Speak, speak.");
 constexpr double kClassroomScale = 1.6;
-
-struct ViewTab {
-  render::ViewKind kind;
-  const char* title;
-  const char* tip;
-};
-
-const ViewTab kTabs[] = {
-    {render::ViewKind::Heatmap, QT_TRANSLATE_NOOP("MainWindow", "Heatmap"),
-     QT_TRANSLATE_NOOP("MainWindow", "One head: how much each query token attends to each key")},
-    {render::ViewKind::Grid, QT_TRANSLATE_NOOP("MainWindow", "All heads"),
-     QT_TRANSLATE_NOOP("MainWindow",
-                       "Every head of every layer; click one to open it in the heatmap")},
-    {render::ViewKind::Compare, QT_TRANSLATE_NOOP("MainWindow", "Compare"),
-     QT_TRANSLATE_NOOP("MainWindow", "Two heads side by side and their difference")},
-    {render::ViewKind::Stats, QT_TRANSLATE_NOOP("MainWindow", "Statistics"),
-     QT_TRANSLATE_NOOP("MainWindow", "Entropy and focus of every head")},
-    {render::ViewKind::Pipeline, QT_TRANSLATE_NOOP("MainWindow", "Pipeline"),
-     QT_TRANSLATE_NOOP("MainWindow", "The tensor shapes of each step of the layer")},
-};
-
-bool isSessionPath(const QString& path) {
-  return path.endsWith(QStringLiteral(".attnscope"), Qt::CaseInsensitive);
-}
-
-/// Whether a remembered model can be opened again without asking the user: not a training
-/// snapshot that lived only in memory, not a file that has gone.
-bool canRestore(const std::string& source, bool haveBundled) {
-  if (source == "toy") return true;
-  if (source == "default") return haveBundled;
-  if (Document::isMemorySource(source)) return false;
-  const QString s = QString::fromStdString(source);
-  if (s.contains(QLatin1Char('/')) && QFileInfo::exists(s)) return true;
-  return resolveCachedModel(source).has_value();
-}
 
 }  // namespace
 
@@ -94,7 +54,7 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
       m_document(document),
       m_settings(settings),
       m_baseFont(QApplication::font()) {
-  m_lastDir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  m_folder.path = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
   buildUi();
   buildActions();
   connectDocument();
@@ -107,7 +67,6 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
       m_splitter->restoreState(m_settings->splitterState());
   }
   updateTitle();
-  updateStatus();
 }
 
 MainWindow::~MainWindow() = default;
@@ -165,15 +124,7 @@ void MainWindow::buildUi() {
   // Right: banner, selectors, then the views.
   m_banner = new ErrorBanner(this);
   m_selector = new ViewSelectorBar(this);
-  m_tabs = new QTabWidget(this);
-  m_tabs->setDocumentMode(true);
-  for (const ViewTab& tab : kTabs) {
-    render::AttentionView* view = render::createView(tab.kind, m_tabs);
-    view->setObjectName(render::toString(tab.kind) + QStringLiteral("View"));
-    const int index = m_tabs->addTab(view, tr(tab.title));
-    m_tabs->setTabToolTip(index, tr(tab.tip));
-    m_views.push_back({tab.kind, view});
-  }
+  m_tabs = new ViewTabs(this);
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
   rightLayout->setContentsMargins(0, 0, 0, 0);
@@ -195,18 +146,9 @@ void MainWindow::buildUi() {
   centralLayout->addWidget(m_splitter);
   setCentralWidget(central);
 
-  m_busyLabel = new QLabel(this);
-  m_tokensLabel = new QLabel(this);
-  m_deviceLabel = new QLabel(this);
-  m_computeLabel = new QLabel(this);
-  m_renderLabel = new QLabel(this);
-  m_deviceLabel->setToolTip(tr("Where the last computation ran"));
-  m_computeLabel->setToolTip(tr("Time to open the model (when it changed) and run it"));
-  m_renderLabel->setToolTip(tr("Time to draw the current view"));
-  statusBar()->addWidget(m_busyLabel, 1);
-  for (QLabel* label : {m_tokensLabel, m_deviceLabel, m_computeLabel, m_renderLabel}) {
-    statusBar()->addPermanentWidget(label);
-  }
+  m_status = new StatusPanel(statusBar());
+  m_exports = new ExportActions(m_document, m_tabs, &m_folder, this);
+  m_sessions = new SessionActions(m_document, m_settings, &m_folder, this);
 }
 
 void MainWindow::fitModelPanel() {
@@ -235,34 +177,35 @@ void MainWindow::buildActions() {
   // File
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* openSession =
-      action(tr("&Open Session…"), QKeySequence::Open, [this] { openSessionDialog(); });
+      action(tr("&Open Session…"), QKeySequence::Open, [this] { m_sessions->openDialog(); });
   openSession->setIcon(s->standardIcon(QStyle::SP_DialogOpenButton));
   file->addAction(openSession);
-  m_recentMenu = file->addMenu(tr("Open &Recent"));
-  QAction* saveAct = action(tr("&Save Session"), QKeySequence::Save, [this] { save(); });
+  m_sessions->setRecentMenu(file->addMenu(tr("Open &Recent")));
+  QAction* saveAct =
+      action(tr("&Save Session"), QKeySequence::Save, [this] { m_sessions->saveOrAsk(); });
   saveAct->setIcon(s->standardIcon(QStyle::SP_DialogSaveButton));
   file->addAction(saveAct);
   file->addAction(
-      action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { saveSessionAs(); }));
+      action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { m_sessions->saveAs(); }));
   file->addSeparator();
   file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")),
                          [this] { openTextDialog(); }));
   file->addSeparator();
   QMenu* exportMenu = file->addMenu(tr("&Export"));
   QAction* png = action(tr("View as &PNG…"), QKeySequence(tr("Ctrl+E")),
-                        [this] { exportImage(render::ImageFormat::Png); });
+                        [this] { m_exports->exportImage(render::ImageFormat::Png); });
   QAction* svg = action(tr("View as &SVG…"), QKeySequence(tr("Ctrl+Alt+S")),
-                        [this] { exportImage(render::ImageFormat::Svg); });
+                        [this] { m_exports->exportImage(render::ImageFormat::Svg); });
   QAction* pdf = action(tr("View as P&DF…"), QKeySequence(tr("Ctrl+Alt+P")),
-                        [this] { exportImage(render::ImageFormat::Pdf); });
+                        [this] { m_exports->exportImage(render::ImageFormat::Pdf); });
   QAction* allHeads = action(tr("&All Heads to Folder…"), QKeySequence(tr("Ctrl+Shift+E")),
-                             [this] { exportAllHeads(); });
+                             [this] { m_exports->exportAllHeads(); });
   QAction* npy = action(tr("Attention as .&npy…"), QKeySequence(),
-                        [this] { exportData(QStringLiteral("npy")); });
+                        [this] { m_exports->exportData(QStringLiteral("npy")); });
   QAction* csv = action(tr("Attention as .&csv…"), QKeySequence(),
-                        [this] { exportData(QStringLiteral("csv")); });
+                        [this] { m_exports->exportData(QStringLiteral("csv")); });
   QAction* json = action(tr("&Trace as .json…"), QKeySequence(),
-                         [this] { exportData(QStringLiteral("json")); });
+                         [this] { m_exports->exportData(QStringLiteral("json")); });
   png->setIcon(s->standardIcon(QStyle::SP_DriveFDIcon));
   exportMenu->addActions({png, svg, pdf});
   exportMenu->addSeparator();
@@ -274,15 +217,15 @@ void MainWindow::buildActions() {
 
   // Edit
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-  QAction* copy =
-      action(tr("&Copy View Image"), QKeySequence(tr("Ctrl+Shift+C")), [this] { copyImage(); });
+  QAction* copy = action(tr("&Copy View Image"), QKeySequence(tr("Ctrl+Shift+C")),
+                         [this] { m_exports->copyImage(); });
   copy->setIcon(s->standardIcon(QStyle::SP_FileDialogDetailedView));
   edit->addAction(copy);
   // Plain Ctrl+C copies the image only while the views have focus; in the text box it copies text.
   auto* copyInViews = new QAction(tr("Copy"), m_tabs);
   copyInViews->setShortcut(QKeySequence::Copy);
   copyInViews->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  connect(copyInViews, &QAction::triggered, this, [this] { copyImage(); });
+  connect(copyInViews, &QAction::triggered, this, [this] { m_exports->copyImage(); });
   m_tabs->addAction(copyInViews);
   edit->addSeparator();
   edit->addAction(
@@ -298,14 +241,10 @@ void MainWindow::buildActions() {
                              [this] { m_document->stepLayer(1); }));
   viewMenu->addAction(action(tr("Previous La&yer"), QKeySequence(tr("Alt+Up")),
                              [this] { m_document->stepLayer(-1); }));
-  viewMenu->addAction(action(tr("Next &Sentence"), QKeySequence(tr("Alt+PgDown")), [this] {
-    const int batch = m_document->result() ? m_document->result()->group().batch() : 1;
-    m_document->selectItem((m_document->viewState().item + 1) % std::max(1, batch));
-  }));
-  viewMenu->addAction(action(tr("Previous Se&ntence"), QKeySequence(tr("Alt+PgUp")), [this] {
-    const int batch = std::max(1, m_document->result() ? m_document->result()->group().batch() : 1);
-    m_document->selectItem((m_document->viewState().item - 1 + batch) % batch);
-  }));
+  viewMenu->addAction(action(tr("Next &Sentence"), QKeySequence(tr("Alt+PgDown")),
+                             [this] { m_document->stepItem(1); }));
+  viewMenu->addAction(action(tr("Previous Se&ntence"), QKeySequence(tr("Alt+PgUp")),
+                             [this] { m_document->stepItem(-1); }));
   viewMenu->addSeparator();
   for (int i = 0; i < m_tabs->count(); ++i) {
     viewMenu->addAction(action(m_tabs->tabText(i),
@@ -362,7 +301,6 @@ void MainWindow::buildActions() {
   toolbar->addAction(copy);
   toolbar->addSeparator();
   toolbar->addAction(m_classroomAction);
-  rebuildRecentMenu();
 }
 
 void MainWindow::connectDocument() {
@@ -373,95 +311,65 @@ void MainWindow::connectDocument() {
           [this] { m_document->setText(m_text->toPlainText()); });
   connect(d, &Document::textChanged, this, [this](const QString& text) {
     if (m_text->toPlainText() != text) m_text->setPlainText(text);
-    setWindowModified(true);
   });
   connect(m_modelPanel, &ModelPanel::modelSpecEdited, d, &Document::setModelSpec);
   connect(m_modelPanel, &ModelPanel::runOptionsEdited, d, &Document::setRunOptions);
-  connect(d, &Document::modelSpecChanged, this, [this](const ModelSpec& spec) {
-    m_modelPanel->setModelSpec(spec);
-    setWindowModified(true);
-  });
-  connect(d, &Document::runOptionsChanged, this, [this](const RunOptions& o) {
-    m_modelPanel->setRunOptions(o);
-    setWindowModified(true);
-  });
+  connect(d, &Document::modelSpecChanged, m_modelPanel, &ModelPanel::setModelSpec);
+  connect(d, &Document::runOptionsChanged, m_modelPanel, &ModelPanel::setRunOptions);
+  connect(d, &Document::modifiedChanged, this, &QWidget::setWindowModified);
+  connect(d, &Document::sessionPathChanged, this, [this] { updateTitle(); });
   connect(d, &Document::modelInfoChanged, m_modelPanel, &ModelPanel::setModelInfo);
   connect(m_trainingPanel, &TrainingPanel::runFinished, this, [this](bool cancelled) {
     statusBar()->showMessage(cancelled ? tr("Training stopped") : tr("Training finished"), 4000);
   });
 
   connect(m_selector, &ViewSelectorBar::viewStateEdited, d, &Document::setViewState);
-  for (ViewSlot& slot : m_views) {
-    connect(slot.view, &render::AttentionView::viewStateEdited, d, &Document::setViewState);
-    connect(slot.view, &render::AttentionView::headActivated, this, [this](int layer, int head) {
-      m_document->selectHead(layer, head);
-      m_document->setCurrentView(render::ViewKind::Heatmap);  // a grid click opens that head
-    });
-  }
+  connect(m_tabs, &ViewTabs::viewStateEdited, d, &Document::setViewState);
+  connect(m_tabs, &ViewTabs::headActivated, this, [this](int layer, int head) {
+    m_document->selectHead(layer, head);
+    m_document->setCurrentView(render::ViewKind::Heatmap);  // a grid click opens that head
+  });
   connect(d, &Document::viewStateChanged, this, [this](const render::ViewState& state) {
     m_selector->setViewState(state);
     if (m_settings) m_settings->setPalette(state.palette);
-    updateViews(false);
+    m_tabs->setViewState(state);
     updateNextTokens(m_document->result());  // says which sentence the predictions are for
   });
-  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
-    if (index >= 0 && index < int(m_views.size())) m_document->setCurrentView(m_views[index].kind);
-    updateViews(false);
-  });
-  connect(d, &Document::currentViewChanged, this, [this](render::ViewKind kind) {
-    for (int i = 0; i < int(m_views.size()); ++i) {
-      if (m_views[i].kind == kind) m_tabs->setCurrentIndex(i);
-    }
-  });
+  connect(m_tabs, &ViewTabs::currentKindChanged, d, &Document::setCurrentView);
+  connect(d, &Document::currentViewChanged, m_tabs, &ViewTabs::showKind);
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);
-  connect(d, &Document::busyChanged, this, &MainWindow::onBusy);
+  connect(d, &Document::busyChanged, m_status, &StatusPanel::setBusy);
+  connect(m_exports, &ExportActions::failed, this, &MainWindow::showActionError);
+  connect(m_exports, &ExportActions::finished, this, &MainWindow::showMessage);
+  connect(m_sessions, &SessionActions::failed, this, &MainWindow::showActionError);
+  connect(m_sessions, &SessionActions::finished, this, &MainWindow::showMessage);
+  connect(m_sessions, &SessionActions::opened, this,
+          [this](const Session& session) { setClassroomMode(session.view.classroom); });
 
   // Show whatever the document holds already.
   m_modelPanel->setModelSpec(d->modelSpec());
   m_modelPanel->setRunOptions(d->runOptions());
   m_selector->setViewState(d->viewState());
+  m_tabs->setViewState(d->viewState());
 }
 
 void MainWindow::start(const StartOptions& options) {
-  Session session;
-  session.text = kDefaultText;
   const QString bundled = options.bundledModel.value_or(QString::fromStdString(defaultModelPath()));
   const bool haveBundled = !bundled.isEmpty() && QFileInfo(bundled).isFile();
-  session.model.source = haveBundled ? "default" : "toy";
-  bool fellBack = !haveBundled;
+  std::optional<RememberedState> remembered;
   if (m_settings) {
-    if (std::optional<Session> last = m_settings->lastConfiguration()) {
-      if (canRestore(last->model.source, haveBundled)) {
-        session = *last;
-        fellBack = false;
-      } else {
-        statusBar()->showMessage(tr("The last model (%1) is not available any more")
-                                     .arg(QString::fromStdString(last->model.source)),
-                                 8000);
-      }
-    }
-    session.view.palette = m_settings->palette();
-    session.view.classroom = m_settings->classroomMode();
+    remembered = RememberedState{m_settings->lastConfiguration(), m_settings->palette(),
+                                 m_settings->classroomMode()};
   }
-  if (!options.sessionPath.isEmpty() || options.model) fellBack = false;
-  QString error;
-  if (!options.sessionPath.isEmpty()) {
-    error = SessionFile::load(options.sessionPath, &session);
-    if (error.isEmpty()) {
-      m_sessionPath = QFileInfo(options.sessionPath).absoluteFilePath();
-      if (m_settings) m_settings->addRecentSession(m_sessionPath);
-    }
-  }
-  if (options.text) session.text = *options.text;
-  if (options.model) session.model.source = options.model->toStdString();
-  if (m_settings && m_settings->classroomMode()) session.view.classroom = true;
-  m_document->loadSession(session);
-  setClassroomMode(session.view.classroom);
-  rebuildRecentMenu();
-  if (!error.isEmpty()) {
-    showActionError(tr("Could not open the session"), error);
-  } else if (fellBack) {
+  const StartPlan plan = initialSession(options, remembered, haveBundled, canRestoreSource);
+  if (!plan.statusMessage.isEmpty()) statusBar()->showMessage(plan.statusMessage, 8000);
+  m_document->loadSession(plan.session);
+  if (!plan.sessionPath.isEmpty()) m_sessions->remember(plan.sessionPath);
+  setClassroomMode(plan.session.view.classroom);
+  if (!plan.error.isEmpty()) {
+    showActionError(tr("Could not open the session"), plan.error);
+  } else if (plan.bundledMissing) {
     m_banner->showMessage(
         tr("The bundled model (resources/models/tiny-shakespeare.safetensors) was not found, so "
            "the toy layer is shown. Set ATTNSCOPE_DEFAULT_MODEL to a trained checkpoint, or train "
@@ -469,22 +377,15 @@ void MainWindow::start(const StartOptions& options) {
         ErrorBanner::Level::Notice);
     m_bannerFromDocument = false;
   }
-  setWindowModified(false);
+  m_document->setModified(false);
   updateTitle();
   m_text->setFocus();
   m_text->moveCursor(QTextCursor::End);
 }
 
-render::AttentionView* MainWindow::currentView() const {
-  return qobject_cast<render::AttentionView*>(m_tabs->currentWidget());
-}
+render::AttentionView* MainWindow::currentView() const { return m_tabs->currentView(); }
 
-render::AttentionView* MainWindow::view(render::ViewKind kind) const {
-  for (const ViewSlot& slot : m_views) {
-    if (slot.kind == kind) return slot.view;
-  }
-  return nullptr;
-}
+render::AttentionView* MainWindow::view(render::ViewKind kind) const { return m_tabs->view(kind); }
 
 QString MainWindow::bannerMessage() const {
   return m_banner->isHidden() ? QString() : m_banner->message();
@@ -494,35 +395,9 @@ QString MainWindow::nextTokenText() const {
   return m_nextLabel->isHidden() ? QString() : m_nextLabel->text();
 }
 
-void MainWindow::syncSlot(ViewSlot& slot) {
-  if (slot.stateStale) {
-    slot.view->setViewState(m_document->viewState());
-    slot.stateStale = false;
-  }
-  if (slot.resultStale) {
-    slot.view->setResult(m_document->result());
-    slot.resultStale = false;
-  }
-}
-
-void MainWindow::updateViews(bool resultChanged) {
-  const int current = m_tabs->currentIndex();
-  for (int i = 0; i < int(m_views.size()); ++i) {
-    ViewSlot& slot = m_views[i];
-    slot.stateStale = true;
-    if (resultChanged) slot.resultStale = true;
-    // Hidden views wait until their tab is shown: drawing five views per keystroke is waste.
-    if (i == current) syncSlot(slot);
-  }
-}
-
 void MainWindow::onResult(const render::ResultPtr& result) {
   m_selector->setResult(result, m_document->resultTexts());
-  QElapsedTimer timer;
-  timer.start();
-  updateViews(true);
-  if (render::AttentionView* v = currentView(); v && v->isVisible()) v->repaint();
-  m_renderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  m_tabs->setResult(result);
 
   updateNextTokens(result);
   QStringList notices;
@@ -536,7 +411,7 @@ void MainWindow::onResult(const render::ResultPtr& result) {
   } else if (m_bannerFromDocument && m_document->error().isEmpty()) {
     m_banner->clearMessage();
   }
-  updateStatus();
+  m_status->showResult(result, m_document->computeMs(), m_tabs->lastRenderMs());
 }
 
 namespace {
@@ -588,30 +463,9 @@ void MainWindow::onError(const QString& message) {
   m_bannerFromDocument = true;
 }
 
-void MainWindow::onBusy(bool busy) { m_busyLabel->setText(busy ? tr("Computing…") : QString()); }
-
-void MainWindow::updateStatus() {
-  const render::ResultPtr& r = m_document->result();
-  if (!r) {
-    m_tokensLabel->setText(tr("No result yet"));
-    m_deviceLabel->clear();
-    m_computeLabel->clear();
-    m_renderLabel->clear();
-    return;
-  }
-  int tokens = 0;
-  for (int n : r->group().queryLengths) tokens += n;
-  m_tokensLabel->setText(
-      (tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) + QStringLiteral(" · ") +
-      (r->group().batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->group().batch())));
-  m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
-  m_computeLabel->setText(tr("Compute %1 ms").arg(m_document->computeMs(), 0, 'f', 1));
-  m_renderLabel->setText(tr("Render %1 ms").arg(m_renderMs, 0, 'f', 1));
-}
-
 void MainWindow::updateTitle() {
-  const QString name =
-      m_sessionPath.isEmpty() ? tr("Untitled") : QFileInfo(m_sessionPath).fileName();
+  const QString path = m_document->sessionPath();
+  const QString name = path.isEmpty() ? tr("Untitled") : QFileInfo(path).fileName();
   setWindowTitle(QStringLiteral("%1[*] — attnscope").arg(name));
 }
 
@@ -621,90 +475,13 @@ void MainWindow::showActionError(const QString& what, const QString& reason) {
   statusBar()->showMessage(what, 5000);
 }
 
+void MainWindow::showMessage(const QString& message) { statusBar()->showMessage(message, 4000); }
+
 // --- sessions ---------------------------------------------------------------------------------
 
-bool MainWindow::openSession(const QString& path) {
-  Session session;
-  const QString error = SessionFile::load(path, &session);
-  if (!error.isEmpty()) {
-    showActionError(tr("Could not open the session"), error);
-    return false;
-  }
-  m_document->loadSession(session);
-  setClassroomMode(session.view.classroom);
-  rememberSessionPath(path);
-  statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(path).fileName()), 4000);
-  return true;
-}
+bool MainWindow::openSession(const QString& path) { return m_sessions->open(path); }
 
-bool MainWindow::saveSession(const QString& path) {
-  const QString error = SessionFile::save(path, m_document->session());
-  if (!error.isEmpty()) {
-    showActionError(tr("Could not save the session"), error);
-    return false;
-  }
-  rememberSessionPath(path);
-  statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
-  return true;
-}
-
-void MainWindow::rememberSessionPath(const QString& path) {
-  m_sessionPath = QFileInfo(path).absoluteFilePath();
-  m_lastDir = QFileInfo(path).absolutePath();
-  if (m_settings) m_settings->addRecentSession(m_sessionPath);
-  rebuildRecentMenu();
-  setWindowModified(false);
-  updateTitle();
-}
-
-void MainWindow::openSessionDialog() {
-  const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open Session"), m_lastDir, tr("attnscope sessions (*.attnscope);;All files (*)"));
-  if (!path.isEmpty()) openSession(path);
-}
-
-bool MainWindow::saveSessionAs() {
-  const QString suggested =
-      m_sessionPath.isEmpty() ? QDir(m_lastDir).filePath(tr("untitled.attnscope")) : m_sessionPath;
-  QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggested,
-                                              tr("attnscope sessions (*.attnscope)"));
-  if (path.isEmpty()) return false;
-  if (!isSessionPath(path)) path += QStringLiteral(".attnscope");
-  return saveSession(path);
-}
-
-void MainWindow::save() {
-  if (m_sessionPath.isEmpty())
-    saveSessionAs();
-  else
-    saveSession(m_sessionPath);
-}
-
-void MainWindow::rebuildRecentMenu() {
-  m_recentMenu->clear();
-  const QStringList recent = m_settings ? m_settings->recentSessions() : QStringList();
-  for (int i = 0; i < recent.size(); ++i) {
-    const QString path = recent[i];
-    QAction* a = m_recentMenu->addAction(
-        QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()));
-    a->setToolTip(path);
-    a->setStatusTip(path);
-    connect(a, &QAction::triggered, this, [this, path] {
-      if (!openSession(path) && m_settings && !QFileInfo::exists(path)) {
-        m_settings->removeRecentSession(path);
-        rebuildRecentMenu();
-      }
-    });
-  }
-  if (!recent.isEmpty()) {
-    m_recentMenu->addSeparator();
-    m_recentMenu->addAction(tr("Clear Recent Sessions"), this, [this] {
-      if (m_settings) m_settings->clearRecentSessions();
-      rebuildRecentMenu();
-    });
-  }
-  m_recentMenu->setEnabled(!recent.isEmpty());
-}
+bool MainWindow::saveSession(const QString& path) { return m_sessions->save(path); }
 
 // --- text files and drops ---------------------------------------------------------------------
 
@@ -716,12 +493,12 @@ bool MainWindow::loadTextFile(const QString& path) {
     return false;
   }
   m_document->setText(text);
-  statusBar()->showMessage(tr("Loaded %1").arg(QFileInfo(path).fileName()), 4000);
+  showMessage(tr("Loaded %1").arg(QFileInfo(path).fileName()));
   return true;
 }
 
 void MainWindow::openTextDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Load Text File"), m_lastDir,
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load Text File"), m_folder.path,
                                                     tr("Text files (*.txt);;All files (*)"));
   if (!path.isEmpty()) loadTextFile(path);
 }
@@ -740,7 +517,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
     return;
   }
   const QString path = url.toLocalFile();
-  if (isSessionPath(path))
+  if (SessionActions::isSessionPath(path))
     openSession(path);
   else
     loadTextFile(path);
@@ -774,128 +551,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 
 // --- exports ----------------------------------------------------------------------------------
 
-QString MainWindow::defaultTitle() const {
-  const render::ViewState& s = m_document->viewState();
-  const QString model =
-      m_document->modelInfo() ? QString::fromStdString(m_document->modelInfo()->name) : QString();
-  QString title = tr("%1 — layer %2, head %3")
-                      .arg(m_tabs->tabText(m_tabs->currentIndex()))
-                      .arg(s.layer)
-                      .arg(s.head);
-  if (!model.isEmpty()) title += QStringLiteral(" — ") + model;
-  const render::ViewKind kind = currentView() ? currentView()->kind() : render::ViewKind::Heatmap;
-  const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
-                          kind == render::ViewKind::Compare;
-  if (s.hideSpecial && matrixView && m_document->result() &&
-      render::hasSpecialTokens(m_document->result()->group(s.group), s.item)) {
-    title += QStringLiteral(" — ") + render::hiddenSpecialNote(s.showScores);
-  }
-  return title;
-}
-
-QString MainWindow::defaultExportName(const QString& extension) const {
-  const render::ViewState& s = m_document->viewState();
-  const render::AttentionView* v = currentView();
-  const QString kind = v ? render::toString(v->kind()) : QStringLiteral("view");
-  return QDir(m_lastDir).filePath(
-      QStringLiteral("attnscope-%1-L%2-H%3.%4").arg(kind).arg(s.layer).arg(s.head).arg(extension));
-}
-
-render::ExportOptions MainWindow::defaultExportOptions(render::ImageFormat format) const {
-  render::ExportOptions o;
-  o.format = format;
-  o.title = defaultTitle();
-  return o;
-}
-
-void MainWindow::reportExport(const QString& error, const QString& done) {
-  if (!error.isEmpty())
-    showActionError(tr("Export failed"), error);
-  else
-    statusBar()->showMessage(done, 4000);
-}
-
-void MainWindow::exportImage(render::ImageFormat format) {
-  render::AttentionView* v = currentView();
-  if (!v || !m_document->result()) {
-    showActionError(tr("Nothing to export"), tr("there is no result yet"));
-    return;
-  }
-  std::optional<render::ExportOptions> options =
-      ExportDialog::ask(this, format, defaultExportOptions(format));
-  if (!options) return;
-  const QString extension = format == render::ImageFormat::Png   ? QStringLiteral("png")
-                            : format == render::ImageFormat::Svg ? QStringLiteral("svg")
-                                                                 : QStringLiteral("pdf");
-  QString path =
-      QFileDialog::getSaveFileName(this, tr("Export View"), defaultExportName(extension),
-                                   tr("%1 files (*.%2)").arg(extension.toUpper(), extension));
-  if (path.isEmpty()) return;
-  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + extension;
-  m_lastDir = QFileInfo(path).absolutePath();
-  const QString error = render::Exporter::exportView(*v, path, *options);
-  reportExport(error, tr("Exported %1").arg(QFileInfo(path).fileName()));
-}
-
-void MainWindow::copyImage() {
-  render::AttentionView* v = currentView();
-  if (!v || !m_document->result()) {
-    showActionError(tr("Nothing to copy"), tr("there is no result yet"));
-    return;
-  }
-  render::ExportOptions o = defaultExportOptions(render::ImageFormat::Png);
-  o.width = std::max(400, v->width());
-  o.height = std::max(300, v->height());
-  o.dpi = static_cast<int>(96 * v->devicePixelRatioF());
-  const QImage image = render::Exporter::renderImage(*v, o);
-  if (image.isNull()) {
-    showActionError(tr("Copy failed"), tr("the view could not be drawn"));
-    return;
-  }
-  QGuiApplication::clipboard()->setImage(image);
-  statusBar()->showMessage(tr("Copied the view to the clipboard"), 3000);
-}
-
-void MainWindow::exportAllHeads() {
-  if (!m_document->result()) {
-    showActionError(tr("Nothing to export"), tr("there is no result yet"));
-    return;
-  }
-  std::optional<render::ExportOptions> options = ExportDialog::ask(
-      this, render::ImageFormat::Png, defaultExportOptions(render::ImageFormat::Png));
-  if (!options) return;
-  const QString dir =
-      QFileDialog::getExistingDirectory(this, tr("Export All Heads to Folder"), m_lastDir);
-  if (dir.isEmpty()) return;
-  m_lastDir = dir;
-  const QString error = render::Exporter::exportAllHeads(m_document->result(),
-                                                         m_document->viewState(), dir, *options);
-  reportExport(error, tr("Exported every head to %1").arg(dir));
-}
-
-void MainWindow::exportData(const QString& kind) {
-  const render::ResultPtr result = m_document->result();
-  if (!result) {
-    showActionError(tr("Nothing to export"), tr("there is no result yet"));
-    return;
-  }
-  const QString stem = kind == QStringLiteral("json") ? QStringLiteral("attnscope-trace")
-                                                      : QStringLiteral("attnscope-attention");
-  QString path = QFileDialog::getSaveFileName(
-      this, tr("Export Data"), QDir(m_lastDir).filePath(stem + QLatin1Char('.') + kind),
-      tr("%1 files (*.%2)").arg(kind.toUpper(), kind));
-  if (path.isEmpty()) return;
-  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + kind;
-  m_lastDir = QFileInfo(path).absolutePath();
-  QString error;
-  if (kind == QStringLiteral("npy"))
-    error = render::Exporter::exportAttentionNpy(*result, path);
-  else if (kind == QStringLiteral("csv"))
-    error = render::Exporter::exportAttentionCsv(*result, path);
-  else
-    error = render::Exporter::exportTraceJson(*result, path);
-  reportExport(error, tr("Exported %1").arg(QFileInfo(path).fileName()));
-}
+QString MainWindow::defaultTitle() const { return m_exports->defaultTitle(); }
 
 // --- preferences and help ---------------------------------------------------------------------
 

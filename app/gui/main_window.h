@@ -6,14 +6,13 @@
 
 #include <memory>
 #include <optional>
-#include <vector>
 
-#include "exporter.h"
+#include "export_actions.h"
+#include "startup.h"
 #include "view_state.h"
 
 class QAction;
 class QLabel;
-class QMenu;
 class QPlainTextEdit;
 class QScrollArea;
 class QSplitter;
@@ -24,31 +23,25 @@ namespace attnscope::gui {
 class Document;
 class ErrorBanner;
 class ModelPanel;
-class TrainingPanel;
+class SessionActions;
 class Settings;
+class StatusPanel;
+class TrainingPanel;
 class ViewSelectorBar;
+class ViewTabs;
 
 /// The main window: text and model panel on the left, the five views on the right, menus,
-/// toolbar and status bar. It shows what the document says and turns user actions into the
-/// document's intents; exports, sessions and preferences are handled here because they need
-/// dialogs.
+/// toolbar and status bar. It lays the pieces out and wires them to the document: the views
+/// (ViewTabs), exports (ExportActions), sessions (SessionActions), the status bar (StatusPanel)
+/// and the start-up decision (initialSession) each live in their own class.
 class MainWindow final : public QMainWindow {
   Q_OBJECT
  public:
-  /// The title exports get: view, head, model, and what the view leaves out.
-  QString defaultTitle() const;
   /// `settings` may be null (tests): then nothing is restored or saved.
   MainWindow(Document* document, Settings* settings, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// What the command line asked for. Without a session or text, the last configuration returns.
-  struct StartOptions {
-    QString sessionPath;
-    std::optional<QString> text;
-    std::optional<QString> model;
-    /// Where the bundled model is; unset: attnscope::defaultModelPath() (tests point it away).
-    std::optional<QString> bundledModel;
-  };
+  using StartOptions = gui::StartOptions;
   void start(const StartOptions& options);
 
   bool openSession(const QString& path);
@@ -63,6 +56,8 @@ class MainWindow final : public QMainWindow {
   TrainingPanel* trainingPanel() const { return m_trainingPanel; }
   /// The line under the text box with the top next-token candidates; empty when hidden.
   QString nextTokenText() const;
+  /// The title exports get: view, head, model, and what the view leaves out.
+  QString defaultTitle() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -72,50 +67,24 @@ class MainWindow final : public QMainWindow {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
-  struct ViewSlot {
-    render::ViewKind kind;
-    render::AttentionView* view;
-    bool resultStale = true;  // views off screen are updated when their tab is shown
-    bool stateStale = true;
-  };
-
   void buildUi();
   void fitModelPanel();
   void buildActions();
   void connectDocument();
-  void updateViews(bool resultChanged);
-  void syncSlot(ViewSlot& slot);
   void onResult(const render::ResultPtr& result);
   void onError(const QString& message);
   void updateNextTokens(const render::ResultPtr& result);
-  void onBusy(bool busy);
-  void updateStatus();
   void updateTitle();
-  void rebuildRecentMenu();
   void showActionError(const QString& what, const QString& reason);
-
-  void rememberSessionPath(const QString& path);
-  void reportExport(const QString& error, const QString& done);
-  void exportImage(render::ImageFormat format);
-  void copyImage();
-  void exportAllHeads();
-  void exportData(const QString& kind);
-  void openSessionDialog();
-  bool saveSessionAs();
-  void save();
+  void showMessage(const QString& message);
   void openTextDialog();
   void showShortcuts();
   void showAbout();
 
-  QString defaultExportName(const QString& extension) const;
-  render::ExportOptions defaultExportOptions(render::ImageFormat format) const;
-
   Document* m_document;
   Settings* m_settings;
   QFont m_baseFont;
-  QString m_sessionPath;
-  QString m_lastDir;
-  double m_renderMs = 0;
+  LastFolder m_folder;
 
   QSplitter* m_splitter = nullptr;
   QPlainTextEdit* m_text = nullptr;
@@ -126,17 +95,12 @@ class MainWindow final : public QMainWindow {
   QLabel* m_nextLabel = nullptr;
   ErrorBanner* m_banner = nullptr;
   ViewSelectorBar* m_selector = nullptr;
-  QTabWidget* m_tabs = nullptr;
-  std::vector<ViewSlot> m_views;
+  ViewTabs* m_tabs = nullptr;
+  StatusPanel* m_status = nullptr;
+  ExportActions* m_exports = nullptr;
+  SessionActions* m_sessions = nullptr;
   bool m_bannerFromDocument = false;
 
-  QLabel* m_tokensLabel = nullptr;
-  QLabel* m_deviceLabel = nullptr;
-  QLabel* m_computeLabel = nullptr;
-  QLabel* m_renderLabel = nullptr;
-  QLabel* m_busyLabel = nullptr;
-
-  QMenu* m_recentMenu = nullptr;
   QAction* m_classroomAction = nullptr;
   QAction* m_fullScreenAction = nullptr;
   QList<QAction*> m_allActions;

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "status_panel.h"
+
+#include <QLabel>
+#include <QStatusBar>
+
+namespace attnscope::gui {
+
+StatusPanel::StatusPanel(QStatusBar* bar)
+    : QObject(bar),
+      m_busy(new QLabel(bar)),
+      m_tokens(new QLabel(bar)),
+      m_device(new QLabel(bar)),
+      m_compute(new QLabel(bar)),
+      m_render(new QLabel(bar)) {
+  m_tokens->setObjectName(QStringLiteral("statusTokens"));
+  m_device->setToolTip(tr("Where the last computation ran"));
+  m_compute->setToolTip(tr("Time to open the model (when it changed) and run it"));
+  m_render->setToolTip(tr("Time to draw the current view"));
+  bar->addWidget(m_busy, 1);
+  for (QLabel* label : {m_tokens, m_device, m_compute, m_render}) bar->addPermanentWidget(label);
+  showResult(nullptr, 0, 0);
+}
+
+void StatusPanel::showResult(const render::ResultPtr& r, double computeMs, double renderMs) {
+  if (!r) {
+    m_tokens->setText(tr("No result yet"));
+    m_device->clear();
+    m_compute->clear();
+    m_render->clear();
+    return;
+  }
+  int tokens = 0;
+  for (int n : r->group().queryLengths) tokens += n;
+  m_tokens->setText(
+      (tokens == 1 ? tr("1 token") : tr("%1 tokens").arg(tokens)) + QStringLiteral(" · ") +
+      (r->group().batch() == 1 ? tr("1 sentence") : tr("%1 sentences").arg(r->group().batch())));
+  m_device->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
+  m_compute->setText(tr("Compute %1 ms").arg(computeMs, 0, 'f', 1));
+  m_render->setText(tr("Render %1 ms").arg(renderMs, 0, 'f', 1));
+}
+
+void StatusPanel::setBusy(bool busy) { m_busy->setText(busy ? tr("Computing…") : QString()); }
+
+QString StatusPanel::tokensText() const { return m_tokens->text(); }
+
+}  // namespace attnscope::gui
