@@ -15,6 +15,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
@@ -59,7 +60,13 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
   buildActions();
   connectDocument();
   setAcceptDrops(true);
-  resize(1400, 900);
+  // 1400×900 where the screen allows, else most of it (a 1024×700 laptop gets the whole window).
+  QSize size(1400, 900);
+  if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+    const QSize available = screen->availableGeometry().size();
+    size = size.boundedTo(QSize(available.width() * 95 / 100, available.height() * 95 / 100));
+  }
+  resize(size);
   if (m_settings) {
     restoreGeometry(m_settings->windowGeometry());
     restoreState(m_settings->windowState());

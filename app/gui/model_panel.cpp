@@ -115,6 +115,14 @@ ModelPanel::ModelPanel(QWidget* parent)
   m_model->addItem(tr("Open model folder…"), kOpenFolder);
   m_model->setToolTip(tr("The model whose attention is shown"));
   m_model->setObjectName(QStringLiteral("modelMenu"));
+  // Long model names and cache paths must not widen the window (1024 px screens, classroom mode):
+  // the combo elides, the popup shows them whole.
+  m_model->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_model->setMinimumContentsLength(18);
+  for (QComboBox* box : {m_preset, m_variant, m_heads, m_mask, m_scale, m_tokenizer, m_device}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(12);
+  }
 
   m_preset->addItem(tr("Custom"));
   for (const auto& preset : presets()) m_preset->addItem(preset.first);

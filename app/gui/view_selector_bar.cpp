@@ -3,10 +3,13 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSpinBox>
+
+#include <algorithm>
 
 #include "head_matrix.h"
 
@@ -24,8 +27,8 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
   m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
   m_item->setToolTip(tr("Batch item: one per non-empty line of text (Alt+PgUp / Alt+PgDown)"));
-  m_item->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  m_item->setMinimumContentsLength(16);
+  m_item->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_item->setMinimumContentsLength(12);
   m_palette->addItem(tr("Viridis"), QStringLiteral("viridis"));
   m_palette->addItem(tr("Magma"), QStringLiteral("magma"));
   m_palette->addItem(tr("Cividis"), QStringLiteral("cividis"));
@@ -41,22 +44,32 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_layer->setRange(0, 0);
   m_head->setRange(0, 0);
 
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(new QLabel(tr("Layer"), this));
-  layout->addWidget(m_layer);
-  layout->addSpacing(8);
-  layout->addWidget(new QLabel(tr("Head"), this));
-  layout->addWidget(m_head);
-  layout->addSpacing(8);
-  layout->addWidget(new QLabel(tr("Sentence"), this));
-  layout->addWidget(m_item);
-  layout->addStretch(1);
-  layout->addWidget(new QLabel(tr("Palette"), this));
-  layout->addWidget(m_palette);
-  layout->addWidget(m_scores);
-  layout->addWidget(m_perHeadScale);
-  layout->addWidget(m_hideSpecial);
+  // Two groups that sit side by side when there is room and stack when there is not (1024 px
+  // screens, classroom fonts), so no control is ever cut off.
+  m_selection = new QWidget(this);
+  auto* first = new QHBoxLayout(m_selection);
+  first->setContentsMargins(0, 0, 0, 0);
+  first->addWidget(new QLabel(tr("Layer"), m_selection));
+  first->addWidget(m_layer);
+  first->addSpacing(8);
+  first->addWidget(new QLabel(tr("Head"), m_selection));
+  first->addWidget(m_head);
+  first->addSpacing(8);
+  first->addWidget(new QLabel(tr("Sentence"), m_selection));
+  first->addWidget(m_item, 1);
+  m_display = new QWidget(this);
+  auto* second = new QHBoxLayout(m_display);
+  second->setContentsMargins(0, 0, 0, 0);
+  second->addWidget(new QLabel(tr("Palette"), m_display));
+  second->addWidget(m_palette);
+  second->addWidget(m_scores);
+  second->addWidget(m_perHeadScale);
+  second->addWidget(m_hideSpecial);
+  second->addStretch(1);
+  m_layout = new QGridLayout(this);
+  m_layout->setContentsMargins(0, 0, 0, 0);
+  m_layout->setVerticalSpacing(4);
+  arrange(true);
 
   connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
@@ -65,6 +78,30 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+}
+
+void ViewSelectorBar::arrange(bool oneRow) {
+  if (m_layout->count() > 0 && oneRow == m_oneRow) return;
+  m_oneRow = oneRow;
+  m_layout->removeWidget(m_selection);
+  m_layout->removeWidget(m_display);
+  m_layout->addWidget(m_selection, 0, 0);
+  m_layout->addWidget(m_display, oneRow ? 0 : 1, oneRow ? 1 : 0);
+  m_layout->setColumnStretch(0, 1);
+  m_layout->setColumnStretch(1, oneRow ? 0 : 0);
+}
+
+QSize ViewSelectorBar::minimumSizeHint() const {
+  // The stacked arrangement: as narrow as the wider group.
+  const QSize a = m_selection->minimumSizeHint(), b = m_display->minimumSizeHint();
+  return {std::max(a.width(), b.width()), a.height()};
+}
+
+void ViewSelectorBar::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const int oneRowWidth = m_selection->sizeHint().width() + m_display->sizeHint().width() +
+                          m_layout->horizontalSpacing();
+  arrange(width() >= oneRowWidth);
 }
 
 void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {

@@ -7,6 +7,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGridLayout;
 class QSpinBox;
 
 namespace attnscope::gui {
@@ -21,12 +22,20 @@ class ViewSelectorBar final : public QWidget {
   /// Sets the ranges from the result; `texts` label the batch items.
   void setResult(const render::ResultPtr& result, const QStringList& texts);
   void setViewState(const render::ViewState& state);
+  /// As narrow as the controls stacked in two rows.
+  QSize minimumSizeHint() const override;
+  /// Whether the controls fit on one row (else the display options go below the selection).
+  bool isOneRow() const { return m_oneRow; }
 
  Q_SIGNALS:
   void viewStateEdited(const attnscope::render::ViewState& state);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void emitEdit();
+  void arrange(bool oneRow);
 
   render::ViewState m_state;
   QSpinBox* m_layer;
@@ -36,6 +45,10 @@ class ViewSelectorBar final : public QWidget {
   QCheckBox* m_scores;
   QCheckBox* m_perHeadScale;
   QCheckBox* m_hideSpecial;
+  QWidget* m_selection = nullptr;  // layer, head, sentence
+  QWidget* m_display = nullptr;    // palette and drawing options
+  QGridLayout* m_layout = nullptr;
+  bool m_oneRow = true;
 };
 
 }  // namespace attnscope::gui

@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,6 +20,7 @@
 #include "document.h"
 #include "heatmap_view.h"
 #include "main_window.h"
+#include "view_selector_bar.h"
 
 using attnscope::gui::Document;
 using attnscope::gui::MainWindow;
@@ -220,6 +222,38 @@ class MainWindowTest : public QObject {
     // A later session keeps both.
     QCOMPARE(doc.session().run.pair, QStringLiteral("of France"));
     QVERIFY(doc.session().view.hideSpecial);
+  }
+
+  // A 1024×700 screen holds the whole window, in classroom mode too: nothing forces it wider,
+  // and the view bar stacks its controls instead of cutting them off.
+  void fitsASmallScreen() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
+    QVERIFY(results.wait(20000));
+    for (bool classroom : {false, true}) {
+      window.setClassroomMode(classroom);
+      QApplication::processEvents();
+      QVERIFY2(window.minimumSizeHint().width() <= 1024,
+               qPrintable(QString::number(window.minimumSizeHint().width())));
+      window.resize(1024, 700);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QApplication::processEvents();
+      QCOMPARE(window.width(), 1024);
+      auto* bar = window.findChild<attnscope::gui::ViewSelectorBar*>();
+      QVERIFY(bar);
+      for (QWidget* w : bar->findChildren<QWidget*>()) {
+        if (!w->isVisible()) continue;
+        const QRect r(w->mapTo(&window, QPoint(0, 0)), w->size());
+        QVERIFY2(
+            r.right() < window.width(),
+            qPrintable(
+                QStringLiteral("%1 ends at %2").arg(w->metaObject()->className()).arg(r.right())));
+      }
+    }
+    window.setClassroomMode(false);
   }
 
   void sessionsSaveAndOpen() {
