@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// attnscope-bench [--threads=N] [--peak-rss=T,SCORES] [Google Benchmark flags]
+// attnscope-bench [--threads=N] [--peak-rss=T,SCORES[,MODEL]] [Google Benchmark flags]
 //   --threads=N        LibTorch intra-op threads (default 1: reproducible on a shared machine).
-//   --peak-rss=T,S     instead of benchmarking: one GPT-2 forward at T tokens (S=1 keeps scores)
-//                      in this fresh process, then print JSON with VmHWM and the tensor sizes.
+//   --peak-rss=T,S[,M] instead of benchmarking: one forward at T tokens (S=1 keeps scores) of
+//                      M = gpt2 (default) or smollm in this fresh process, then print JSON with
+//                      VmHWM, the tensor sizes and the run's own memory estimate.
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "attnscope/error.h"
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "attnscope/runtime.h"
@@ -20,9 +23,34 @@
 
 namespace {
 
-int peakRss(int T, bool scores) {
+/// The memory estimate Model::run checks before allocating (what a refusal prints), found by
+/// bisecting the limit with the request cancelled: a probe stops at the memory check or right
+/// after it, so none computes anything.
+unsigned long long estimateBytes(const attnscope::Model& model, attnscope::RunRequest request) {
   using namespace attnscope;
-  const std::string folder = bench::gpt2Folder();  // written by an earlier run or now
+  const std::atomic<bool> cancelled{true};
+  request.cancel = &cancelled;
+  unsigned long long lo = 0, hi = 1ull << 44;  // the estimate is in (lo, hi]
+  while (hi - lo > 1) {
+    const unsigned long long mid = lo + (hi - lo) / 2;
+    request.limits.memoryLimitBytes = mid;
+    try {
+      model.run(request);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::ResourceLimit) {
+        lo = mid;
+        continue;
+      }
+    }
+    hi = mid;
+  }
+  return hi;
+}
+
+int peakRss(int T, bool scores, const std::string& which) {
+  using namespace attnscope;
+  // Written by an earlier run or now.
+  const std::string folder = which == "smollm" ? bench::smolLmFolder() : bench::gpt2Folder();
   const long long before = bench::peakRssBytes();
   ModelSpec spec;
   spec.source = folder;
@@ -31,14 +59,15 @@ int peakRss(int T, bool scores) {
   RunRequest request;
   request.texts = {bench::gpt2Text(T)};
   request.keepScores = scores;
+  const unsigned long long estimate = estimateBytes(*model, request);
   const AttentionResult r = model->run(request);
   const long long peak = bench::peakRssBytes();
   const ModelInfo info = model->info();
   std::printf(
-      "{\"T\": %d, \"scores\": %s, \"threads\": %d, \"rss_start\": %lld, \"rss_after_load\": %lld, "
-      "\"rss_peak\": %lld, \"weights_bytes\": %llu, \"attention_bytes\": %zu, \"scores_bytes\": "
-      "%zu}\n",
-      T, scores ? "true" : "false", threadCount(), before, loaded, peak,
+      "{\"model\": \"%s\", \"T\": %d, \"scores\": %s, \"threads\": %d, \"rss_start\": %lld, "
+      "\"rss_after_load\": %lld, \"rss_peak\": %lld, \"estimate_bytes\": %llu, \"weights_bytes\": "
+      "%llu, \"attention_bytes\": %zu, \"scores_bytes\": %zu}\n",
+      which.c_str(), T, scores ? "true" : "false", threadCount(), before, loaded, peak, estimate,
       static_cast<unsigned long long>(info.parameterBytes),
       r.group().attention.data.size() * sizeof(float),
       r.group().scores.data.size() * sizeof(float));
@@ -63,8 +92,9 @@ int main(int argc, char** argv) {
   attnscope::setThreadCount(threads);
   if (rss) {
     int T = 1024, scores = 0;
-    std::sscanf(rss, "%d,%d", &T, &scores);
-    return peakRss(T, scores != 0);
+    char which[16] = "gpt2";
+    std::sscanf(rss, "%d,%d,%15s", &T, &scores, which);
+    return peakRss(T, scores != 0, which);
   }
   // The render benchmarks need a QApplication; scripts/bench.sh sets QT_QPA_PLATFORM=offscreen.
   if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 0);

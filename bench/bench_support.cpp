@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "bench_support.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
+#include "attnscope/safetensors.h"
 #include "tiny_gpt2.h"
 
 namespace attnscope::bench {
@@ -26,6 +30,54 @@ std::string gpt2Folder() {
   spec.vocab = 50257;  // GPT-2's embedding size; ids past the 259 of vocab.json are never produced
   spec.prefix = false;
   test::writeTinyGpt2(folder, spec);
+  return folder;
+}
+
+std::string smolLmFolder() {
+  const std::string folder = scratchDir() + "/smollm-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  std::filesystem::create_directories(folder);
+  constexpr int kLayers = 30, kHidden = 576, kInner = 1536, kHeads = 9, kKvHeads = 3, kVocab = 259;
+  constexpr int kHeadDim = kHidden / kHeads;
+  const nlohmann::json config = {{"model_type", "llama"},
+                                 {"architectures", {"LlamaForCausalLM"}},
+                                 {"vocab_size", kVocab},
+                                 {"hidden_size", kHidden},
+                                 {"intermediate_size", kInner},
+                                 {"num_hidden_layers", kLayers},
+                                 {"num_attention_heads", kHeads},
+                                 {"num_key_value_heads", kKvHeads},
+                                 {"max_position_embeddings", 2048},
+                                 {"rms_norm_eps", 1e-5},
+                                 {"rope_theta", 10000.0},
+                                 {"hidden_act", "silu"},
+                                 {"tie_word_embeddings", true}};
+  std::ofstream(folder + "/config.json") << config.dump(1);
+  std::ofstream(folder + "/vocab.json") << test::tinyVocabJson();
+  std::ofstream(folder + "/merges.txt") << test::tinyMerges();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<NamedTensor> weights;
+  const auto add = [&](const std::string& name, std::vector<int64_t> shape, bool ones = false) {
+    FloatTensor t(shape);
+    for (float& v : t.data) v = ones ? 1.0f : normal(rng);
+    weights.push_back({name, std::move(t)});
+  };
+  add("model.embed_tokens.weight", {kVocab, kHidden});
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    add(p + "input_layernorm.weight", {kHidden}, true);
+    add(p + "self_attn.q_proj.weight", {kHeads * kHeadDim, kHidden});
+    add(p + "self_attn.k_proj.weight", {kKvHeads * kHeadDim, kHidden});
+    add(p + "self_attn.v_proj.weight", {kKvHeads * kHeadDim, kHidden});
+    add(p + "self_attn.o_proj.weight", {kHidden, kHeads * kHeadDim});
+    add(p + "post_attention_layernorm.weight", {kHidden}, true);
+    add(p + "mlp.gate_proj.weight", {kInner, kHidden});
+    add(p + "mlp.up_proj.weight", {kInner, kHidden});
+    add(p + "mlp.down_proj.weight", {kHidden, kInner});
+  }
+  add("model.norm.weight", {kHidden}, true);
+  writeSafetensors(folder + "/model.safetensors", weights);
   return folder;
 }
 

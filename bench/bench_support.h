@@ -11,6 +11,11 @@ std::string scratchDir();
 /// Hugging Face layout, written once. The vocab.json/merges.txt are a 259-token byte vocabulary,
 /// so the tokenizer is minimal but the weight shapes are GPT-2's.
 std::string gpt2Folder();
+/// A random-weight SmolLM-135M-shaped Llama (30 layers, 9 query / 3 key-value heads, hidden 576,
+/// intermediate 1536, head_dim 64, 2048 positions, tied embeddings) in Hugging Face layout,
+/// written once. The tokenizer is gpt2Folder()'s 259-token byte vocabulary (vocab 259), so
+/// gpt2Text(T) gives T tokens here too; every other shape is SmolLM's.
+std::string smolLmFolder();
 /// A text that the minimal GPT-2 vocabulary turns into exactly `tokens` tokens (no merges apply).
 std::string gpt2Text(int tokens);
 /// The first `bytes` bytes of tinyshakespeare (repeated if shorter), or generated ASCII prose.

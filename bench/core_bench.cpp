@@ -104,5 +104,29 @@ BENCHMARK(BM_Gpt2Forward)
     ->MinTime(0.5)
     ->UseRealTime();
 
+// SmolLM-135M shapes (30 layers, 9 query / 3 key-value heads, 576 wide), random weights, opened
+// from a Hugging Face folder through openModel: RMSNorm, rotary, repeat_kv, SwiGLU.
+void BM_SmolLmForward(benchmark::State& state) {
+  const int T = static_cast<int>(state.range(0));
+  ModelSpec spec;
+  spec.source = smolLmFolder();
+  const auto model = openModel(spec);
+  RunRequest request;
+  request.texts = {gpt2Text(T)};
+  request.keepScores = state.range(1) != 0;
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    if (r.group().queries() != T) state.SkipWithError("the SmolLM text did not give T tokens");
+    benchmark::DoNotOptimize(r.group().attention.data.data());
+  }
+  state.counters["attention_bytes"] = 4.0 * 30 * 9 * T * T;
+}
+BENCHMARK(BM_SmolLmForward)
+    ->ArgNames({"T", "scores"})
+    ->Args({1024, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace attnscope::bench

@@ -46,6 +46,12 @@ for scores in 0 1; do
     > "$out/rss_scores$scores.json" 2> "$out/rss_scores$scores.time"
 done
 
+echo "== peak RSS, SmolLM-135M shapes at T=1024 (fresh processes)" >&2
+for scores in 0 1; do
+  /usr/bin/time -v "$bench" --threads="$threads" --peak-rss=1024,$scores,smollm \
+    > "$out/rss_smollm_scores$scores.json" 2> "$out/rss_smollm_scores$scores.time"
+done
+
 echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
   ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}

@@ -201,6 +201,137 @@ class Gpt2(nn.Module):
         return logits, torch.stack(attentions)  # [L, B, H, T, T]
 
 
+# --- SmolLM-135M shapes, written like transformers' modeling_llama.py (eager attention, ---------
+# output_attentions=True: every layer's weights kept).
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden, heads, kv_heads):
+        super().__init__()
+        self.head_dim = hidden // heads
+        self.num_key_value_groups = heads // kv_heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
+        attn_weights = attn_weights + attention_mask
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+        attn_output = torch.matmul(attn_weights, value_states).transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        return self.o_proj(attn_output), attn_weights
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, hidden, inner):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, inner, bias=False)
+        self.up_proj = nn.Linear(hidden, inner, bias=False)
+        self.down_proj = nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, hidden, inner, heads, kv_heads):
+        super().__init__()
+        self.self_attn = LlamaAttention(hidden, heads, kv_heads)
+        self.mlp = LlamaMLP(hidden, inner)
+        self.input_layernorm = LlamaRMSNorm(hidden)
+        self.post_attention_layernorm = LlamaRMSNorm(hidden)
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, weights = self.self_attn(hidden_states, position_embeddings, attention_mask)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states, weights
+
+
+class SmolLm(nn.Module):
+    def __init__(self, layers=30, hidden=576, inner=1536, heads=9, kv_heads=3, vocab=259):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(hidden, inner, heads, kv_heads) for _ in range(layers)])
+        self.norm = LlamaRMSNorm(hidden)
+        self.rotary_emb = LlamaRotaryEmbedding(hidden // heads)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        hidden_states = self.embed_tokens(ids)
+        position_ids = torch.arange(T)[None]
+        mask = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)[None, None]
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        attentions = []
+        for layer in self.layers:
+            hidden_states, w = layer(hidden_states, mask, position_embeddings)
+            attentions.append(w)
+        hidden_states = self.norm(hidden_states)
+        logits = hidden_states[:, -1] @ self.embed_tokens.weight.t()  # the last position, as attnscope
+        return logits, torch.stack(attentions)  # [L, B, H, T, T]
+
+
 def timed(fn, min_time):
     """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -253,6 +384,11 @@ def main():
     for T in (128, 1024) if gpt2 is not None else ():
         ids = torch.randint(0, 259, (1, T))
         record(f"BM_Gpt2Forward/T:{T}/scores:0", lambda: gpt2(ids), 0.5)
+
+    smollm = SmolLm().eval() if not args.filter or "SmolLm" in args.filter else None
+    if smollm is not None:
+        ids = torch.randint(0, 259, (1, 1024))
+        record("BM_SmolLmForward/T:1024/scores:0", lambda: smollm(ids), 0.5)
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     record("BM_TorchMm/2048", lambda: torch.mm(a, b), 1.0)

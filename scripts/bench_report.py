@@ -253,6 +253,15 @@ def main():
             heavy_total += 1
             heavy_ok += r <= 1.0
             worst.append((r, n))
+    # SmolLM-135M shapes: the bar is 0.8x the Hugging Face-style module.
+    n = "BM_SmolLmForward/T:1024/scores:0"
+    r = judged(n)
+    ok = None if r is None else r <= 0.8
+    w(f"| SmolLM-135M shapes (30 layers, 9 q / 3 kv heads, 576 wide), T = 1024 | {fmt_ms(ms(n))} | "
+      f"{fmt_ms(pms(n))} | {fmt_ratio(ratio(ms(n), pms(n)))} | {fmt_ratio(r if single else None)} | "
+      f"{verdict(ok)} (≤ 0.8×) |")
+    if r is not None:
+        summary.append(("SmolLM-135M shapes T = 1024 ≤ 0.8× the Hugging Face-style module", f"{r:.2f}×", verdict(ok)))
     w("\nGPT-2 runs use a random-weight GPT-2 small folder (Hugging Face layout, 12 × 12 × 768, "
       "vocab 50257) written to /tmp/attnscope-bench/gpt2-random and opened through `openModel`; "
       "the Python GPT-2 keeps every layer's [B, H, T, T] weights and computes next-token logits "
@@ -333,6 +342,21 @@ def main():
           f"{mb(budget):.0f} | {verdict(ok)} |")
         summary.append((f"peak RSS GPT-2 T = 1024 ({'with' if s else 'without'} scores) ≤ weights + 1.5 × attention",
                         f"{mb(grown):.0f} MB of {mb(budget):.0f} MB", verdict(ok)))
+    w("")
+    w("SmolLM-135M shapes at T = 1024 (`--peak-rss=1024,S,smollm`): the whole process's peak against the "
+      "memory estimate the run checks before allocating (target ≤ 1.2×).\n")
+    w("| scores kept | estimate MB | peak MB | peak / estimate | target |\n|---|---|---|---|---|")
+    for s_ in (0, 1):
+        r = load(os.path.join(d, f"rss_smollm_scores{s_}.json"))
+        if not r:
+            w(f"| {bool(s_)} | — | — | — | not measured |")
+            continue
+        mb = lambda x: x / 2 ** 20
+        q = r["rss_peak"] / r["estimate_bytes"]
+        w(f"| {'yes' if s_ else 'no'} | {mb(r['estimate_bytes']):.0f} | {mb(r['rss_peak']):.0f} | {q:.2f} | "
+          f"{verdict(q <= 1.2)} |")
+        summary.append((f"peak RSS SmolLM T = 1024 ({'with' if s_ else 'without'} scores) ≤ 1.2 × estimate",
+                        f"{q:.2f}×", verdict(q <= 1.2)))
     w("\n\"peak − start\" leaves out what the process holds before the model opens (LibTorch and Qt "
       "libraries, the allocator); the peak column is the whole process.\n")
 

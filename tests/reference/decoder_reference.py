@@ -498,6 +498,59 @@ def check(cli, root, case, V, failures, report):
     report.append(f"{name:32s} max |diff| {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
 
 
+def check_trace_and_errors(cli, root, V, failures):
+    """The trace of a grouped-query Qwen3 layer names its steps with the shapes computed, and broken
+    folders are refused with messages that name the tensor or the field."""
+    import subprocess
+    d = os.path.join(root, "trace-qwen3")
+    os.makedirs(d)
+    write_tokenizer(os.path.join(d, "tokenizer.json"), WORDS, bos="<s>")
+    cfg = llama_config("qwen3", V, head_dim=16, num_attention_heads=4, num_key_value_heads=2)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    weights = llama_weights(cfg, 50)
+    write_weights(d, weights)
+    p = subprocess.run([cli, "run", "--model", d, "--text", "the cat sat", "--trace"], capture_output=True, text=True)
+    steps = {}
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if line.startswith("  ") and len(parts) >= 2 and parts[1].startswith("["):
+            steps.setdefault(parts[0], " ".join(parts[1:]).split("]")[0] + "]")
+    T = 4  # <s> the cat sat
+    want = {"input_layernorm": f"[1, {T}, 32]", "q_proj": f"[1, {T}, 64]", "k_proj": f"[1, {T}, 32]",
+            "q_norm": f"[1, 4, {T}, 16]", "k_norm": f"[1, 2, {T}, 16]", "q_rot": f"[1, 4, {T}, 16]",
+            "k_rot": f"[1, 2, {T}, 16]", "k_repeat": f"[1, 4, {T}, 16]", "v_repeat": f"[1, 4, {T}, 16]",
+            "attention": f"[1, 4, {T}, {T}]", "merged": f"[1, {T}, 64]", "mlp_gated": f"[1, {T}, 48]",
+            "residual_2": f"[1, {T}, 32]"}
+    for name, shape in want.items():
+        if steps.get(name) != shape:
+            failures.append(f"trace step {name}: {steps.get(name)}, want {shape}")
+
+    def refused(label, cfg_over, weights_over, word):
+        b = os.path.join(root, "broken-" + label)
+        os.makedirs(b)
+        write_tokenizer(os.path.join(b, "tokenizer.json"), WORDS, bos="<s>")
+        with open(os.path.join(b, "config.json"), "w") as f:
+            json.dump(dict(cfg, **cfg_over), f)
+        write_weights(b, weights_over(dict(weights)))
+        r = subprocess.run([cli, "run", "--model", b, "--text", "the cat"], capture_output=True, text=True)
+        if r.returncode != 2 or word not in r.stderr:
+            failures.append(f"broken folder '{label}': exit {r.returncode}, {r.stderr.strip()!r} lacks {word!r}")
+
+    def drop(name):
+        return lambda w: {k: v for k, v in w.items() if k != name}
+
+    def reshape(name):
+        return lambda w: dict(w, **{name: w[name][:, :-1]})
+
+    refused("missing", {}, drop("model.layers.1.self_attn.k_norm.weight"), "layers.1.self_attn.k_norm.weight")
+    refused("shape", {}, reshape("model.layers.0.self_attn.k_proj.weight"), "model.layers.0.self_attn.k_proj.weight")
+    refused("kv-heads", {"num_key_value_heads": 3}, lambda w: w, "num_key_value_heads (3)")
+    refused("rope", {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}, lambda w: w, "yarn")
+    refused("extra", {}, lambda w: dict(w, **{"model.layers.0.self_attn.extra.weight": np.zeros(3)}),
+            "model.layers.0.self_attn.extra.weight")
+
+
 def main():
     cli = sys.argv[1]
     failures, report = [], []
@@ -510,6 +563,7 @@ def main():
                 check(cli, root, case, V, failures, report)
             except Exception as e:  # one broken case must not hide the others
                 failures.append(f"{case[0]}: {e}")
+        check_trace_and_errors(cli, root, V, failures)
     for line in report:
         print(line)
     for f in failures:

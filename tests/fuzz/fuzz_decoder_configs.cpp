@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig through
+// ConfigReader) on arbitrary text: each accepts a consistent configuration or throws
+// Error(Format), never anything else.
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_check.h"
+#include "models/bloom_config.h"
+#include "models/gpt_neox_config.h"
+#include "models/llama_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace attnscope;
+  nlohmann::json j = nlohmann::json::parse(reinterpret_cast<const char*>(data),
+                                           reinterpret_cast<const char*>(data) + size, nullptr,
+                                           /*allow_exceptions=*/false);
+  if (!j.is_object()) return 0;  // ConfigReader::fromFile refuses these before any field
+  const ConfigReader reader(j, "fuzz");
+  fuzz::expectOnlyUserErrors([&] {
+    const LlamaConfig c = LlamaConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.numHeads % c.numKvHeads != 0 || c.headDim <= 0 ||
+        c.headDim % 2 != 0 || c.rotaryDim() < 2 || c.rotaryDim() > c.headDim || c.vocabSize <= 0 ||
+        c.hiddenSize <= 0 || c.slidingWindow < 0) {
+      fuzz::fail("accepted an inconsistent Llama config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const GptNeoxConfig c = GptNeoxConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.rotaryDim() < 2 ||
+        c.rotaryDim() % 2 != 0 || c.rotaryDim() > c.headDim()) {
+      fuzz::fail("accepted an inconsistent GPT-NeoX config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const BloomConfig c = BloomConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0)
+      fuzz::fail("accepted a bad Bloom config");
+  });
+  return 0;
+}
