@@ -33,6 +33,8 @@ struct MaskFill {
 /// decoder's cross-attention over the encoder's tokens. Each has its own tokens on each axis.
 struct AttentionGroup {
   std::string name;  // "self" | "cross" | "decoder_self"
+  int kvHeads = 0;   // key/value heads the query heads share (grouped-query: query head h reads
+                     // kv head h / (heads / kvHeads)); 0: one per query head
 
   std::vector<std::vector<Token>> tokens;  // [batch][query]; padding is not listed
   std::vector<std::vector<Token>>
@@ -105,7 +107,10 @@ struct AttentionResult {
   }
   /// As above; a result without groups gets an empty "self" group to fill.
   AttentionGroup& group(const std::string& name = {}) {
-    if (groups.empty()) groups.push_back(AttentionGroup{"self", {}, {}, {}, {}, {}, {}});
+    if (groups.empty()) {
+      groups.emplace_back();
+      groups.back().name = "self";
+    }
     for (AttentionGroup& g : groups) {
       if (g.name == name) return g;
     }

@@ -111,6 +111,7 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   // come from a context.
   AttentionGroup& group = r.groups.emplace_back();
   group.name = in.context.defined() ? "cross" : "self";
+  group.kvHeads = mi.kvHeadsOrHeads();
   group.attention = FloatTensor({L, B, H, Tq, Tk});
   const torch::Tensor attention = torch::from_blob(group.attention.data.data(), {L, B, H, Tq, Tk});
   torch::Tensor scores;
