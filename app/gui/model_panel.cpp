@@ -242,6 +242,9 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
                                            : tr("%1 heads of %2 dims").arg(info.heads))
                               .arg(headSize))
                      .arg(info.dModel);
+  if (info.kvHeadsOrHeads() < info.heads)
+    text += tr(" · %1 key/value heads (grouped-query)").arg(info.kvHeadsOrHeads());
+  if (info.slidingWindow > 0) text += tr(" · sliding window %1").arg(info.slidingWindow);
   if (info.causal) text += tr(" · causal");
   if (info.parameterBytes > 0)
     text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);

@@ -125,7 +125,8 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
             columns = m_result->group(m_state.group).heads() + 1;
   const QFontMetricsF fm(style.font(12));
   const double left = fm.horizontalAdvance(QStringLiteral("L00")) + 14;
-  const double top = fm.height() + 10;
+  // Grouped-query models get a second row of labels: which key/value head each group reads.
+  const double top = fm.height() + 10 + (sharedKvGroups() > 1 ? fm.height() + 8 : 0);
   const double bottom = fm.height() * 2 + 8;  // room for the scale note
   const double barSpace = MatrixPainter::colorBarWidth(style, 14) + 24;
   const double width = area.width() - left - barSpace - 12, height = area.height() - top - bottom;
@@ -220,6 +221,21 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     painter.drawText(QRectF(c.center().x() - 40, c.top() - fm.height() - 6, 80, fm.height()),
                      Qt::AlignHCenter | Qt::AlignBottom, label);
   }
+  // Grouped-query attention: a bracket over the query heads that read the same key/value head.
+  if (const int group = sharedKvGroups(); group > 1) {
+    painter.setPen(QPen(style.muted, 1));
+    for (int g = 0; g * group < heads; ++g) {
+      const QRectF a = cellIn(lay, 0, g * group);
+      const QRectF b = cellIn(lay, 0, std::min(heads, (g + 1) * group) - 1);
+      const double y = a.top() - fm.height() - 10;
+      painter.drawLine(QPointF(a.left(), y), QPointF(b.right(), y));
+      painter.drawLine(QPointF(a.left(), y), QPointF(a.left(), y + 4));
+      painter.drawLine(QPointF(b.right(), y), QPointF(b.right(), y + 4));
+      painter.drawText(QRectF(a.left(), y - fm.height() - 2, b.right() - a.left(), fm.height()),
+                       Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("kv %1").arg(g));
+    }
+    painter.setPen(style.text);
+  }
   // The selected head.
   if (m_state.layer >= 0 && m_state.layer < layers && m_state.head >= 0 && m_state.head < heads) {
     const double w = std::clamp(lay.cell * 0.05, 1.5, 3.0);
@@ -256,6 +272,13 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   painter.restore();
 }
 
+int GridView::sharedKvGroups() const {
+  if (!m_result) return 1;
+  const AttentionGroup& g = m_result->group(m_state.group);
+  if (g.kvHeads <= 0 || g.kvHeads >= g.heads() || g.heads() % g.kvHeads != 0) return 1;
+  return g.heads() / g.kvHeads;
+}
+
 void GridView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   renderTo(painter, rect(), QString());
@@ -279,9 +302,17 @@ bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
 void GridView::mouseMoveEvent(QMouseEvent* event) {
   int l = 0, h = 0;
   if (hit(event->position(), &l, &h)) {
-    const QString text = h == m_result->group(m_state.group).heads()
-                             ? QStringLiteral("layer %1, mean over heads").arg(l)
-                             : QStringLiteral("layer %1, head %2 (click to open)").arg(l).arg(h);
+    QString text = h == m_result->group(m_state.group).heads()
+                       ? QStringLiteral("layer %1, mean over heads").arg(l)
+                       : QStringLiteral("layer %1, head %2 (click to open)").arg(l).arg(h);
+    if (const int group = sharedKvGroups();
+        group > 1 && h < m_result->group(m_state.group).heads()) {
+      const int kv = h / group;
+      text += QStringLiteral("\nreads key/value head %1, shared by heads %2–%3")
+                  .arg(kv)
+                  .arg(kv * group)
+                  .arg(kv * group + group - 1);
+    }
     QToolTip::showText(event->globalPosition().toPoint(), text, this);
   } else {
     QToolTip::hideText();

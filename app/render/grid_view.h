@@ -26,6 +26,8 @@ class GridView final : public AttentionView {
   void setViewState(const ViewState& state) override;
   /// Queries × keys each tile shows (after hiding special tokens); valid after a paint.
   QSize shownTokens() const { return {m_cols, m_rows}; }
+  /// Query heads per key/value head (grouped-query attention); 1 when every head has its own.
+  int sharedKvGroups() const;
   void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The cell of (layer, head) when drawn into rect; head == heads() is the mean column.

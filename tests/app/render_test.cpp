@@ -274,6 +274,24 @@ class RenderTest : public QObject {
   }
 
   // The grid hides the same tokens and draws its mean over the renormalised heads.
+  // Grouped-query heads: 6 query heads reading 2 key/value heads are bracketed in threes.
+  void gridMarksSharedKeyValueHeads() {
+    auto r = fakeResult(2, 6, 5, true);
+    GridView grid;
+    grid.setResult(r);
+    QCOMPARE(grid.sharedKvGroups(), 1);
+    r->group().kvHeads = 2;
+    QCOMPARE(grid.sharedKvGroups(), 3);
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    const QString svg = m_dir.filePath("gqa.svg");
+    QVERIFY(Exporter::exportView(grid, svg, o).isEmpty());
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY(text.contains("kv 0") && text.contains("kv 1") && !text.contains("kv 2"));
+  }
+
   void gridHidesSpecialTokensToo() {
     auto r = fakeResult(1, 2, 5, false);
     r->group().tokens[0][0].special = true;
