@@ -50,14 +50,16 @@ unsigned long long estimateBytes(const attnscope::Model& model, attnscope::RunRe
 int peakRss(int T, bool scores, const std::string& which) {
   using namespace attnscope;
   // Written by an earlier run or now.
-  const std::string folder = which == "smollm" ? bench::smolLmFolder() : bench::gpt2Folder();
+  const std::string folder = which == "smollm" ? bench::smolLmFolder()
+                             : which == "bert" ? bench::bertBaseFolder()
+                                               : bench::gpt2Folder();
   const long long before = bench::peakRssBytes();
   ModelSpec spec;
   spec.source = folder;
   const auto model = openModel(spec);
   const long long loaded = bench::peakRssBytes();
   RunRequest request;
-  request.texts = {bench::gpt2Text(T)};
+  request.texts = {which == "bert" ? bench::bertText(T) : bench::gpt2Text(T)};
   request.keepScores = scores;
   const unsigned long long estimate = estimateBytes(*model, request);
   const AttentionResult r = model->run(request);

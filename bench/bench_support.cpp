@@ -81,6 +81,114 @@ std::string smolLmFolder() {
   return folder;
 }
 
+std::string bertBaseFolder() {
+  const std::string folder = scratchDir() + "/bert-base-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  std::filesystem::create_directories(folder);
+  constexpr int kLayers = 12, kHidden = 768, kInner = 3072, kHeads = 12, kPositions = 512;
+  // [PAD] [UNK] [CLS] [SEP] [MASK] and the 26 letters: bertText(T) is one token per letter.
+  nlohmann::json vocab = nlohmann::json::object();
+  const char* specials[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  nlohmann::json added = nlohmann::json::array();
+  for (int i = 0; i < 5; ++i) {
+    vocab[specials[i]] = i;
+    added.push_back({{"id", i},
+                     {"content", specials[i]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
+  }
+  for (char c = 'a'; c <= 'z'; ++c) vocab[std::string(1, c)] = static_cast<int>(vocab.size());
+  const int kVocab = static_cast<int>(vocab.size());
+  const auto special = [](const char* id) {
+    return nlohmann::json{{"SpecialToken", {{"id", id}, {"type_id", 0}}}};
+  };
+  const nlohmann::json tokenizer = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer",
+       {{"type", "BertNormalizer"},
+        {"clean_text", true},
+        {"handle_chinese_chars", true},
+        {"strip_accents", nullptr},
+        {"lowercase", true}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single",
+         {special("[CLS]"), {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, special("[SEP]")}},
+        {"pair",
+         {special("[CLS]"),
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+          special("[SEP]"),
+          {{"Sequence", {{"id", "B"}, {"type_id", 1}}}},
+          special("[SEP]")}},
+        {"special_tokens",
+         {{"[CLS]", {{"id", "[CLS]"}, {"ids", {2}}, {"tokens", {"[CLS]"}}}},
+          {"[SEP]", {{"id", "[SEP]"}, {"ids", {3}}, {"tokens", {"[SEP]"}}}}}}}},
+      {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+      {"model",
+       {{"type", "WordPiece"},
+        {"unk_token", "[UNK]"},
+        {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", 100},
+        {"vocab", vocab}}}};
+  std::ofstream(folder + "/tokenizer.json") << tokenizer.dump();
+  const nlohmann::json config = {
+      {"model_type", "bert"},         {"architectures", {"BertModel"}},
+      {"vocab_size", kVocab},         {"hidden_size", kHidden},
+      {"num_hidden_layers", kLayers}, {"num_attention_heads", kHeads},
+      {"intermediate_size", kInner},  {"max_position_embeddings", kPositions},
+      {"type_vocab_size", 2},         {"layer_norm_eps", 1e-12},
+      {"hidden_act", "gelu"}};
+  std::ofstream(folder + "/config.json") << config.dump(1);
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<NamedTensor> weights;
+  const auto add = [&](const std::string& name, std::vector<int64_t> shape, float fill = -1) {
+    FloatTensor t(shape);
+    for (float& v : t.data) v = fill >= 0 ? fill : normal(rng);
+    weights.push_back({name, std::move(t)});
+  };
+  const auto linear = [&](const std::string& name, int out, int in) {
+    add(name + ".weight", {out, in});
+    add(name + ".bias", {out}, 0.0f);
+  };
+  const auto norm = [&](const std::string& name) {
+    add(name + ".weight", {kHidden}, 1.0f);
+    add(name + ".bias", {kHidden}, 0.0f);
+  };
+  add("embeddings.word_embeddings.weight", {kVocab, kHidden});
+  add("embeddings.position_embeddings.weight", {kPositions, kHidden});
+  add("embeddings.token_type_embeddings.weight", {2, kHidden});
+  norm("embeddings.LayerNorm");
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    linear(p + "attention.self.query", kHidden, kHidden);
+    linear(p + "attention.self.key", kHidden, kHidden);
+    linear(p + "attention.self.value", kHidden, kHidden);
+    linear(p + "attention.output.dense", kHidden, kHidden);
+    norm(p + "attention.output.LayerNorm");
+    linear(p + "intermediate.dense", kInner, kHidden);
+    linear(p + "output.dense", kHidden, kInner);
+    norm(p + "output.LayerNorm");
+  }
+  writeSafetensors(folder + "/model.safetensors", weights);
+  return folder;
+}
+
+std::string bertText(int tokens) {
+  // [CLS] and [SEP] are two of the tokens; each letter is one word and one token.
+  std::string s;
+  for (int i = 0; i + 2 < tokens; ++i) {
+    if (i) s += ' ';
+    s += static_cast<char>('a' + i % 26);
+  }
+  return s;
+}
+
 std::string gpt2Text(int tokens) {
   // Letters without 'h' and 'e' and no spaces: the three merges of the minimal vocabulary never
   // apply, so each byte is one token.

@@ -16,6 +16,11 @@ std::string gpt2Folder();
 /// written once. The tokenizer is gpt2Folder()'s 259-token byte vocabulary (vocab 259), so
 /// gpt2Text(T) gives T tokens here too; every other shape is SmolLM's.
 std::string smolLmFolder();
+/// A random-weight bert-base-shaped encoder (12 layers x 12 heads, hidden 768, intermediate 3072,
+/// 512 positions; BertModel, no head) in Hugging Face layout with a WordPiece tokenizer.json of
+/// the special tokens and 26 letters, written once. bertText(T) gives T tokens.
+std::string bertBaseFolder();
+std::string bertText(int tokens);
 /// A text that the minimal GPT-2 vocabulary turns into exactly `tokens` tokens (no merges apply).
 std::string gpt2Text(int tokens);
 /// The first `bytes` bytes of tinyshakespeare (repeated if shorter), or generated ASCII prose.

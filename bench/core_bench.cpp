@@ -104,6 +104,30 @@ BENCHMARK(BM_Gpt2Forward)
     ->MinTime(0.5)
     ->UseRealTime();
 
+// bert-base shapes (12 layers x 12 heads, 768 wide), random weights, from a Hugging Face folder:
+// the post-norm encoder with token types, no mask, at BERT's longest input.
+void BM_BertBaseForward(benchmark::State& state) {
+  const int T = static_cast<int>(state.range(0));
+  ModelSpec spec;
+  spec.source = bertBaseFolder();
+  const auto model = openModel(spec);
+  RunRequest request;
+  request.texts = {bertText(T)};
+  request.keepScores = state.range(1) != 0;
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    if (r.group().queries() != T) state.SkipWithError("the BERT text did not give T tokens");
+    benchmark::DoNotOptimize(r.group().attention.data.data());
+  }
+  state.counters["attention_bytes"] = 4.0 * 12 * 12 * T * T;
+}
+BENCHMARK(BM_BertBaseForward)
+    ->ArgNames({"T", "scores"})
+    ->Args({512, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
 // SmolLM-135M shapes (30 layers, 9 query / 3 key-value heads, 576 wide), random weights, opened
 // from a Hugging Face folder through openModel: RMSNorm, rotary, repeat_kv, SwiGLU.
 void BM_SmolLmForward(benchmark::State& state) {

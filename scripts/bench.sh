@@ -52,6 +52,12 @@ for scores in 0 1; do
     > "$out/rss_smollm_scores$scores.json" 2> "$out/rss_smollm_scores$scores.time"
 done
 
+echo "== peak RSS, bert-base shapes at T=512 (fresh processes)" >&2
+for scores in 0 1; do
+  /usr/bin/time -v "$bench" --threads="$threads" --peak-rss=512,$scores,bert \
+    > "$out/rss_bert_scores$scores.json" 2> "$out/rss_bert_scores$scores.time"
+done
+
 echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
   ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}

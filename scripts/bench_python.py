@@ -332,6 +332,86 @@ class SmolLm(nn.Module):
         return logits, torch.stack(attentions)  # [L, B, H, T, T]
 
 
+# --- bert-base shapes, written like transformers' modeling_bert.py (eager BertSelfAttention, ---
+# output_attentions=True: every layer's weights kept; BertModel without a head).
+class BertEmbeddings(nn.Module):
+    def __init__(self, vocab, hidden, positions, eps=1e-12):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, hidden, padding_idx=0)
+        self.position_embeddings = nn.Embedding(positions, hidden)
+        self.token_type_embeddings = nn.Embedding(2, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        position_ids = torch.arange(T)[None]
+        token_type_ids = torch.zeros_like(ids)
+        x = self.word_embeddings(ids) + self.token_type_embeddings(token_type_ids)
+        x = x + self.position_embeddings(position_ids)
+        return self.LayerNorm(x)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.num_attention_heads = heads
+        self.attention_head_size = hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        return x.view(new_x_shape).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        query_layer = self.transpose_for_scores(self.query(hidden_states))
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        attention_scores = attention_scores + attention_mask
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        context_layer = context_layer.view(context_layer.size()[:-2] + (-1,))
+        return context_layer, attention_probs
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, inner, heads, eps=1e-12):
+        super().__init__()
+        self.self = BertSelfAttention(hidden, heads)
+        self.attention_output = nn.Linear(hidden, hidden)
+        self.attention_norm = nn.LayerNorm(hidden, eps=eps)
+        self.intermediate = nn.Linear(hidden, inner)
+        self.output = nn.Linear(inner, hidden)
+        self.output_norm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, hidden_states, attention_mask):
+        context, probs = self.self(hidden_states, attention_mask)
+        attention_output = self.attention_norm(self.attention_output(context) + hidden_states)
+        intermediate = F.gelu(self.intermediate(attention_output))
+        return self.output_norm(self.output(intermediate) + attention_output), probs
+
+
+class BertBase(nn.Module):
+    def __init__(self, layers=12, hidden=768, inner=3072, heads=12, vocab=31, positions=512):
+        super().__init__()
+        self.embeddings = BertEmbeddings(vocab, hidden, positions)
+        self.layer = nn.ModuleList([BertLayer(hidden, inner, heads) for _ in range(layers)])
+
+    def forward(self, ids):
+        hidden_states = self.embeddings(ids)
+        # get_extended_attention_mask of an all-ones mask: (1 - mask) * finfo.min = 0 everywhere.
+        attention_mask = torch.zeros(ids.shape[0], 1, 1, ids.shape[1])
+        attentions = []
+        for layer in self.layer:
+            hidden_states, probs = layer(hidden_states, attention_mask)
+            attentions.append(probs)
+        return hidden_states, torch.stack(attentions)  # [L, B, H, T, T]
+
+
 def timed(fn, min_time):
     """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -389,6 +469,11 @@ def main():
     if smollm is not None:
         ids = torch.randint(0, 259, (1, 1024))
         record("BM_SmolLmForward/T:1024/scores:0", lambda: smollm(ids), 0.5)
+
+    bert = BertBase().eval() if not args.filter or "BertBase" in args.filter else None
+    if bert is not None:
+        ids = torch.randint(5, 31, (1, 512))
+        record("BM_BertBaseForward/T:512/scores:0", lambda: bert(ids), 0.5)
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     record("BM_TorchMm/2048", lambda: torch.mm(a, b), 1.0)

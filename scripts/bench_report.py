@@ -262,6 +262,15 @@ def main():
       f"{verdict(ok)} (≤ 0.8×) |")
     if r is not None:
         summary.append(("SmolLM-135M shapes T = 1024 ≤ 0.8× the Hugging Face-style module", f"{r:.2f}×", verdict(ok)))
+    # bert-base shapes: the encoder issue's bar is 1.0x the Hugging Face-style BertModel.
+    n = "BM_BertBaseForward/T:512/scores:0"
+    r = judged(n)
+    ok = None if r is None else r <= 1.0
+    w(f"| bert-base shapes (12 layers × 12 heads, 768 wide), T = 512 | {fmt_ms(ms(n))} | "
+      f"{fmt_ms(pms(n))} | {fmt_ratio(ratio(ms(n), pms(n)))} | {fmt_ratio(r if single else None)} | "
+      f"{verdict(ok)} (≤ 1.0×) |")
+    if r is not None:
+        summary.append(("bert-base shapes T = 512 ≤ 1.0× the Hugging Face-style BertModel", f"{r:.2f}×", verdict(ok)))
     w("\nGPT-2 runs use a random-weight GPT-2 small folder (Hugging Face layout, 12 × 12 × 768, "
       "vocab 50257) written to /tmp/attnscope-bench/gpt2-random and opened through `openModel`; "
       "the Python GPT-2 keeps every layer's [B, H, T, T] weights and computes next-token logits "
@@ -357,6 +366,21 @@ def main():
           f"{verdict(q <= 1.2)} |")
         summary.append((f"peak RSS SmolLM T = 1024 ({'with' if s_ else 'without'} scores) ≤ 1.2 × estimate",
                         f"{q:.2f}×", verdict(q <= 1.2)))
+    w("")
+    w("bert-base shapes at T = 512 (`--peak-rss=512,S,bert`): the whole process's peak against the "
+      "memory estimate the run checks before allocating (target: within it, ≤ 1.0×).\n")
+    w("| scores kept | estimate MB | peak MB | peak / estimate | target |\n|---|---|---|---|---|")
+    for s_ in (0, 1):
+        r = load(os.path.join(d, f"rss_bert_scores{s_}.json"))
+        if not r:
+            w(f"| {bool(s_)} | — | — | — | not measured |")
+            continue
+        mb = lambda x: x / 2 ** 20
+        q = r["rss_peak"] / r["estimate_bytes"]
+        w(f"| {'yes' if s_ else 'no'} | {mb(r['estimate_bytes']):.0f} | {mb(r['rss_peak']):.0f} | {q:.2f} | "
+          f"{verdict(q <= 1.0)} |")
+        summary.append((f"peak RSS bert-base T = 512 ({'with' if s_ else 'without'} scores) within the estimate",
+                        f"{q:.2f}×", verdict(q <= 1.0)))
     w("\n\"peak − start\" leaves out what the process holds before the model opens (LibTorch and Qt "
       "libraries, the allocator); the peak column is the whole process.\n")
 
