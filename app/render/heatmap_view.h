@@ -36,6 +36,12 @@ class HeatmapView final : public AttentionView {
   QString cellText(int query, int key) const;
   /// The centre of cell (query, key) in the last renderTo's painter coordinates (for tests).
   QPointF lastCellCenter(int query, int key) const;
+  /// Shows the whole matrix again after zooming or panning (also on double-click). Zooming out
+  /// stops at the whole matrix.
+  void resetZoom();
+  /// The part of the matrix on screen, in cell coordinates (x: keys, y: queries; a cell spans
+  /// ±0.5 around its index).
+  QRectF visibleCells() const;
   /// The matrix shown (cropped to real tokens).
   const HeadMatrix& matrix() const { return m_matrix; }
 
@@ -44,7 +50,8 @@ class HeatmapView final : public AttentionView {
 
  private:
   void rebuild();
-  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size) const;
+  /// vector: cells as rectangles (SVG, PDF) rather than one bitmap.
+  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector) const;
   bool cellAt(const QPointF& pos, int* query, int* key) const;
   void onMouseMove(QMouseEvent* event);
   void onMousePress(QMouseEvent* event);
@@ -56,6 +63,7 @@ class HeatmapView final : public AttentionView {
   HeadMatrix m_matrix;
   QRectF m_lastPlotArea;
   QPointF m_pressPos;
+  bool m_doubleClicked = false;
 };
 
 }  // namespace attnscope::render
