@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_view.h"
 
+#include <QBoxLayout>
 #include <QComboBox>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
@@ -67,10 +68,18 @@ CompareView::CompareView(QWidget* parent)
   m_otherSentence->setObjectName(QStringLiteral("compareOtherSentence"));
   m_otherSentence->setToolTip(
       tr("B becomes A's layer and head on the next sentence: how one head treats two inputs"));
-  auto* row = new QHBoxLayout(m_bar);
-  row->setContentsMargins(8, 4, 8, 0);
-  const auto add = [this, row](const QString& name, QSpinBox* layer, QSpinBox* head,
-                               QComboBox* item) {
+  // A's and B's selectors side by side, or one above the other when the view is narrow.
+  m_barLayout = new QBoxLayout(QBoxLayout::LeftToRight, m_bar);
+  m_barLayout->setContentsMargins(8, 4, 8, 0);
+  m_barLayout->setSpacing(2);
+  auto* rowA = new QHBoxLayout;
+  auto* rowB = new QHBoxLayout;
+  m_barLayout->addLayout(rowA);
+  m_barLayout->addLayout(rowB);
+  // The bar never sets the view's minimum width: it wraps instead (resizeEvent).
+  m_bar->setMinimumWidth(120);
+  const auto add = [this](QHBoxLayout* row, const QString& name, QSpinBox* layer, QSpinBox* head,
+                          QComboBox* item) {
     auto* label = new QLabel(name, m_bar);
     QFont bold = label->font();
     bold.setBold(true);
@@ -81,8 +90,8 @@ CompareView::CompareView(QWidget* parent)
     layer->setToolTip(tr("Layer of %1").arg(name));
     head->setToolTip(tr("Head of %1").arg(name));
     item->setToolTip(tr("Sentence (batch item) of %1").arg(name));
-    item->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    item->setMinimumContentsLength(10);
+    item->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    item->setMinimumContentsLength(14);
     row->addWidget(layer);
     row->addWidget(head);
     row->addWidget(item);
@@ -91,10 +100,11 @@ CompareView::CompareView(QWidget* parent)
     connect(head, &QSpinBox::valueChanged, this, &CompareView::emitSelection);
     connect(item, &QComboBox::currentIndexChanged, this, &CompareView::emitSelection);
   };
-  add(tr("A"), m_layerA, m_headA, m_itemA);
-  add(tr("B"), m_layerB, m_headB, m_itemB);
-  row->addWidget(m_otherSentence);
-  row->addStretch(1);
+  add(rowA, tr("A"), m_layerA, m_headA, m_itemA);
+  add(rowB, tr("B"), m_layerB, m_headB, m_itemB);
+  rowB->addWidget(m_otherSentence);
+  rowA->addStretch(1);
+  rowB->addStretch(1);
   connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -168,8 +178,18 @@ void CompareView::sameHeadOtherSentence() {
   Q_EMIT viewStateEdited(s);
 }
 
+void CompareView::resizeEvent(QResizeEvent* event) {
+  AttentionView::resizeEvent(event);
+  // A's and B's rows side by side need their widths, the margins and the spacing.
+  const int oneRow = m_barLayout->itemAt(0)->sizeHint().width() +
+                     m_barLayout->itemAt(1)->sizeHint().width() + 16 + m_barLayout->spacing();
+  const QBoxLayout::Direction wanted =
+      width() >= oneRow ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
+  if (m_barLayout->direction() != wanted) m_barLayout->setDirection(wanted);
+}
+
 QRect CompareView::canvas() const {
-  return rect().adjusted(0, m_bar->isVisible() ? m_bar->sizeHint().height() : 0, 0, 0);
+  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
 }
 
 QRectF CompareView::panelRect(int panel) const {

@@ -6,6 +6,7 @@
 #include "attention_view.h"
 #include "head_matrix.h"
 
+class QBoxLayout;
 class QComboBox;
 class QPushButton;
 class QSpinBox;
@@ -44,6 +45,7 @@ class CompareView final : public AttentionView {
   void paintEvent(QPaintEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Layout {
@@ -62,6 +64,7 @@ class CompareView final : public AttentionView {
   void sameHeadOtherSentence();
 
   QWidget* m_bar;
+  QBoxLayout* m_barLayout = nullptr;
   QSpinBox* m_layerA;
   QSpinBox* m_headA;
   QComboBox* m_itemA;

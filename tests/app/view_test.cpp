@@ -2,16 +2,20 @@
 // The views as a user drives them, offscreen: compare's A/B selectors and tooltips, the heatmap's
 // zoom limit and reset, a click in the statistics table.
 #include <QComboBox>
+#include <QFile>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QWheelEvent>
 #include <QtTest>
 
 #include "compare_view.h"
+#include "exporter.h"
 #include "fake_result.h"
 #include "heatmap_view.h"
+#include "pipeline_view.h"
 #include "stats_view.h"
 
 using namespace attnscope;
@@ -66,6 +70,27 @@ class ViewTest : public QObject {
     QCOMPARE(edited.size(), before);
   }
 
+  // A narrow view puts B's selectors under A's rather than demanding the width of both.
+  void compareSelectorsWrapWhenNarrow() {
+    CompareView view;
+    view.setResult(test::checkerboard(5, 2, 4, 3));
+    view.setViewState(ViewState());
+    view.resize(1400, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* layerA = view.findChild<QSpinBox*>(QStringLiteral("compareLayerA"));
+    auto* layerB = view.findChild<QSpinBox*>(QStringLiteral("compareLayerB"));
+    QTRY_COMPARE(layerA->mapTo(&view, QPoint()).y(), layerB->mapTo(&view, QPoint()).y());
+    view.resize(520, 600);
+    QTRY_VERIFY(layerB->mapTo(&view, QPoint()).y() > layerA->mapTo(&view, QPoint()).y());
+    QVERIFY(view.minimumSizeHint().width() <= 520);
+    // Everything of B is inside the view.
+    auto* button = view.findChild<QPushButton*>(QStringLiteral("compareOtherSentence"));
+    QVERIFY(button->mapTo(&view, QPoint(button->width(), 0)).x() <= 520);
+    // The panels start below the selectors.
+    QVERIFY(view.panelRect(0).top() > layerB->mapTo(&view, QPoint(0, layerB->height())).y());
+  }
+
   void compareSameHeadOtherSentence() {
     CompareView view;
     view.setResult(test::checkerboard(5, 2, 4, 3));
@@ -115,6 +140,9 @@ class ViewTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     const QRectF a = view.panelRect(0), d = view.panelRect(2);
     QVERIFY(a.isValid());
+    // ATTNSCOPE_SCREENSHOTS=<dir> saves what the view looks like.
+    const QString shots = qEnvironmentVariable("ATTNSCOPE_SCREENSHOTS");
+    if (!shots.isEmpty()) view.grab().save(shots + QStringLiteral("/compare_stacked.png"));
     // Stacked (A, B above A − B) here: A is well over a quarter of the width, and the panels
     // together span more than half the height.
     QVERIFY2(a.width() > 1000 / 4.0, qPrintable(QString::number(a.width())));
@@ -124,6 +152,7 @@ class ViewTest : public QObject {
     QTest::qWait(10);
     QVERIFY(std::abs(view.panelRect(2).top() - view.panelRect(0).top()) < 1);
     QVERIFY(view.panelRect(0).bottom() < 500);
+    if (!shots.isEmpty()) view.grab().save(shots + QStringLiteral("/compare_across.png"));
   }
 
   void heatmapZoomOutStopsAtTheMatrixAndResets() {
@@ -188,6 +217,39 @@ class ViewTest : public QObject {
     QCOMPARE(table->currentRow(), row);
     QTest::mouseDClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
     QCOMPARE(activated.size(), 1);
+  }
+
+  // The fused layout merges its heads by permute + reshape (as the README says), not "concat".
+  void fusedPipelineMergesByPermuteAndReshape() {
+    auto r = test::checkerboard(4, 1, 2);
+    LayerTrace t;
+    t.variant = "fused";
+    const int x = t.add({"x", "x", "input", {1, 4, 8}, -1, {}});
+    const int qkv = t.add({"qkv", "qkv_layer(x)", "linear", {1, 4, 24}, -1, {x}});
+    const int a =
+        t.add({"attention", "F.softmax(scaled, dim=-1)", "softmax", {1, 2, 4, 4}, -1, {qkv}});
+    const int v = t.add({"values",
+                         "values.permute(0, 2, 1, 3).reshape(B, T, d_model)",
+                         "merge_heads",
+                         {1, 4, 8},
+                         -1,
+                         {a}});
+    t.add({"out", "linear_layer(values)", "linear", {1, 4, 8}, -1, {v}});
+    r->traces.push_back(t);
+    PipelineView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    // The labels as the SVG export writes them: text, one <text> per label.
+    QTemporaryDir dir;
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    const QString path = dir.filePath(QStringLiteral("pipeline.svg"));
+    QCOMPARE(Exporter::exportView(view, path, o), QString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString all = QString::fromUtf8(file.readAll());
+    QVERIFY2(all.contains(QStringLiteral("permute + reshape")), "no permute + reshape label");
+    QVERIFY2(!all.contains(QStringLiteral("concat")), "a concat label in a fused layer");
   }
 
  private:
