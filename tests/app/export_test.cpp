@@ -43,6 +43,9 @@ int count(const QByteArray& text, const QByteArray& what) {
   return n;
 }
 
+// Qt writes a rectangle as <rect>, or as a closed four-point <path> when replaying a QPicture.
+int shapes(const QByteArray& svg) { return count(svg, "<rect") + count(svg, "<path"); }
+
 // Every Flate stream of a PDF, inflated with zlib (not with Qt, which wrote them).
 QByteArray inflatedStreams(const QByteArray& pdf) {
   QByteArray out;
@@ -98,6 +101,20 @@ QString run(const QString& program, const QStringList& args) {
 class ExportTest : public QObject {
   Q_OBJECT
 
+  // The SVG of a heatmap of a tokens × tokens checkerboard.
+  QByteArray heatmapSvg(HeatmapView& view, int tokens, const QString& name,
+                        QSize size = QSize(1200, 900)) {
+    view.setResult(test::checkerboard(tokens));
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    o.width = size.width();
+    o.height = size.height();
+    const QString path = m_dir.filePath(name);
+    const QString error = Exporter::exportView(view, path, o);
+    if (!error.isEmpty()) qWarning("%s", qPrintable(error));
+    return readAll(path);
+  }
+
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(m_dir.isValid());
@@ -112,16 +129,9 @@ class ExportTest : public QObject {
   // token labels as text, and the cells where the view says they are, in the palette's colours.
   void svgHeatmapCellsAreRectangles() {
     HeatmapView view;
-    view.setResult(test::checkerboard(12));
-    ExportOptions o;
-    o.format = ImageFormat::Svg;
-    o.width = 900;
-    o.height = 800;
-    const QString path = m_dir.filePath(QStringLiteral("cells.svg"));
-    QCOMPARE(Exporter::exportView(view, path, o), QString());
-    const QByteArray svg = readAll(path);
-    // Qt writes a rectangle as <rect>, or as a closed four-point <path> when replaying a QPicture.
-    const int rects = count(svg, "<rect") + count(svg, "<path");
+    const QSize size(900, 800);
+    const QByteArray svg = heatmapSvg(view, 12, QStringLiteral("cells.svg"), size);
+    const int rects = shapes(svg);
     qInfo("12x12 heatmap SVG: %d <rect>/<path>, %d <image>, %lld bytes", rects,
           count(svg, "<image"), static_cast<long long>(svg.size()));
     QVERIFY2(rects >= 144, qPrintable(QString::number(rects)));
@@ -129,13 +139,13 @@ class ExportTest : public QObject {
     QVERIFY(count(svg, "<image") <= 1);
     QVERIFY(svg.contains(">t0_7<"));
     // Rasterise with Qt's SVG renderer and look at two neighbouring cells.
-    QImage image(o.width, o.height, QImage::Format_RGB32);
+    QImage image(size, QImage::Format_RGB32);
     image.fill(Qt::white);
     {
       QPainter p(&image);
-      QSvgRenderer renderer(path);
+      QSvgRenderer renderer(svg);
       QVERIFY(renderer.isValid());
-      renderer.render(&p, QRectF(0, 0, o.width, o.height));
+      renderer.render(&p, QRectF(QPointF(0, 0), size));
     }
     const Palette viridis = Palette::named(QStringLiteral("viridis"));
     // Near a corner of each cell, away from the value written in its middle.
@@ -161,13 +171,8 @@ class ExportTest : public QObject {
   // Above the cut-off (300 × 300 > 256 × 256 cells) the cells are one image, PNG-encoded.
   void svgAboveTheCutOffIsOneImage() {
     HeatmapView view;
-    view.setResult(test::checkerboard(300));
-    ExportOptions o;
-    o.format = ImageFormat::Svg;
-    const QString path = m_dir.filePath(QStringLiteral("big.svg"));
-    QCOMPARE(Exporter::exportView(view, path, o), QString());
-    const QByteArray svg = readAll(path);
-    const int rects = count(svg, "<rect") + count(svg, "<path");
+    const QByteArray svg = heatmapSvg(view, 300, QStringLiteral("big.svg"));
+    const int rects = shapes(svg);
     qInfo("300x300 heatmap SVG: %d <rect>/<path>, %d <image>, %lld bytes", rects,
           count(svg, "<image"), static_cast<long long>(svg.size()));
     QVERIFY(rects < 1000);
@@ -184,15 +189,10 @@ class ExportTest : public QObject {
   void svgSizesAtTheCutOff() {
     QFETCH(int, tokens);
     HeatmapView view;
-    view.setResult(test::checkerboard(tokens));
-    ExportOptions o;
-    o.format = ImageFormat::Svg;
-    const QString path = m_dir.filePath(QStringLiteral("cut%1.svg").arg(tokens));
     QElapsedTimer timer;
     timer.start();
-    QCOMPARE(Exporter::exportView(view, path, o), QString());
-    const QByteArray svg = readAll(path);
-    const int rects = count(svg, "<rect") + count(svg, "<path");
+    const QByteArray svg = heatmapSvg(view, tokens, QStringLiteral("cut%1.svg").arg(tokens));
+    const int rects = shapes(svg);
     qInfo("%dx%d heatmap SVG: %d <rect>/<path>, %lld bytes, %lld ms", tokens, tokens, rects,
           static_cast<long long>(svg.size()), static_cast<long long>(timer.elapsed()));
     QVERIFY(rects >= tokens * tokens);
