@@ -19,8 +19,10 @@ struct RenderStyle;
 /// [0, max of the head] onto the palette, so 0 (and every causally masked cell) is always the
 /// palette's first colour; scores map [min, max] of the finite scores and masked (−inf) scores get
 /// the palette's masked colour. Padding beyond the item's real lengths is not shown.
-/// On screen it is an interactive QCustomPlot (wheel zoom, drag pan, hover, click to pin a query);
-/// exports build the same plot offscreen and draw it through a QPicture, so output stays vector.
+/// On screen it is an interactive QCustomPlot (wheel zoom, out no further than the whole matrix,
+/// drag pan, double-click or resetZoom() for the whole matrix, hover, click to pin a query);
+/// exports build the same plot offscreen and draw it through a QPicture, so output stays vector: in
+/// SVG and PDF each cell is a rectangle up to 256 × 256 cells (MatrixPainter::drawCells).
 class HeatmapView final : public AttentionView {
   Q_OBJECT
  public:

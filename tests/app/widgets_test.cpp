@@ -1,21 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The small widgets as a user meets them: the PNG export dialog's size is the file's, the loss
-// plot after an early stop and in a dark palette, the typed corpus path, a banner that moves no
-// control, the heads box's wording.
+// plot's x-axis after an early stop and its colours in a dark palette, a floating banner that
+// moves nothing, the heads box's wording.
 #include <QComboBox>
-#include <QFile>
 #include <QImage>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
-#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QVBoxLayout>
 
-#include "document.h"
 #include "error_banner.h"
 #include "export_dialog.h"
 #include "exporter.h"
@@ -23,28 +18,9 @@
 #include "heatmap_view.h"
 #include "loss_plot.h"
 #include "model_panel.h"
-#include "training_panel.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
-
-namespace {
-
-QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
-  const QString path = dir.filePath(name);
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly)) return {};
-  f.write(bytes);
-  return path;
-}
-
-QByteArray corpus() {
-  QByteArray text;
-  for (int i = 0; i < 200; ++i) text += "To be, or not to be, that is the question.\n";
-  return text;
-}
-
-}  // namespace
 
 class WidgetsTest : public QObject {
   Q_OBJECT
@@ -92,84 +68,6 @@ class WidgetsTest : public QObject {
     const QImage image = plot.grab().toImage();
     QCOMPARE(image.pixelColor(3, 3), QColor(30, 30, 34));
     QCOMPARE(image.pixelColor(image.width() / 2, image.height() / 3), QColor(30, 30, 34));
-  }
-
-  // Stopping early rescales the plot to the steps really done.
-  void stoppedTrainingRescalesThePlot() {
-    QTemporaryDir dir;
-    Document doc;
-    doc.setText(QStringLiteral("To be"));
-    TrainingPanel panel(&doc);
-    QVERIFY(panel.setCorpusPath(writeFile(dir, QStringLiteral("c.txt"), corpus())));
-    TrainOptions o;
-    o.model.nLayer = 1;
-    o.model.nHead = 2;
-    o.model.nEmbd = 16;
-    o.model.blockSize = 16;
-    o.steps = 100000;
-    o.batch = 4;
-    o.evalEvery = 10;
-    o.snapshotEvery = 10;
-    o.evalWindows = 2;
-    panel.setOptions(o, 1);
-    QSignalSpy finished(&panel, &TrainingPanel::runFinished);
-    QVERIFY(panel.start());
-    QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->trainPointCount() >= 3, 60000);
-    panel.stop();
-    QVERIFY(finished.wait(60000));
-    QCOMPARE(finished.last().at(0).toBool(), true);
-    QVERIFY2(panel.lossPlot()->xAxisEnd() < 5000,
-             qPrintable(QString::number(panel.lossPlot()->xAxisEnd())));
-    QVERIFY(panel.lossPlot()->xAxisEnd() >= panel.lossPlot()->trainPointCount());
-  }
-
-  // The corpus path can be typed: a good path loads on Enter, a bad one is marked and reported,
-  // and Start refuses a path that was typed but cannot be used.
-  void corpusPathCanBeTyped() {
-    QTemporaryDir dir;
-    Document doc;
-    TrainingPanel panel(&doc);
-    panel.show();
-    auto* field = panel.findChild<QLineEdit*>(QStringLiteral("corpusPath"));
-    QVERIFY(field && !field->isReadOnly());
-    const QString good = writeFile(dir, QStringLiteral("good.txt"), corpus());
-    field->setFocus();
-    QTest::keyClicks(field, good);
-    QTest::keyClick(field, Qt::Key_Return);
-    QVERIFY2(panel.errorMessage().isEmpty(), qPrintable(panel.errorMessage()));
-    bool loaded = false;
-    for (QLabel* label : panel.findChildren<QLabel*>())
-      loaded =
-          loaded || label->text().contains(QRegularExpression(QStringLiteral("8.?600 characters")));
-    QVERIFY(loaded);
-    field->clear();
-    QTest::keyClicks(field, dir.filePath(QStringLiteral("missing.txt")));
-    QTest::keyClick(field, Qt::Key_Return);
-    QVERIFY(!panel.errorMessage().isEmpty());
-    QCOMPARE(field->text(), dir.filePath(QStringLiteral("missing.txt")));
-    QVERIFY(!panel.start());
-    QVERIFY(!panel.isRunning());
-  }
-
-  // A message in the training panel takes the plot's room: the Start button does not move.
-  void bannerMovesNoControl() {
-    Document doc;
-    TrainingPanel panel(&doc);
-    panel.resize(420, 760);
-    panel.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&panel));
-    QPushButton* start = nullptr;
-    for (QPushButton* b : panel.findChildren<QPushButton*>())
-      if (b->text() == QStringLiteral("Start")) start = b;
-    QVERIFY(start);
-    auto* field = panel.findChild<QLineEdit*>(QStringLiteral("corpusPath"));
-    const QPoint before = start->mapTo(&panel, QPoint(0, 0));
-    const QPoint fieldBefore = field->mapTo(&panel, QPoint(0, 0));
-    QVERIFY(!panel.start());  // "Choose a corpus first"
-    QVERIFY(!panel.errorMessage().isEmpty());
-    QTest::qWait(20);
-    QCOMPARE(start->mapTo(&panel, QPoint(0, 0)), before);
-    QCOMPARE(field->mapTo(&panel, QPoint(0, 0)), fieldBefore);
   }
 
   // floatOver: the window's banner as an overlay along an edge of the views.
