@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "error_banner.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStyle>
 #include <QToolButton>
+
+#include <algorithm>
 
 namespace attnscope::gui {
 
@@ -46,6 +49,32 @@ void ErrorBanner::showMessage(const QString& message, Level level) {
   m_text->setText(message);
   setProperty("level", level == Level::Error ? "error" : "notice");
   show();
+  place();
+}
+
+void ErrorBanner::floatOver(QWidget* host, Qt::Alignment edge) {
+  if (m_host) m_host->removeEventFilter(this);
+  m_host = host;
+  m_edge = edge;
+  setParent(host);
+  host->installEventFilter(this);
+  if (!m_text->text().isEmpty()) show();
+  place();
+}
+
+bool ErrorBanner::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_host && (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+    place();
+  return QFrame::eventFilter(watched, event);
+}
+
+void ErrorBanner::place() {
+  if (!m_host) return;
+  const int width = m_host->width();
+  const int height =
+      std::min(m_host->height(), hasHeightForWidth() ? heightForWidth(width) : sizeHint().height());
+  setGeometry(0, m_edge & Qt::AlignTop ? 0 : m_host->height() - height, width, height);
+  raise();
 }
 
 void ErrorBanner::clearMessage() {

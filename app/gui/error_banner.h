@@ -9,6 +9,8 @@ namespace attnscope::gui {
 
 /// A dismissable strip above the views that says what went wrong (or what the user must know)
 /// without a modal dialog, so the last good result stays visible and the window stays usable.
+/// In a layout it takes room when shown; floatOver() makes it an overlay on the top or bottom edge
+/// of a widget instead, so showing a message moves nothing under the mouse.
 class ErrorBanner final : public QFrame {
   Q_OBJECT
  public:
@@ -18,8 +20,18 @@ class ErrorBanner final : public QFrame {
   void showMessage(const QString& message, Level level = Level::Error);
   void clearMessage();
   QString message() const;
+  /// Floats over `host` along its top or bottom edge (Qt::AlignTop or Qt::AlignBottom), full
+  /// width, above its children; the banner must not be in a layout.
+  void floatOver(QWidget* host, Qt::Alignment edge = Qt::AlignBottom);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  void place();
+
+  QWidget* m_host = nullptr;
+  Qt::Alignment m_edge = Qt::AlignBottom;
   QLabel* m_icon;
   QLabel* m_text;
 };

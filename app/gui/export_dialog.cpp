@@ -24,8 +24,10 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
   m_width->setRange(200, 10000);
   m_height->setRange(150, 10000);
   m_dpi->setRange(48, 1200);
-  m_width->setValue(d.width);
-  m_height->setValue(d.height);
+  // PNG: the size typed is the file's pixel size; the resolution scales text and lines.
+  const bool png = format == render::ImageFormat::Png;
+  m_width->setValue(png && d.pixelSize.isValid() ? d.pixelSize.width() : d.width);
+  m_height->setValue(png && d.pixelSize.isValid() ? d.pixelSize.height() : d.height);
   m_dpi->setValue(d.dpi);
   m_width->setSuffix(tr(" px"));
   m_height->setSuffix(tr(" px"));
@@ -34,17 +36,28 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
 
   auto* form = new QFormLayout(this);
   form->addRow(tr("Title:"), m_title);
-  form->addRow(tr("Width:"), m_width);
-  form->addRow(tr("Height:"), m_height);
-  form->addRow(tr("Resolution:"), m_dpi);
+  form->addRow(png ? tr("Image width:") : tr("Width:"), m_width);
+  form->addRow(png ? tr("Image height:") : tr("Height:"), m_height);
+  form->addRow(png ? tr("Text resolution:") : tr("Resolution:"), m_dpi);
   auto* pixels = new QLabel(this);
+  pixels->setObjectName(QStringLiteral("exportSizeNote"));
+  pixels->setWordWrap(true);
   form->addRow(QString(), pixels);
   const auto updatePixels = [this, pixels] {
-    const int w = m_width->value() * m_dpi->value() / 96,
-              h = m_height->value() * m_dpi->value() / 96;
-    pixels->setText(m_format == render::ImageFormat::Png
-                        ? tr("Image: %1 × %2 pixels").arg(w).arg(h)
-                        : tr("Vector output; resolution applies to raster parts"));
+    if (m_format == render::ImageFormat::Png) {
+      pixels->setText(tr("The file is %1 × %2 pixels; text and lines are drawn as at %3 dpi "
+                         "(%4 × %5 cm printed at that resolution)")
+                          .arg(m_width->value())
+                          .arg(m_height->value())
+                          .arg(m_dpi->value())
+                          .arg(m_width->value() * 2.54 / m_dpi->value(), 0, 'f', 1)
+                          .arg(m_height->value() * 2.54 / m_dpi->value(), 0, 'f', 1));
+    } else {
+      pixels->setText(tr("Vector output, %1 × %2 cm (1 px = 1/96 inch); matrices up to "
+                         "256 × 256 cells as rectangles, larger ones as lossless images")
+                          .arg(m_width->value() * 2.54 / 96, 0, 'f', 1)
+                          .arg(m_height->value() * 2.54 / 96, 0, 'f', 1));
+    }
   };
   connect(m_width, &QSpinBox::valueChanged, this, updatePixels);
   connect(m_height, &QSpinBox::valueChanged, this, updatePixels);
@@ -59,10 +72,14 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
 
 render::ExportOptions ExportDialog::options() const {
   render::ExportOptions o;
-  o.format = m_format;
-  o.width = m_width->value();
-  o.height = m_height->value();
-  o.dpi = m_dpi->value();
+  if (m_format == render::ImageFormat::Png) {
+    o = render::ExportOptions::png(QSize(m_width->value(), m_height->value()), m_dpi->value());
+  } else {
+    o.format = m_format;
+    o.width = m_width->value();
+    o.height = m_height->value();
+    o.dpi = m_dpi->value();
+  }
   o.title = m_title->text();
   return o;
 }

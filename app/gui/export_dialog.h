@@ -12,13 +12,18 @@ class QSpinBox;
 
 namespace attnscope::gui {
 
-/// Asks for the size, resolution and title of an image export before the file dialog.
+/// Asks for the size, resolution and title of an image export before the file dialog. For PNG the
+/// size is the file's pixel size (the resolution scales text and lines); for SVG and PDF it is the
+/// drawing's size in 1/96 inch.
 class ExportDialog final : public QDialog {
   Q_OBJECT
  public:
   ExportDialog(render::ImageFormat format, const render::ExportOptions& defaults,
                QWidget* parent = nullptr);
   render::ExportOptions options() const;
+  QSpinBox* widthBox() const { return m_width; }
+  QSpinBox* heightBox() const { return m_height; }
+  QSpinBox* dpiBox() const { return m_dpi; }
 
   /// Runs the dialog; nullopt when cancelled.
   static std::optional<render::ExportOptions> ask(QWidget* parent, render::ImageFormat format,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "loss_plot.h"
 
+#include <QEvent>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -37,7 +38,37 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(th
   m_plot->legend->setVisible(true);
   m_plot->legend->setFont(font());
   m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);
+  applyPalette();
   clear();
+}
+
+void LossPlot::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+    applyPalette();
+}
+
+// QCustomPlot paints white with black axes whatever the theme: give it the palette's colours.
+void LossPlot::applyPalette() {
+  const QPalette& p = palette();
+  const QColor base = p.color(QPalette::Base), text = p.color(QPalette::Text),
+               frame = p.color(QPalette::Mid);
+  m_plot->setBackground(base);
+  m_plot->axisRect()->setBackground(base);
+  for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis, m_plot->xAxis2, m_plot->yAxis2}) {
+    axis->setBasePen(QPen(frame, 1));
+    axis->setTickPen(QPen(frame, 1));
+    axis->setSubTickPen(QPen(frame, 1));
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(frame, 0, Qt::DotLine));
+    axis->grid()->setZeroLinePen(Qt::NoPen);
+  }
+  m_plot->legend->setBrush(base);
+  m_plot->legend->setBorderPen(QPen(frame, 1));
+  m_plot->legend->setTextColor(text);
+  m_plot->graph(kBaseline)->setPen(QPen(p.color(QPalette::PlaceholderText), 1.2, Qt::DashLine));
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LossPlot::clear() {
@@ -76,6 +107,14 @@ void LossPlot::setBaselineVisible(bool visible) {
     g->removeFromLegend();
   rescale();
 }
+
+void LossPlot::setStepsDone(int steps) {
+  m_steps = std::max(1, steps);
+  m_plot->graph(kBaseline)->setData({0.0, double(m_steps)}, {m_baseline, m_baseline});
+  rescale();
+}
+
+double LossPlot::xAxisEnd() const { return m_plot->xAxis->range().upper; }
 
 int LossPlot::trainPointCount() const { return m_plot->graph(kTrain)->dataCount(); }
 int LossPlot::validationPointCount() const { return m_plot->graph(kValidation)->dataCount(); }

@@ -8,7 +8,9 @@ class QCustomPlot;
 namespace attnscope::gui {
 
 /// The training curves: train and validation loss in nats per character against the step, and
-/// optionally the loss of guessing uniformly, log(vocabulary size), as a dashed line.
+/// optionally the loss of guessing uniformly, log(vocabulary size), as a dashed line. The x-axis
+/// spans the planned steps while training and the steps done once a run stops early; colours
+/// follow the widget's palette (light or dark).
 class LossPlot final : public QWidget {
   Q_OBJECT
  public:
@@ -20,12 +22,21 @@ class LossPlot final : public QWidget {
   /// log(V) of the corpus; the line spans the steps of the run.
   void setBaseline(double nats, int steps);
   void setBaselineVisible(bool visible);
+  /// A run ended after `steps` (stopped early or not): the x-axis and the baseline end there.
+  void setStepsDone(int steps);
+
+  /// The x-axis range shown, [0, steps].
+  double xAxisEnd() const;
 
   int trainPointCount() const;
   int validationPointCount() const;
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
   void rescale();
+  void applyPalette();
 
   QCustomPlot* m_plot;
   double m_baseline = 0;

@@ -321,7 +321,10 @@ void ModelPanel::fillHeads(int dModel, int heads) {
   const QSignalBlocker blocker(m_heads);
   m_heads->clear();
   for (int h = 1; h <= dModel; ++h) {
-    if (dModel % h == 0) m_heads->addItem(tr("%1 (of %2)").arg(h).arg(dModel / h), h);
+    if (dModel % h == 0)
+      m_heads->addItem(h == 1 ? tr("1 head (%1 dims)").arg(dModel)
+                              : tr("%1 heads (%2 dims each)").arg(h).arg(dModel / h),
+                       h);
   }
   m_heads->setCurrentIndex(std::max(0, m_heads->findData(heads)));
 }

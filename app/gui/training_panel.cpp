@@ -16,6 +16,7 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyle>
 #include <QThread>
 #include <QVBoxLayout>
 
@@ -108,8 +109,13 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   m_lr->setValue(1e-3);
   m_lr->setToolTip(tr("AdamW learning rate"));
 
-  m_corpusPath->setReadOnly(true);
-  m_corpusPath->setPlaceholderText(tr("a UTF-8 text file"));
+  // Typed or pasted paths are checked when editing ends (Enter or leaving the field).
+  m_corpusPath->setObjectName(QStringLiteral("corpusPath"));
+  m_corpusPath->setPlaceholderText(tr("a UTF-8 text file: type a path or choose one"));
+  m_corpusPath->setClearButtonEnabled(true);
+  m_corpusWarning = m_corpusPath->addAction(style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                                            QLineEdit::TrailingPosition);
+  m_corpusWarning->setVisible(false);
   m_corpusInfo->setWordWrap(true);
   auto* choose = new QPushButton(tr("Choose…"), this);
   auto* corpusRow = new QHBoxLayout;
@@ -164,17 +170,25 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_banner);
   layout->addLayout(form);
   layout->addWidget(settings);
   layout->addLayout(buttons);
   layout->addWidget(m_progress);
   layout->addWidget(m_status);
+  // Above the plot, not the form: a message takes the plot's room and moves no control.
+  layout->addWidget(m_banner);
   layout->addWidget(m_plot, 1);
   layout->addWidget(m_baseline);
   layout->addLayout(sliderRow);
 
   connect(choose, &QPushButton::clicked, this, &TrainingPanel::chooseCorpus);
+  connect(m_corpusPath, &QLineEdit::editingFinished, this, [this] {
+    const QString path = m_corpusPath->text().trimmed();
+    if (path.isEmpty() || path == m_corpusFile) return;
+    setCorpusPath(path);
+  });
+  connect(m_corpusPath, &QLineEdit::textEdited, this,
+          [this] { m_corpusWarning->setVisible(false); });
   connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
   connect(m_save, &QPushButton::clicked, this, &TrainingPanel::saveDialog);
@@ -208,9 +222,16 @@ bool TrainingPanel::setCorpusPath(const QString& path) {
   QString text;
   const QString error = TextFileLoader::load(path, &text, kMaxCorpusBytes);
   if (!error.isEmpty()) {
+    // The field keeps what was typed, marked, so it can be corrected; the last good corpus stays.
+    m_corpusPath->setText(path);
+    m_corpusWarning->setVisible(true);
+    m_corpusWarning->setToolTip(error);
+    m_corpusPath->setToolTip(error);
     showError(tr("Could not use the corpus: %1").arg(error));
     return false;
   }
+  m_corpusWarning->setVisible(false);
+  m_corpusFile = path;
   auto corpus = std::make_shared<const std::string>(text.toStdString());
   const std::size_t vocab = TinyGpt::vocabularyOf(*corpus).size();
   m_corpus = std::move(corpus);
@@ -261,6 +282,9 @@ void TrainingPanel::chooseCorpus() {
 
 bool TrainingPanel::start() {
   if (m_running) return false;
+  // A path typed but not yet confirmed (or refused) must not leave the old corpus in use.
+  const QString typed = m_corpusPath->text().trimmed();
+  if (!typed.isEmpty() && typed != m_corpusFile && !setCorpusPath(typed)) return false;
   if (!m_corpus) {
     showError(tr("Choose a corpus first: a UTF-8 text file to learn from."));
     return false;
@@ -348,6 +372,8 @@ void TrainingPanel::onFinished(const TrainingOutcome& outcome) {
   if (outcome.model && outcome.stepsDone > 0)
     keepSnapshot({outcome.run, outcome.stepsDone, outcome.model});
   m_progress->setValue(outcome.stepsDone);
+  // Stopped early: the curve fills the plot rather than the left of the planned steps.
+  if (outcome.cancelled) m_plot->setStepsDone(outcome.stepsDone);
   m_progress->setFormat(outcome.cancelled
                             ? tr("stopped at step %1 of %2").arg(outcome.stepsDone).arg(m_steps)
                             : tr("done: %1 steps").arg(outcome.stepsDone));

@@ -10,6 +10,7 @@
 
 #include "training_job.h"
 
+class QAction;
 class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -91,6 +92,8 @@ class TrainingPanel final : public QWidget {
 
   ErrorBanner* m_banner;
   QLineEdit* m_corpusPath;
+  QAction* m_corpusWarning;  // the field's warning icon: the typed path cannot be used
+  QString m_corpusFile;      // the corpus in use
   QLabel* m_corpusInfo;
   QSpinBox* m_layers;
   QSpinBox* m_heads;

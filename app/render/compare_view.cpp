@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_view.h"
 
+#include <QBoxLayout>
+#include <QComboBox>
 #include <QFontMetricsF>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QToolTip>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -22,21 +30,171 @@ bool validHead(const AttentionGroup& r, int layer, int head, int item) {
          item < r.batch();
 }
 
+// "2: the cat sat…": a batch item's number and the start of its text.
+QString sentenceName(const AttentionGroup& r, int item) {
+  std::string text;
+  if (item < static_cast<int>(r.tokens.size())) {
+    for (const Token& t : r.tokens[static_cast<std::size_t>(item)]) {
+      if (t.special) continue;
+      text += t.text;
+      if (text.size() > 80) break;
+    }
+  }
+  QString s = QString::fromStdString(text).simplified();
+  if (s.size() > 24) s = s.left(23) + QStringLiteral("…");
+  return QStringLiteral("%1: %2").arg(item).arg(s);
+}
+
 }  // namespace
 
-CompareView::CompareView(QWidget* parent) : AttentionView(parent) {
+CompareView::CompareView(QWidget* parent)
+    : AttentionView(parent),
+      m_bar(new QWidget(this)),
+      m_layerA(new QSpinBox(m_bar)),
+      m_headA(new QSpinBox(m_bar)),
+      m_itemA(new QComboBox(m_bar)),
+      m_layerB(new QSpinBox(m_bar)),
+      m_headB(new QSpinBox(m_bar)),
+      m_itemB(new QComboBox(m_bar)),
+      m_otherSentence(new QPushButton(tr("Same head, other sentence"), m_bar)) {
   setMouseTracking(true);
   setMinimumSize(300, 200);
+  m_layerA->setObjectName(QStringLiteral("compareLayerA"));
+  m_headA->setObjectName(QStringLiteral("compareHeadA"));
+  m_itemA->setObjectName(QStringLiteral("compareItemA"));
+  m_layerB->setObjectName(QStringLiteral("compareLayerB"));
+  m_headB->setObjectName(QStringLiteral("compareHeadB"));
+  m_itemB->setObjectName(QStringLiteral("compareItemB"));
+  m_otherSentence->setObjectName(QStringLiteral("compareOtherSentence"));
+  m_otherSentence->setToolTip(
+      tr("B becomes A's layer and head on the next sentence: how one head treats two inputs"));
+  // A's and B's selectors side by side, or one above the other when the view is narrow.
+  m_barLayout = new QBoxLayout(QBoxLayout::LeftToRight, m_bar);
+  m_barLayout->setContentsMargins(8, 4, 8, 0);
+  m_barLayout->setSpacing(2);
+  auto* rowA = new QHBoxLayout;
+  auto* rowB = new QHBoxLayout;
+  m_barLayout->addLayout(rowA);
+  m_barLayout->addLayout(rowB);
+  // The bar never sets the view's minimum width: it wraps instead (resizeEvent).
+  m_bar->setMinimumWidth(120);
+  const auto add = [this](QHBoxLayout* row, const QString& name, QSpinBox* layer, QSpinBox* head,
+                          QComboBox* item) {
+    auto* label = new QLabel(name, m_bar);
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    row->addWidget(label);
+    layer->setPrefix(tr("layer "));
+    head->setPrefix(tr("head "));
+    layer->setToolTip(tr("Layer of %1").arg(name));
+    head->setToolTip(tr("Head of %1").arg(name));
+    item->setToolTip(tr("Sentence (batch item) of %1").arg(name));
+    item->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    item->setMinimumContentsLength(14);
+    row->addWidget(layer);
+    row->addWidget(head);
+    row->addWidget(item);
+    row->addSpacing(12);
+    connect(layer, &QSpinBox::valueChanged, this, &CompareView::emitSelection);
+    connect(head, &QSpinBox::valueChanged, this, &CompareView::emitSelection);
+    connect(item, &QComboBox::currentIndexChanged, this, &CompareView::emitSelection);
+  };
+  add(rowA, tr("A"), m_layerA, m_headA, m_itemA);
+  add(rowB, tr("B"), m_layerB, m_headB, m_itemB);
+  rowB->addWidget(m_otherSentence);
+  rowA->addStretch(1);
+  rowB->addStretch(1);
+  connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_bar);
+  layout->addStretch(1);
+  updateSelectors();
 }
 
 void CompareView::setResult(ResultPtr result) {
   m_result = std::move(result);
   rebuild();
+  updateSelectors();
 }
 
 void CompareView::setViewState(const ViewState& state) {
   m_state = state;
   rebuild();
+  updateSelectors();
+}
+
+void CompareView::updateSelectors() {
+  const QSignalBlocker b1(m_layerA), b2(m_headA), b3(m_itemA), b4(m_layerB), b5(m_headB),
+      b6(m_itemB);
+  const AttentionGroup* r = m_result ? &m_result->group(m_state.group) : nullptr;
+  const int layers = r ? r->layers() : 0, heads = r ? r->heads() : 0, batch = r ? r->batch() : 0;
+  for (QSpinBox* box : {m_layerA, m_layerB}) box->setRange(0, std::max(0, layers - 1));
+  for (QSpinBox* box : {m_headA, m_headB}) box->setRange(0, std::max(0, heads - 1));
+  for (QComboBox* box : {m_itemA, m_itemB}) {
+    if (box->count() != batch || (r && batch > 0 && box->itemText(0) != sentenceName(*r, 0))) {
+      box->clear();
+      for (int i = 0; i < batch; ++i) box->addItem(sentenceName(*r, i));
+    } else {
+      for (int i = 0; i < batch; ++i) box->setItemText(i, sentenceName(*r, i));
+    }
+  }
+  m_layerA->setValue(m_state.layer);
+  m_headA->setValue(m_state.head);
+  m_itemA->setCurrentIndex(m_state.item < batch ? m_state.item : -1);
+  m_layerB->setValue(m_state.vsLayer);
+  m_headB->setValue(m_state.vsHead);
+  m_itemB->setCurrentIndex(m_state.vsItem < batch ? m_state.vsItem : -1);
+  m_bar->setEnabled(r != nullptr);
+  m_otherSentence->setEnabled(batch > 1);
+}
+
+void CompareView::emitSelection() {
+  ViewState s = m_state;
+  s.layer = m_layerA->value();
+  s.head = m_headA->value();
+  if (m_itemA->currentIndex() >= 0) s.item = m_itemA->currentIndex();
+  s.vsLayer = m_layerB->value();
+  s.vsHead = m_headB->value();
+  if (m_itemB->currentIndex() >= 0) s.vsItem = m_itemB->currentIndex();
+  if (s != m_state) Q_EMIT viewStateEdited(s);
+}
+
+void CompareView::sameHeadOtherSentence() {
+  if (!m_result) return;
+  const int batch = m_result->group(m_state.group).batch();
+  if (batch < 2) return;
+  ViewState s = m_state;
+  s.vsLayer = s.layer;
+  s.vsHead = s.head;
+  // The next sentence after A's; pressing again walks on through the batch.
+  const int from =
+      s.vsLayer == m_state.vsLayer && s.vsHead == m_state.vsHead && m_state.vsItem != m_state.item
+          ? m_state.vsItem
+          : m_state.item;
+  s.vsItem = (from + 1) % batch;
+  if (s.vsItem == s.item) s.vsItem = (s.vsItem + 1) % batch;
+  Q_EMIT viewStateEdited(s);
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+  AttentionView::resizeEvent(event);
+  // A's and B's rows side by side need their widths, the margins and the spacing.
+  const int oneRow = m_barLayout->itemAt(0)->sizeHint().width() +
+                     m_barLayout->itemAt(1)->sizeHint().width() + 16 + m_barLayout->spacing();
+  const QBoxLayout::Direction wanted =
+      width() >= oneRow ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
+  if (m_barLayout->direction() != wanted) m_barLayout->setDirection(wanted);
+}
+
+QRect CompareView::canvas() const {
+  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
+}
+
+QRectF CompareView::panelRect(int panel) const {
+  if (!m_valid || panel < 0 || panel > 2) return {};
+  return layoutFor(canvas(), RenderStyle::forWidget(*this, m_state)).cells[panel];
 }
 
 void CompareView::rebuild() {
@@ -90,6 +248,14 @@ QString CompareView::summary() const {
 }
 
 CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle& style) const {
+  // Whichever arrangement gives the larger cells: three across, or A and B above A − B.
+  const Layout across = layoutIn(area, style, false);
+  const Layout stacked = layoutIn(area, style, true);
+  return stacked.cell > across.cell * 1.05 ? stacked : across;
+}
+
+CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& style,
+                                          bool stacked) const {
   Layout lay;
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
@@ -100,18 +266,30 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
   const double heading = fm.height() * 1.6;
   const double summaryHeight = QFontMetricsF(style.font(13)).height() * 3;
   const int rows = std::max({m_a.rows, m_b.rows, 1}), cols = std::max({m_a.cols, m_b.cols, 1});
-  const double widthForCells = area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
   // Column labels need the cell width to decide on rotation: estimate with rotated labels.
   const double colLabels = std::max(MatrixPainter::labelWidth(m_a.colLabels, font),
                                     MatrixPainter::labelWidth(m_b.colLabels, font)) +
                            10;
-  const double heightForCells = area.height() - heading - colLabels - summaryHeight - 20;
-  lay.cell = std::max(1.0, std::min(widthForCells / (3.0 * cols), heightForCells / rows));
-  const double top = area.top() + heading + 8;
-  double x = area.left() + 12;
+  const double bands = stacked ? 2 : 1;
+  const double widthForCells =
+      stacked ? area.width() - rowLabelA - rowLabelB - bar - 40
+              : area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
+  const double heightForCells =
+      (area.height() - bands * (heading + colLabels + 12) - summaryHeight - 8) / bands;
+  lay.cell = std::max(
+      1.0, std::min(widthForCells / ((stacked ? 2.0 : 3.0) * cols), heightForCells / rows));
+  const double colHeight =
+      std::max({MatrixPainter::columnLabelHeight(m_a.colLabels, lay.cell, font),
+                MatrixPainter::columnLabelHeight(m_b.colLabels, lay.cell, font)});
   const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
   const double labels[3] = {rowLabelA, rowLabelB, rowLabelD};
+  double top = area.top() + heading + 8;
+  double x = area.left() + 12;
   for (int i = 0; i < 3; ++i) {
+    if (stacked && i == 2) {
+      top += lay.cell * rows + colHeight + heading + 12;
+      x = area.left() + 12;
+    }
     x += labels[i];
     lay.cells[i] = QRectF(x, top, lay.cell * m[i]->cols, lay.cell * m[i]->rows);
     x += lay.cell * cols + 8;
@@ -121,9 +299,6 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
     }
   }
   lay.differenceBar = QRectF(x + 4, top, 12, std::min(lay.cell * rows, 320.0));
-  const double colHeight =
-      std::max({MatrixPainter::columnLabelHeight(m_a.colLabels, lay.cell, font),
-                MatrixPainter::columnLabelHeight(m_b.colLabels, lay.cell, font)});
   lay.summary = QRectF(area.left() + 12, top + lay.cell * rows + colHeight + 10, area.width() - 24,
                        summaryHeight);
   return lay;
@@ -195,14 +370,14 @@ void CompareView::renderTo(QPainter& painter, const QRect& rect, const QString& 
 
 void CompareView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
-  renderTo(painter, rect(), QString());
+  renderTo(painter, canvas(), QString());
 }
 
 void CompareView::mouseMoveEvent(QMouseEvent* event) {
   const int oldQuery = m_hoverQuery, oldKey = m_hoverKey;
   m_hoverQuery = m_hoverKey = -1;
   if (m_valid) {
-    const Layout lay = layoutFor(rect(), RenderStyle::forWidget(*this, m_state));
+    const Layout lay = layoutFor(canvas(), RenderStyle::forWidget(*this, m_state));
     const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
     for (int i = 0; i < 3; ++i) {
       if (!lay.cells[i].contains(event->position())) continue;
@@ -215,22 +390,30 @@ void CompareView::mouseMoveEvent(QMouseEvent* event) {
     }
   }
   if (m_hoverQuery >= 0) {
-    const auto value = [this](const HeadMatrix& m) {
-      return m_hoverQuery < m.rows && m_hoverKey < m.cols
-                 ? MatrixPainter::formatValue(m.at(m_hoverQuery, m_hoverKey))
-                 : QStringLiteral("–");
-    };
-    const HeadMatrix& labels = m_hoverQuery < m_a.rows && m_hoverKey < m_a.cols ? m_a : m_b;
-    QToolTip::showText(
-        event->globalPosition().toPoint(),
-        QStringLiteral("query '%1' → key '%2': A %3 · B %4 · A − B %5")
-            .arg(labels.rowLabels.value(m_hoverQuery), labels.colLabels.value(m_hoverKey),
-                 value(m_a), value(m_b), value(m_diff)),
-        this);
+    QToolTip::showText(event->globalPosition().toPoint(), cellText(m_hoverQuery, m_hoverKey), this);
   } else {
     QToolTip::hideText();
   }
   if (oldQuery != m_hoverQuery || oldKey != m_hoverKey) update();
+}
+
+QString CompareView::cellText(int query, int key) const {
+  if (!m_valid || query < 0 || key < 0) return {};
+  // Each panel with its own tokens: B may be another sentence, whose token here differs.
+  const auto part = [query, key](const QString& name, const HeadMatrix& m) {
+    if (query >= m.rows || key >= m.cols) return QStringLiteral("%1: –").arg(name);
+    return QStringLiteral("%1: query '%2' (#%3) → key '%4' (#%5): %6")
+        .arg(name, m.rowLabels.value(query))
+        .arg(m.rowTokens[static_cast<std::size_t>(query)])
+        .arg(m.colLabels.value(key))
+        .arg(m.colTokens[static_cast<std::size_t>(key)])
+        .arg(MatrixPainter::formatValue(m.at(query, key)));
+  };
+  QString diff = QStringLiteral("A − B: –");
+  if (query < m_diff.rows && key < m_diff.cols)
+    diff = QStringLiteral("A − B: %1").arg(MatrixPainter::formatValue(m_diff.at(query, key)));
+  return part(QStringLiteral("A"), m_a) + QLatin1Char('\n') + part(QStringLiteral("B"), m_b) +
+         QLatin1Char('\n') + diff;
 }
 
 void CompareView::leaveEvent(QEvent* event) {

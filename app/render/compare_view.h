@@ -6,6 +6,11 @@
 #include "attention_view.h"
 #include "head_matrix.h"
 
+class QBoxLayout;
+class QComboBox;
+class QPushButton;
+class QSpinBox;
+
 namespace attnscope::render {
 
 struct RenderStyle;
@@ -14,6 +19,9 @@ struct RenderStyle;
 /// difference A − B on a diverging palette centred at 0, and the Jensen–Shannon distance between
 /// them (base 2, averaged over real queries). Items of different lengths are compared over their
 /// common prefix, and the view says so. Hovering a cell marks the same cell in all three panels.
+/// On screen a bar above the panels chooses A's and B's layer, head and sentence (and "same
+/// head, other sentence"); each choice is sent back as viewStateEdited. The panels sit side by
+/// side or, when that makes the cells larger, A and B above A − B.
 class CompareView final : public AttentionView {
   Q_OBJECT
  public:
@@ -28,11 +36,16 @@ class CompareView final : public AttentionView {
   double distance() const { return m_distance; }
   /// The sentence under the panels ("Jensen–Shannon distance 0.231 …").
   QString summary() const;
+  /// The hover text of cell (query, key): each panel's value with its own token labels.
+  QString cellText(int query, int key) const;
+  /// Where the panels are in the last on-screen layout (A, B, A − B), for tests.
+  QRectF panelRect(int panel) const;
 
  protected:
   void paintEvent(QPaintEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Layout {
@@ -42,7 +55,23 @@ class CompareView final : public AttentionView {
     QRectF summary;
   };
   Layout layoutFor(const QRect& area, const RenderStyle& style) const;
+  Layout layoutIn(const QRect& area, const RenderStyle& style, bool stacked) const;
+  /// The widget's drawing area: below the selector bar.
+  QRect canvas() const;
   void rebuild();
+  void updateSelectors();
+  void emitSelection();
+  void sameHeadOtherSentence();
+
+  QWidget* m_bar;
+  QBoxLayout* m_barLayout = nullptr;
+  QSpinBox* m_layerA;
+  QSpinBox* m_headA;
+  QComboBox* m_itemA;
+  QSpinBox* m_layerB;
+  QSpinBox* m_headB;
+  QComboBox* m_itemB;
+  QPushButton* m_otherSentence;
 
   ResultPtr m_result;
   ViewState m_state;

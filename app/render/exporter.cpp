@@ -3,12 +3,17 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -28,6 +33,13 @@ QString cannotWrite(const QString& path, const QString& reason) {
 }
 
 QString checkOptions(const ExportOptions& o) {
+  if (o.format == ImageFormat::Png && o.pixelSize.isValid()) {
+    ExportOptions logical = o;
+    logical.pixelSize = QSize();
+    logical.width = qRound(o.pixelSize.width() * 96.0 / std::max(1, o.dpi));
+    logical.height = qRound(o.pixelSize.height() * 96.0 / std::max(1, o.dpi));
+    return checkOptions(logical);
+  }
   if (o.width < 16 || o.height < 16 || o.width > kMaxSide || o.height > kMaxSide) {
     return QStringLiteral("size %1×%2 is out of range: width and height must be between 16 and %3")
         .arg(o.width)
@@ -85,7 +97,40 @@ QString extensionOf(ImageFormat f) {
   return QStringLiteral("png");
 }
 
+// CSV field: always quoted, quotes doubled, so tokens like "," or a newline stay one field.
+QByteArray csvField(const QString& s) {
+  QByteArray out = s.toUtf8();
+  out.replace('"', "\"\"");
+  return '"' + out + '"';
+}
+
+QJsonArray tokenArray(const std::vector<Token>& tokens, const QStringList& labels) {
+  QJsonArray out;
+  for (int i = 0; i < labels.size(); ++i) {
+    QJsonObject t{{QStringLiteral("position"), i}, {QStringLiteral("label"), labels[i]}};
+    if (i < static_cast<int>(tokens.size()))
+      t[QStringLiteral("id")] = static_cast<qint64>(tokens[static_cast<std::size_t>(i)].id);
+    out.append(t);
+  }
+  return out;
+}
+
 }  // namespace
+
+ExportOptions ExportOptions::png(const QSize& pixels, int dpi) {
+  ExportOptions o;
+  o.format = ImageFormat::Png;
+  o.dpi = dpi;
+  o.pixelSize = pixels;
+  o.width = qRound(pixels.width() * 96.0 / dpi);
+  o.height = qRound(pixels.height() * 96.0 / dpi);
+  return o;
+}
+
+QSize ExportOptions::pngPixelSize() const {
+  if (pixelSize.isValid()) return pixelSize;
+  return {qRound(width * dpi / 96.0), qRound(height * dpi / 96.0)};
+}
 
 bool parseImageFormat(const QString& s, ImageFormat* out) {
   const QString f = s.toLower();
@@ -105,15 +150,18 @@ bool parseImageFormat(const QString& s, ImageFormat* out) {
 QImage Exporter::renderImage(AttentionView& view, const ExportOptions& options) {
   // Logical size × dpi/96 pixels: text and lines keep their proportions at any dpi.
   const double ratio = options.dpi / 96.0;
-  QImage image(qRound(options.width * ratio), qRound(options.height * ratio),
-               QImage::Format_ARGB32_Premultiplied);
+  const QSize pixels = options.pngPixelSize();
+  QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
   if (image.isNull()) return image;
   image.setDevicePixelRatio(ratio);
   image.fill(Qt::white);
   {
     QPainter painter(&image);
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
-    view.renderTo(painter, QRect(0, 0, options.width, options.height), options.title);
+    // The logical rect that covers the pixels (a fraction of a pixel more when they do not divide).
+    const QRect logical(0, 0, static_cast<int>(std::ceil(pixels.width() / ratio - 1e-6)),
+                        static_cast<int>(std::ceil(pixels.height() / ratio - 1e-6)));
+    view.renderTo(painter, logical, options.title);
   }
   // Set after painting: only the file's metadata should carry the dpi, not the font scaling.
   const int dotsPerMeter = qRound(options.dpi / 0.0254);
@@ -143,6 +191,7 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
         svg.setDescription(QStringLiteral("attnscope %1 view").arg(toString(view.kind())));
         QPainter painter;
         if (!painter.begin(&svg)) return QStringLiteral("cannot start the SVG writer");
+        painter.setRenderHint(QPainter::LosslessImageRendering);
         painter.fillRect(rect, Qt::white);
         view.renderTo(painter, rect, options.title);
         painter.end();
@@ -159,6 +208,9 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
         pdf.setResolution(96);
         QPainter painter;
         if (!painter.begin(&pdf)) return QStringLiteral("cannot start the PDF writer");
+        // Images (large matrices, colour scales) as Flate, not JPEG: JPEG blurs cell edges into
+        // wrong colours. A QPicture replayed into this painter keeps the hint.
+        painter.setRenderHint(QPainter::LosslessImageRendering);
         painter.fillRect(rect, Qt::white);
         view.renderTo(painter, rect, options.title);
         painter.end();
@@ -184,9 +236,7 @@ QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state
       s.pinnedQuery = -1;
       view->setViewState(s);
       ExportOptions o = options;
-      const QString where = QStringLiteral("layer %1, head %2").arg(l).arg(h);
-      o.title = options.title.isEmpty() ? where.at(0).toUpper() + where.mid(1)
-                                        : options.title + QStringLiteral(" — ") + where;
+      o.title = headTitle(options.title, state, l, h);
       const QString path = QDir(dir).filePath(
           QStringLiteral("heatmap_L%1_H%2.%3").arg(l).arg(h).arg(extensionOf(options.format)));
       if (const QString error = exportView(*view, path, o); !error.isEmpty()) return error;
@@ -195,31 +245,78 @@ QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state
   return {};
 }
 
+QString Exporter::headTitle(const QString& title, const ViewState& state, int layer, int head) {
+  const QString where = QStringLiteral("layer %1, head %2").arg(layer).arg(head);
+  if (title.isEmpty()) return where.at(0).toUpper() + where.mid(1);
+  // The window's default title names the current head: that part becomes this file's head.
+  const QString current = QStringLiteral("layer %1, head %2").arg(state.layer).arg(state.head);
+  const QRegularExpression named(QStringLiteral("\\b") + QRegularExpression::escape(current) +
+                                 QStringLiteral("\\b"));
+  QString out = title;
+  if (out.contains(named)) return out.replace(named, where);
+  return title + QStringLiteral(" — ") + where;
+}
+
+QString Exporter::tokenLabelsPath(const QString& npyPath) {
+  const QFileInfo info(npyPath);
+  return info.dir().filePath(info.completeBaseName() + QStringLiteral(".tokens.json"));
+}
+
 QString Exporter::exportAttentionNpy(const AttentionResult& result, const QString& path) {
   try {
     const std::string bytes = npyBytes(result.group().attention);
-    return writeBytes(path, QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size())));
+    if (QString e =
+            writeBytes(path, QByteArray(bytes.data(), static_cast<qsizetype>(bytes.size())));
+        !e.isEmpty())
+      return e;
   } catch (const std::exception& e) {
     return cannotWrite(path, QString::fromUtf8(e.what()));
   }
+  // The labels of the last two axes, so a notebook can name what it loads.
+  const AttentionGroup& g = result.group();
+  QJsonArray items;
+  for (int b = 0; b < g.batch(); ++b) {
+    const auto none = std::vector<Token>{};
+    const auto& queries =
+        b < static_cast<int>(g.tokens.size()) ? g.tokens[static_cast<std::size_t>(b)] : none;
+    const auto& keys = b < static_cast<int>(g.tokens.size()) ? g.keyTokens(b) : none;
+    items.append(QJsonObject{{QStringLiteral("item"), b},
+                             {QStringLiteral("queries"), tokenArray(queries, queryLabels(g, b))},
+                             {QStringLiteral("keys"), tokenArray(keys, keyLabels(g, b))}});
+  }
+  QJsonArray shape;
+  for (std::size_t i = 0; i < g.attention.rank(); ++i)
+    shape.append(static_cast<qint64>(g.attention.dim(i)));
+  const QJsonObject root{
+      {QStringLiteral("array"), QFileInfo(path).fileName()},
+      {QStringLiteral("axes"),
+       QJsonArray{QStringLiteral("layer"), QStringLiteral("item"), QStringLiteral("head"),
+                  QStringLiteral("query"), QStringLiteral("key")}},
+      {QStringLiteral("shape"), shape},
+      {QStringLiteral("items"), items}};
+  return writeBytes(tokenLabelsPath(path), QJsonDocument(root).toJson(QJsonDocument::Indented));
 }
 
 QString Exporter::exportAttentionCsv(const AttentionResult& result, const QString& path) {
   return saveAtomically(path, [&](QSaveFile& file) -> QString {
     // Real tokens only: padded rows and columns carry no attention.
-    QByteArray out = "layer,item,head,query,key,weight\n";
+    QByteArray out = "layer,item,head,query,key,weight,query_token,key_token\n";
     char line[96];
     for (int l = 0; l < result.group().layers(); ++l) {
       for (int b = 0; b < result.group().batch(); ++b) {
         const int queries = realQueries(result.group(), b), keys = realKeys(result.group(), b);
+        QList<QByteArray> queryTokens, keyTokens;
+        for (const QString& s : queryLabels(result.group(), b)) queryTokens << csvField(s);
+        for (const QString& s : keyLabels(result.group(), b)) keyTokens << csvField(s);
         for (int h = 0; h < result.group().heads(); ++h) {
           const float* m = result.group().headMatrix(l, b, h);
           for (int q = 0; q < queries; ++q) {
             for (int k = 0; k < keys; ++k) {
               const int n = std::snprintf(
-                  line, sizeof line, "%d,%d,%d,%d,%d,%.9g\n", l, b, h, q, k,
+                  line, sizeof line, "%d,%d,%d,%d,%d,%.9g,", l, b, h, q, k,
                   static_cast<double>(m[static_cast<std::size_t>(q) * result.group().keys() + k]));
               out.append(line, n);
+              out.append(queryTokens.value(q)).append(',').append(keyTokens.value(k)).append('\n');
             }
           }
           if (out.size() > (1 << 22)) {

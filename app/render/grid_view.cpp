@@ -42,6 +42,8 @@ namespace {
 // A grid cell is never this many pixels on screen (12 layers of 1024 tokens would otherwise keep
 // 600 MB of tiles); max-pooling keeps a lone strong weight visible where averaging would not.
 constexpr int kMaxTileSide = 512;
+// All tiles together drawn as vector rectangles up to this many cells (four 256 × 256 heatmaps).
+constexpr qint64 kGridVectorCells = 4 * 256 * 256;
 
 /// One head's weights, cropped to [rows, cols] of a matrix with `stride` floats per row and
 /// max-pooled until no side exceeds kMaxTileSide.
@@ -186,10 +188,15 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   const int colStep =
       std::max(1, static_cast<int>(std::ceil((fm.horizontalAdvance(QStringLiteral("H00")) + 4) /
                                              (lay.cell + lay.gap))));
+  // Vector output draws cells as rectangles while all tiles together stay within four heatmaps'
+  // worth (kGridVectorCells); beyond that each tile is one lossless image.
+  qint64 totalCells = 0;
+  for (const QImage& tile : m_tiles) totalCells += qint64(tile.width()) * tile.height();
+  const int rectangleLimit = totalCells <= kGridVectorCells ? MatrixPainter::kMaxVectorCells : 0;
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h <= heads; ++h) {
       const QRectF cell = cellIn(lay, l, h);
-      MatrixPainter::drawCells(painter, cell, m_tiles[l * (heads + 1) + h]);
+      MatrixPainter::drawCells(painter, cell, m_tiles[l * (heads + 1) + h], rectangleLimit);
       // Sentence pairs: where segment B starts, once cells are big enough to show it.
       if (lay.cell >= 24 && (m_rowSegment > 0 || m_colSegment > 0)) {
         painter.setPen(QPen(style.accent, 1, Qt::DashLine));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "matrix_painter.h"
 #include "palette.h"
@@ -41,6 +42,51 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int ste
   return ticker;
 }
 
+// The cells of one head. QCPColorMap would draw one bitmap into every device; this draws the
+// cells through MatrixPainter, so SVG and PDF exports get one vector rectangle per cell (up to
+// MatrixPainter::kMaxVectorCells) and the screen gets the same nearest-neighbour bitmap as before.
+class CellMap final : public QCPColorMap {
+ public:
+  CellMap(QCPAxis* key, QCPAxis* value, QImage cells, bool vector)
+      : QCPColorMap(key, value), m_cells(std::move(cells)), m_vector(vector) {}
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    const QRectF target = QRectF(coordsToPixels(-0.5, -0.5),
+                                 coordsToPixels(m_cells.width() - 0.5, m_cells.height() - 0.5))
+                              .normalized();
+    if (m_vector) {
+      MatrixPainter::drawCells(*painter, target, m_cells);
+    } else {
+      painter->save();
+      painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+      painter->drawImage(target, m_cells);
+      painter->restore();
+    }
+  }
+
+ private:
+  QImage m_cells;  // [rows, cols] one pixel per cell
+  bool m_vector;
+};
+
+// Zooming out stops at the whole matrix, and panning stays over it.
+void limitRange(QCPAxis* axis, int cells) {
+  const QCPRange full(-0.5, cells - 0.5);
+  QObject::connect(axis, QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), axis,
+                   [axis, full](const QCPRange& range) {
+                     QCPRange r = range;
+                     if (r.size() >= full.size()) {
+                       r = full;
+                     } else if (r.lower < full.lower) {
+                       r = QCPRange(full.lower, full.lower + range.size());
+                     } else if (r.upper > full.upper) {
+                       r = QCPRange(full.upper - range.size(), full.upper);
+                     }
+                     if (r != range) axis->setRange(r);
+                   });
+}
+
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : AttentionView(parent), m_plot(new QCustomPlot(this)) {
@@ -52,6 +98,24 @@ HeatmapView::HeatmapView(QWidget* parent) : AttentionView(parent), m_plot(new QC
   connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
   connect(m_plot, &QCustomPlot::mouseRelease, this, &HeatmapView::onMouseRelease);
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
+    m_doubleClicked = true;  // the release that follows must not pin or unpin
+    resetZoom();
+  });
+}
+
+void HeatmapView::resetZoom() {
+  if (!m_plot->axisRectCount() || m_matrix.rows == 0 || m_matrix.cols == 0) return;
+  m_plot->axisRect()->axis(QCPAxis::atBottom)->setRange(-0.5, m_matrix.cols - 0.5);
+  m_plot->axisRect()->axis(QCPAxis::atLeft)->setRange(-0.5, m_matrix.rows - 0.5);
+  m_plot->replot();
+}
+
+QRectF HeatmapView::visibleCells() const {
+  if (!m_plot->axisRectCount()) return {};
+  const QCPRange x = m_plot->axisRect()->axis(QCPAxis::atBottom)->range();
+  const QCPRange y = m_plot->axisRect()->axis(QCPAxis::atLeft)->range();
+  return QRectF(x.lower, y.lower, x.size(), y.size());
 }
 
 HeatmapView::~HeatmapView() = default;
@@ -88,15 +152,22 @@ void HeatmapView::rebuild() {
     xr = old->axis(QCPAxis::atBottom)->range();
     yr = old->axis(QCPAxis::atLeft)->range();
   }
-  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size());
-  if (keep && m_plot->axisRectCount()) {
-    m_plot->axisRect()->axis(QCPAxis::atBottom)->setRange(xr);
-    m_plot->axisRect()->axis(QCPAxis::atLeft)->setRange(yr);
+  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size(), false);
+  if (m_plot->axisRectCount() && m_matrix.rows > 0 && m_matrix.cols > 0) {
+    QCPAxis* x = m_plot->axisRect()->axis(QCPAxis::atBottom);
+    QCPAxis* y = m_plot->axisRect()->axis(QCPAxis::atLeft);
+    if (keep) {
+      x->setRange(xr);
+      y->setRange(yr);
+    }
+    limitRange(x, m_matrix.cols);
+    limitRange(y, m_matrix.rows);
   }
   m_plot->replot();
 }
 
-void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size) const {
+void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size,
+                            bool vector) const {
   plot.clearItems();
   plot.clearPlottables();
   plot.plotLayout()->clear();
@@ -151,18 +222,13 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   y->setLabel(QStringLiteral("query"));
 
   const Palette palette = Palette::named(m_state.palette);
-  auto* map = new QCPColorMap(x, y);
-  map->data()->setSize(m.cols, m.rows);
-  map->data()->setRange(QCPRange(0, std::max(1, m.cols - 1)), QCPRange(0, std::max(1, m.rows - 1)));
-  for (int q = 0; q < m.rows; ++q)
-    for (int k = 0; k < m.cols; ++k) map->data()->setCell(k, q, m.at(q, k));
-  map->setInterpolate(false);
-  map->setTightBoundary(false);
-  map->setGradient(gradientOf(palette));
   // Weights: [0, max] so zero is the palette's first colour; scores: their finite range.
   const double lo = m.scores ? m.minValue : 0.0;
   const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
                              : std::max<double>(m.maxValue, 1e-6);
+  // The map only draws the cells and feeds the colour scale: no QCPColorMapData needed.
+  auto* map = new CellMap(x, y, MatrixPainter::colorize(m, palette, lo, hi), vector);
+  map->setGradient(gradientOf(palette));
   map->setDataRange(QCPRange(lo, hi));
 
   auto* scale = new QCPColorScale(&plot);
@@ -244,7 +310,7 @@ void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& 
   // A private plot: exporting must not disturb the zoom of the one on screen.
   QCustomPlot plot;
   plot.resize(area.size());
-  buildPlot(plot, style, area.size());
+  buildPlot(plot, style, area.size(), MatrixPainter::isVectorDevice(painter));
   PlotPainter::draw(painter, plot, area);
   m_lastPlotArea =
       plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft()) : QRectF();
@@ -293,6 +359,7 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
 void HeatmapView::onMousePress(QMouseEvent* event) { m_pressPos = event->position(); }
 
 void HeatmapView::onMouseRelease(QMouseEvent* event) {
+  if (std::exchange(m_doubleClicked, false)) return;
   // A click, not the end of a drag, pins (or unpins) the row under the mouse.
   if ((event->position() - m_pressPos).manhattanLength() > 4) return;
   int q = 0, k = 0;

@@ -19,8 +19,10 @@ struct RenderStyle;
 /// [0, max of the head] onto the palette, so 0 (and every causally masked cell) is always the
 /// palette's first colour; scores map [min, max] of the finite scores and masked (−inf) scores get
 /// the palette's masked colour. Padding beyond the item's real lengths is not shown.
-/// On screen it is an interactive QCustomPlot (wheel zoom, drag pan, hover, click to pin a query);
-/// exports build the same plot offscreen and draw it through a QPicture, so output stays vector.
+/// On screen it is an interactive QCustomPlot (wheel zoom, out no further than the whole matrix,
+/// drag pan, double-click or resetZoom() for the whole matrix, hover, click to pin a query);
+/// exports build the same plot offscreen and draw it through a QPicture, so output stays vector: in
+/// SVG and PDF each cell is a rectangle up to 256 × 256 cells (MatrixPainter::drawCells).
 class HeatmapView final : public AttentionView {
   Q_OBJECT
  public:
@@ -36,6 +38,12 @@ class HeatmapView final : public AttentionView {
   QString cellText(int query, int key) const;
   /// The centre of cell (query, key) in the last renderTo's painter coordinates (for tests).
   QPointF lastCellCenter(int query, int key) const;
+  /// Shows the whole matrix again after zooming or panning (also on double-click). Zooming out
+  /// stops at the whole matrix.
+  void resetZoom();
+  /// The part of the matrix on screen, in cell coordinates (x: keys, y: queries; a cell spans
+  /// ±0.5 around its index).
+  QRectF visibleCells() const;
   /// The matrix shown (cropped to real tokens).
   const HeadMatrix& matrix() const { return m_matrix; }
 
@@ -44,7 +52,8 @@ class HeatmapView final : public AttentionView {
 
  private:
   void rebuild();
-  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size) const;
+  /// vector: cells as rectangles (SVG, PDF) rather than one bitmap.
+  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector) const;
   bool cellAt(const QPointF& pos, int* query, int* key) const;
   void onMouseMove(QMouseEvent* event);
   void onMousePress(QMouseEvent* event);
@@ -56,6 +65,7 @@ class HeatmapView final : public AttentionView {
   HeadMatrix m_matrix;
   QRectF m_lastPlotArea;
   QPointF m_pressPos;
+  bool m_doubleClicked = false;
 };
 
 }  // namespace attnscope::render

@@ -2,6 +2,7 @@
 #include "matrix_painter.h"
 
 #include <QFontMetricsF>
+#include <QHash>
 #include <QPaintDevice>
 #include <QPainter>
 
@@ -40,21 +41,56 @@ QImage MatrixPainter::colorize(const HeadMatrix& m, const Palette& palette, doub
   return colorize(m.values.data(), m.rows, m.cols, palette, lo, hi);
 }
 
-void MatrixPainter::drawCells(QPainter& painter, const QRectF& target, const QImage& cells) {
+bool MatrixPainter::isVectorDevice(const QPainter& painter) {
+  const QPaintDevice* device = painter.device();
+  return device && device->devType() != QInternal::Image &&
+         device->devType() != QInternal::Pixmap && device->devType() != QInternal::Widget;
+}
+
+void MatrixPainter::drawCells(QPainter& painter, const QRectF& target, const QImage& cells,
+                              int rectangleLimit) {
+  const bool vector = isVectorDevice(painter);
   painter.save();
   painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
-  const QPaintDevice* device = painter.device();
-  const bool vector = device && device->devType() != QInternal::Image &&
-                      device->devType() != QInternal::Pixmap &&
-                      device->devType() != QInternal::Widget;
-  if (vector && cells.width() > 0 && cells.height() > 0) {
+  const int cols = cells.width(), rows = cells.height();
+  if (vector && cols > 0 && rows > 0 && cols * rows <= std::min(rectangleLimit, kMaxVectorCells)) {
+    // One brush per colour (at most the palette's 256 levels and the masked colour), so an SVG
+    // has one <g> per colour rather than per cell.
+    const QImage rgb = cells.convertToFormat(QImage::Format_RGB32);
+    const double w = target.width() / cols, h = target.height() / rows;
+    // A sliver of overlap hides the hairline seams viewers draw between abutting antialiased
+    // rectangles; it is far below a cell.
+    const double overlap = std::min(0.02 * std::min(w, h), 0.25);
+    QHash<QRgb, QVector<QRectF>> byColour;
+    for (int r = 0; r < rows; ++r) {
+      const auto* line = reinterpret_cast<const QRgb*>(rgb.constScanLine(r));
+      for (int c = 0; c < cols;) {
+        int end = c + 1;
+        while (end < cols && line[end] == line[c]) ++end;
+        const double right = end == cols ? target.right() : target.left() + end * w + overlap;
+        const double bottom =
+            r + 1 == rows ? target.bottom() : target.top() + (r + 1) * h + overlap;
+        byColour[line[c]].append(
+            QRectF(QPointF(target.left() + c * w, target.top() + r * h), QPointF(right, bottom)));
+        c = end;
+      }
+    }
+    painter.setPen(Qt::NoPen);
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    for (auto it = byColour.cbegin(); it != byColour.cend(); ++it) {
+      painter.setBrush(QColor(it.key()));
+      painter.drawRects(it.value());
+    }
+  } else if (vector && cols > 0 && rows > 0) {
     // At least ~8 device pixels per cell, at most 2048 pixels a side.
-    const int fx = std::clamp(static_cast<int>(std::ceil(target.width() * 2 / cells.width())), 1,
-                              std::max(1, 2048 / cells.width()));
-    const int fy = std::clamp(static_cast<int>(std::ceil(target.height() * 2 / cells.height())), 1,
-                              std::max(1, 2048 / cells.height()));
-    painter.drawImage(target, cells.scaled(cells.width() * fx, cells.height() * fy,
-                                           Qt::IgnoreAspectRatio, Qt::FastTransformation));
+    const int fx = std::clamp(static_cast<int>(std::ceil(target.width() * 2 / cols)), 1,
+                              std::max(1, 2048 / cols));
+    const int fy = std::clamp(static_cast<int>(std::ceil(target.height() * 2 / rows)), 1,
+                              std::max(1, 2048 / rows));
+    // Lossless: QPdfWriter otherwise stores colour images as JPEG (wrong colours at cell edges).
+    painter.setRenderHint(QPainter::LosslessImageRendering, true);
+    painter.drawImage(
+        target, cells.scaled(cols * fx, rows * fy, Qt::IgnoreAspectRatio, Qt::FastTransformation));
   } else {
     painter.drawImage(target, cells);
   }

@@ -25,9 +25,20 @@ class MatrixPainter final {
   static QImage colorize(const float* values, int rows, int cols, const Palette& palette, double lo,
                          double hi);
   static QImage colorize(const HeadMatrix& m, const Palette& palette, double lo, double hi);
-  /// Draws the cells without smoothing. Vector devices (SVG, PDF) get an upscaled copy, since
-  /// their viewers smooth small images when they enlarge them.
-  static void drawCells(QPainter& painter, const QRectF& target, const QImage& cells);
+  /// Matrices up to this many cells (256 × 256) are drawn as vector rectangles on vector devices
+  /// (SVG, PDF, QPicture); larger ones as one lossless image, where rectangles would make files
+  /// of tens of megabytes that viewers draw slowly.
+  static constexpr int kMaxVectorCells = 256 * 256;
+  /// Whether the painter draws into a vector device (SVG, PDF, a QPicture replayed into one).
+  static bool isVectorDevice(const QPainter& painter);
+  /// Draws the cells without smoothing. On vector devices, up to kMaxVectorCells, each cell is a
+  /// filled rectangle (one <rect> in SVG, one re/f in PDF; runs of one colour along a row are
+  /// merged); above that an upscaled copy of the image, drawn losslessly (no JPEG in PDF), since
+  /// viewers smooth small images when they enlarge them.
+  /// `rectangleLimit` lowers the cut-off, for drawings of many matrices (the grid) whose
+  /// rectangles together would be too many.
+  static void drawCells(QPainter& painter, const QRectF& target, const QImage& cells,
+                        int rectangleLimit = kMaxVectorCells);
   /// Labels to the left of `cells` (one per row), right-aligned, thinned to every n-th when rows
   /// are shorter than the text.
   static void drawRowLabels(QPainter& painter, const QRectF& cells, const QStringList& labels,

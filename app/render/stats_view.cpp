@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -84,6 +85,16 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   layout->addWidget(split, 1);
   connect(m_statBox, qOverload<int>(&QComboBox::currentIndexChanged), this,
           &StatsView::setStatistic);
+  // A click (or the arrow keys) selects that head; a double-click also opens it.
+  connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row, int, int, int) {
+    const QTableWidgetItem* l = m_table->item(row, 0);
+    const QTableWidgetItem* h = m_table->item(row, 1);
+    if (!l || !h) return;
+    ViewState s = m_state;
+    s.layer = l->text().toInt();
+    s.head = h->text().toInt();
+    if (s != m_state) Q_EMIT viewStateEdited(s);
+  });
   connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
     const QTableWidgetItem* l = m_table->item(row, 0);
     const QTableWidgetItem* h = m_table->item(row, 1);
@@ -136,6 +147,7 @@ void StatsView::setViewState(const ViewState& state) {
 void StatsView::rebuild() {
   const bool valid =
       m_result && m_state.item >= 0 && m_state.item < m_result->group(m_state.group).batch();
+  bool changed = true;
   if (!valid) {
     m_stats.clear();
     m_similarity.clear();
@@ -149,9 +161,27 @@ void StatsView::rebuild() {
         m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
     m_similarity = headSimilarity(r, m_state.item);
     m_computedItem = m_state.item;
+  } else {
+    changed = false;
   }
-  fillTable();
+  // Refilled only for new numbers, so a selection keeps the user's sorting and scrolling.
+  if (changed) fillTable();
+  selectCurrentRow();
   m_charts->update();
+}
+
+void StatsView::selectCurrentRow() {
+  const QSignalBlocker blocker(m_table);
+  for (int row = 0; row < m_table->rowCount(); ++row) {
+    const QTableWidgetItem* l = m_table->item(row, 0);
+    const QTableWidgetItem* h = m_table->item(row, 1);
+    if (l && h && l->text().toInt() == m_state.layer && h->text().toInt() == m_state.head) {
+      m_table->setCurrentCell(row, m_table->currentColumn() >= 0 ? m_table->currentColumn() : 0);
+      m_table->selectRow(row);
+      return;
+    }
+  }
+  m_table->clearSelection();
 }
 
 QString StatsView::headName(int index) const {
@@ -160,6 +190,7 @@ QString StatsView::headName(int index) const {
 }
 
 void StatsView::fillTable() {
+  const QSignalBlocker blocker(m_table);
   m_table->setSortingEnabled(false);
   m_table->clear();
   m_table->setColumnCount(8);

@@ -19,6 +19,8 @@ struct RenderStyle;
 /// Numbers that say what each head does (attnscope::headStatistics for the selected batch item):
 /// a sortable table of every head, a bar chart of one chosen statistic across heads, and the
 /// head-similarity matrix (1 − mean Jensen–Shannon distance) that shows redundant heads.
+/// Clicking a table row selects that head (viewStateEdited); double-clicking opens it
+/// (headActivated).
 class StatsView final : public AttentionView {
   Q_OBJECT
  public:
@@ -45,6 +47,8 @@ class StatsView final : public AttentionView {
   class Charts;
   void rebuild();
   void fillTable();
+  /// Selects the table row of the selected head (no signal).
+  void selectCurrentRow();
   /// The bar chart and the similarity matrix, side by side or stacked to fit rect.
   void drawCharts(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   void drawBarChart(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;

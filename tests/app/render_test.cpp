@@ -395,7 +395,9 @@ class RenderTest : public QObject {
     QVERIFY(c.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = c.readAll().trimmed().split('\n');
     QCOMPARE(lines.size(), 1 + 2 * 3 * 3);
-    QCOMPARE(lines[0], QByteArray("layer,item,head,query,key,weight"));
+    QCOMPARE(lines[0], QByteArray("layer,item,head,query,key,weight,query_token,key_token"));
+    // Row 2 is layer 0, item 0, head 0, query 0, key 1 (causal: weight 0).
+    QCOMPARE(lines[2], QByteArray("0,0,0,0,1,0,\"tok0\",\"tok1\""));
     const QString json = m_dir.filePath(QStringLiteral("trace.json"));
     QCOMPARE(Exporter::exportTraceJson(*r, json), QString());
     QFile j(json);

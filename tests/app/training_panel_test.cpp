@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The Train tab: a short run draws curves, keeps snapshots the slider can show, saves a checkpoint
 // that opens again; Stop ends a long run at once; bad corpora and settings are reported in the
-// panel; the window's event loop keeps running while the trainer works.
+// panel; the window's event loop keeps running while the trainer works; an early stop rescales the
+// loss plot; the corpus path can be typed; a message moves no control.
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -143,6 +148,10 @@ class TrainingPanelTest : public QObject {
     QCOMPARE(finished.at(0).at(0).toBool(), true);
     QVERIFY(!panel.isRunning());
     QVERIFY(panel.snapshotCount() >= 1);  // the weights so far are kept
+    // The plot's x-axis ends at the steps done, not at the million planned.
+    QVERIFY2(panel.lossPlot()->xAxisEnd() < 50000,
+             qPrintable(QString::number(panel.lossPlot()->xAxisEnd())));
+    QVERIFY(panel.lossPlot()->xAxisEnd() >= panel.lossPlot()->trainPointCount());
   }
 
   void refusedInputIsReportedInThePanel() {
@@ -174,6 +183,55 @@ class TrainingPanelTest : public QObject {
     QVERIFY2(panel.errorMessage().contains(QStringLiteral("too small")),
              qPrintable(panel.errorMessage()));
     QVERIFY(!panel.isRunning());
+  }
+
+  // The corpus path can be typed: a good path loads on Enter, a bad one is marked and reported,
+  // and Start refuses a path that was typed but cannot be used.
+  void corpusPathCanBeTyped() {
+    QTemporaryDir dir;
+    Document doc;
+    TrainingPanel panel(&doc);
+    panel.show();
+    auto* field = panel.findChild<QLineEdit*>(QStringLiteral("corpusPath"));
+    QVERIFY(field && !field->isReadOnly());
+    const QString good = writeFile(dir, QStringLiteral("good.txt"), corpus());
+    field->setFocus();
+    QTest::keyClicks(field, good);
+    QTest::keyClick(field, Qt::Key_Return);
+    QVERIFY2(panel.errorMessage().isEmpty(), qPrintable(panel.errorMessage()));
+    bool loaded = false;
+    for (QLabel* label : panel.findChildren<QLabel*>())
+      loaded =
+          loaded || label->text().contains(QRegularExpression(QStringLiteral("8.?600 characters")));
+    QVERIFY(loaded);
+    field->clear();
+    QTest::keyClicks(field, dir.filePath(QStringLiteral("missing.txt")));
+    QTest::keyClick(field, Qt::Key_Return);
+    QVERIFY(!panel.errorMessage().isEmpty());
+    QCOMPARE(field->text(), dir.filePath(QStringLiteral("missing.txt")));
+    QVERIFY(!panel.start());
+    QVERIFY(!panel.isRunning());
+  }
+
+  // A message in the training panel takes the plot's room: the Start button does not move.
+  void bannerMovesNoControl() {
+    Document doc;
+    TrainingPanel panel(&doc);
+    panel.resize(420, 760);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QPushButton* start = nullptr;
+    for (QPushButton* b : panel.findChildren<QPushButton*>())
+      if (b->text() == QStringLiteral("Start")) start = b;
+    QVERIFY(start);
+    auto* field = panel.findChild<QLineEdit*>(QStringLiteral("corpusPath"));
+    const QPoint before = start->mapTo(&panel, QPoint(0, 0));
+    const QPoint fieldBefore = field->mapTo(&panel, QPoint(0, 0));
+    QVERIFY(!panel.start());  // "Choose a corpus first"
+    QVERIFY(!panel.errorMessage().isEmpty());
+    QTest::qWait(20);
+    QCOMPARE(start->mapTo(&panel, QPoint(0, 0)), before);
+    QCOMPARE(field->mapTo(&panel, QPoint(0, 0)), fieldBefore);
   }
 };
 

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The views as a user drives them, offscreen: compare's A/B selectors and tooltips, the heatmap's
+// zoom limit and reset, a click in the statistics table.
+#include <QComboBox>
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QWheelEvent>
+#include <QtTest>
+
+#include "compare_view.h"
+#include "exporter.h"
+#include "fake_result.h"
+#include "heatmap_view.h"
+#include "pipeline_view.h"
+#include "stats_view.h"
+
+using namespace attnscope;
+using namespace attnscope::render;
+
+Q_DECLARE_METATYPE(attnscope::render::ViewState)
+
+class ViewTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { qRegisterMetaType<ViewState>(); }
+
+  // B's layer, head and sentence are chosen in the view and sent back as the view state.
+  void compareSelectsHeadB() {
+    CompareView view;
+    view.resize(1200, 700);
+    view.setResult(test::checkerboard(5, 3, 4, 3));
+    ViewState s;
+    view.setViewState(s);
+    QSignalSpy edited(&view, &AttentionView::viewStateEdited);
+    auto* layerB = view.findChild<QSpinBox*>(QStringLiteral("compareLayerB"));
+    auto* headB = view.findChild<QSpinBox*>(QStringLiteral("compareHeadB"));
+    auto* itemB = view.findChild<QComboBox*>(QStringLiteral("compareItemB"));
+    auto* headA = view.findChild<QSpinBox*>(QStringLiteral("compareHeadA"));
+    QVERIFY(layerB && headB && itemB && headA);
+    QCOMPARE(layerB->maximum(), 2);
+    QCOMPARE(headB->maximum(), 3);
+    QCOMPARE(itemB->count(), 3);
+    QCOMPARE(headB->value(), 1);  // ViewState's default B
+    layerB->setValue(2);
+    QCOMPARE(edited.size(), 1);
+    ViewState got = edited.last().at(0).value<ViewState>();
+    QCOMPARE(got.vsLayer, 2);
+    QCOMPARE(got.layer, 0);
+    view.setViewState(got);  // as the document would
+    headB->setValue(3);
+    itemB->setCurrentIndex(2);
+    got = edited.last().at(0).value<ViewState>();
+    QCOMPARE(got.vsLayer, 2);
+    QCOMPARE(got.vsHead, 3);
+    QCOMPARE(got.vsItem, 2);
+    view.setViewState(got);
+    headA->setValue(2);
+    QCOMPARE(edited.last().at(0).value<ViewState>().head, 2);
+    // The document's state shows in the selectors without echoing an edit.
+    const int before = edited.size();
+    ViewState fromDocument = got;
+    fromDocument.vsHead = 0;
+    view.setViewState(fromDocument);
+    QCOMPARE(headB->value(), 0);
+    QCOMPARE(edited.size(), before);
+  }
+
+  // A narrow view puts B's selectors under A's rather than demanding the width of both.
+  void compareSelectorsWrapWhenNarrow() {
+    CompareView view;
+    view.setResult(test::checkerboard(5, 2, 4, 3));
+    view.setViewState(ViewState());
+    view.resize(1400, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* layerA = view.findChild<QSpinBox*>(QStringLiteral("compareLayerA"));
+    auto* layerB = view.findChild<QSpinBox*>(QStringLiteral("compareLayerB"));
+    QTRY_COMPARE(layerA->mapTo(&view, QPoint()).y(), layerB->mapTo(&view, QPoint()).y());
+    view.resize(520, 600);
+    QTRY_VERIFY(layerB->mapTo(&view, QPoint()).y() > layerA->mapTo(&view, QPoint()).y());
+    QVERIFY(view.minimumSizeHint().width() <= 520);
+    // Everything of B is inside the view.
+    auto* button = view.findChild<QPushButton*>(QStringLiteral("compareOtherSentence"));
+    QVERIFY(button->mapTo(&view, QPoint(button->width(), 0)).x() <= 520);
+    // The panels start below the selectors.
+    QVERIFY(view.panelRect(0).top() > layerB->mapTo(&view, QPoint(0, layerB->height())).y());
+  }
+
+  void compareSameHeadOtherSentence() {
+    CompareView view;
+    view.setResult(test::checkerboard(5, 2, 4, 3));
+    ViewState s;
+    s.layer = 1;
+    s.head = 2;
+    s.item = 1;
+    view.setViewState(s);
+    QSignalSpy edited(&view, &AttentionView::viewStateEdited);
+    auto* button = view.findChild<QPushButton*>(QStringLiteral("compareOtherSentence"));
+    QVERIFY(button && button->isEnabled());
+    button->click();
+    ViewState got = edited.last().at(0).value<ViewState>();
+    QCOMPARE(got.vsLayer, 1);
+    QCOMPARE(got.vsHead, 2);
+    QCOMPARE(got.vsItem, 2);
+    view.setViewState(got);
+    button->click();  // on to the next sentence, skipping A's own
+    QCOMPARE(edited.last().at(0).value<ViewState>().vsItem, 0);
+    // One sentence: nothing to compare it with.
+    view.setResult(test::checkerboard(5, 2, 4, 1));
+    QVERIFY(!button->isEnabled());
+  }
+
+  // B's tooltip names B's own tokens: another sentence has other tokens at the same place.
+  void compareTooltipUsesEachPanelsLabels() {
+    CompareView view;
+    view.setResult(test::checkerboard(4, 1, 2, 2));
+    ViewState s;
+    s.vsHead = 0;
+    s.vsItem = 1;
+    view.setViewState(s);
+    const QString text = view.cellText(2, 1);
+    QVERIFY2(text.contains(QStringLiteral("A: query 't0_2' (#2) → key 't0_1' (#1)")),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("B: query 't1_2' (#2) → key 't1_1' (#1)")),
+             qPrintable(text));
+  }
+
+  // Short sentences in a big window: the panels fill it rather than sitting small at the top.
+  void comparePanelsUseTheSpace() {
+    CompareView view;
+    view.resize(1000, 900);
+    view.setResult(test::checkerboard(6, 1, 2));
+    view.setViewState(ViewState());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QRectF a = view.panelRect(0), d = view.panelRect(2);
+    QVERIFY(a.isValid());
+    // ATTNSCOPE_SCREENSHOTS=<dir> saves what the view looks like.
+    const QString shots = qEnvironmentVariable("ATTNSCOPE_SCREENSHOTS");
+    if (!shots.isEmpty()) view.grab().save(shots + QStringLiteral("/compare_stacked.png"));
+    // Stacked (A, B above A − B) here: A is well over a quarter of the width, and the panels
+    // together span more than half the height.
+    QVERIFY2(a.width() > 1000 / 4.0, qPrintable(QString::number(a.width())));
+    QVERIFY2(d.bottom() - a.top() > 900 / 2.0, qPrintable(QString::number(d.bottom() - a.top())));
+    // A wide, low window keeps them side by side.
+    view.resize(1600, 500);
+    QTest::qWait(10);
+    QVERIFY(std::abs(view.panelRect(2).top() - view.panelRect(0).top()) < 1);
+    QVERIFY(view.panelRect(0).bottom() < 500);
+    if (!shots.isEmpty()) view.grab().save(shots + QStringLiteral("/compare_across.png"));
+  }
+
+  void heatmapZoomOutStopsAtTheMatrixAndResets() {
+    HeatmapView view;
+    view.resize(600, 500);
+    view.setResult(test::checkerboard(10));
+    view.setViewState(ViewState());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QRectF full(-0.5, -0.5, 10, 10);
+    QCOMPARE(view.visibleCells(), full);
+    auto* plot = view.findChild<QWidget*>();
+    QVERIFY(plot);
+    const QPointF centre(plot->width() / 2.0, plot->height() / 2.0);
+    const auto wheel = [&](int delta) {
+      QWheelEvent e(centre, plot->mapToGlobal(centre), QPoint(), QPoint(0, delta), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+      QCoreApplication::sendEvent(plot, &e);
+    };
+    for (int i = 0; i < 5; ++i) wheel(-120);  // zoom out far
+    QCOMPARE(view.visibleCells(), full);
+    for (int i = 0; i < 4; ++i) wheel(120);  // zoom in
+    const QRectF zoomed = view.visibleCells();
+    QVERIFY2(zoomed.width() < 9.0, qPrintable(QString::number(zoomed.width())));
+    QVERIFY(zoomed.left() >= -0.5 && zoomed.right() <= 9.5);
+    view.resetZoom();
+    QCOMPARE(view.visibleCells(), full);
+    for (int i = 0; i < 4; ++i) wheel(120);
+    QVERIFY(view.visibleCells().width() < 9.0);
+    QSignalSpy edited(&view, &AttentionView::viewStateEdited);
+    QTest::mouseDClick(plot, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+    QCOMPARE(view.visibleCells(), full);
+  }
+
+  // One click on a row selects that head; a double-click opens it.
+  void statsClickSelectsTheHead() {
+    StatsView view;
+    view.resize(900, 600);
+    view.setResult(test::checkerboard(5, 2, 3));
+    view.setViewState(ViewState());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    auto* table = view.findChild<QTableWidget*>();
+    QVERIFY(table);
+    QSignalSpy edited(&view, &AttentionView::viewStateEdited);
+    QSignalSpy activated(&view, &AttentionView::headActivated);
+    int row = -1;
+    for (int r = 0; r < table->rowCount(); ++r)
+      if (table->item(r, 0)->text() == QStringLiteral("1") &&
+          table->item(r, 1)->text() == QStringLiteral("2"))
+        row = r;
+    QVERIFY(row >= 0);
+    const QRect cell = table->visualItemRect(table->item(row, 3));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+    QCOMPARE(edited.size(), 1);
+    const ViewState got = edited.last().at(0).value<ViewState>();
+    QCOMPARE(got.layer, 1);
+    QCOMPARE(got.head, 2);
+    QCOMPARE(activated.size(), 0);
+    view.setViewState(got);  // as the document would: no echo, the row stays selected
+    QCOMPARE(edited.size(), 1);
+    QCOMPARE(table->currentRow(), row);
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+    QCOMPARE(activated.size(), 1);
+  }
+
+  // The fused layout merges its heads by permute + reshape (as the README says), not "concat".
+  void fusedPipelineMergesByPermuteAndReshape() {
+    auto r = test::checkerboard(4, 1, 2);
+    LayerTrace t;
+    t.variant = "fused";
+    const int x = t.add({"x", "x", "input", {1, 4, 8}, -1, {}});
+    const int qkv = t.add({"qkv", "qkv_layer(x)", "linear", {1, 4, 24}, -1, {x}});
+    const int a =
+        t.add({"attention", "F.softmax(scaled, dim=-1)", "softmax", {1, 2, 4, 4}, -1, {qkv}});
+    const int v = t.add({"values",
+                         "values.permute(0, 2, 1, 3).reshape(B, T, d_model)",
+                         "merge_heads",
+                         {1, 4, 8},
+                         -1,
+                         {a}});
+    t.add({"out", "linear_layer(values)", "linear", {1, 4, 8}, -1, {v}});
+    r->traces.push_back(t);
+    PipelineView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    // The labels as the SVG export writes them: text, one <text> per label.
+    QTemporaryDir dir;
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    const QString path = dir.filePath(QStringLiteral("pipeline.svg"));
+    QCOMPARE(Exporter::exportView(view, path, o), QString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString all = QString::fromUtf8(file.readAll());
+    QVERIFY2(all.contains(QStringLiteral("permute + reshape")), "no permute + reshape label");
+    QVERIFY2(!all.contains(QStringLiteral("concat")), "a concat label in a fused layer");
+  }
+
+ private:
+};
+
+QTEST_MAIN(ViewTest)
+#include "view_test.moc"

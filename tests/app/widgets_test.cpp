@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The small widgets as a user meets them: the PNG export dialog's size is the file's, the loss
+// plot's x-axis after an early stop and its colours in a dark palette, a floating banner that
+// moves nothing, the heads box's wording.
+#include <QComboBox>
+#include <QImage>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QVBoxLayout>
+
+#include "error_banner.h"
+#include "export_dialog.h"
+#include "exporter.h"
+#include "fake_result.h"
+#include "heatmap_view.h"
+#include "loss_plot.h"
+#include "model_panel.h"
+
+using namespace attnscope;
+using namespace attnscope::gui;
+
+class WidgetsTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  // 1200 px at 150 dpi is a 1200-pixel-wide file (it was 1875).
+  void pngDialogSizeIsTheFilesPixelSize() {
+    QTemporaryDir dir;
+    render::ExportOptions defaults;
+    defaults.title = QStringLiteral("t");
+    ExportDialog dialog(render::ImageFormat::Png, defaults);
+    dialog.widthBox()->setValue(1200);
+    dialog.heightBox()->setValue(800);
+    dialog.dpiBox()->setValue(150);
+    auto* note = dialog.findChild<QLabel*>(QStringLiteral("exportSizeNote"));
+    QVERIFY(note && note->text().contains(QStringLiteral("1200 × 800 pixels")));
+    render::HeatmapView view;
+    view.setResult(test::checkerboard(5));
+    const QString path = dir.filePath(QStringLiteral("out.png"));
+    QCOMPARE(render::Exporter::exportView(view, path, dialog.options()), QString());
+    QCOMPARE(QImage(path).size(), QSize(1200, 800));
+  }
+
+  void lossPlotEndsAtTheStepsDone() {
+    LossPlot plot;
+    plot.setBaseline(3.0, 1000);
+    QCOMPARE(plot.xAxisEnd(), 1000.0);
+    for (int s = 1; s <= 120; ++s) plot.addTrainLoss(s, 3.0 - s * 0.01);
+    QCOMPARE(plot.xAxisEnd(), 1000.0);  // still running: the planned steps
+    plot.setStepsDone(120);
+    QCOMPARE(plot.xAxisEnd(), 120.0);
+  }
+
+  void lossPlotFollowsADarkPalette() {
+    LossPlot plot;
+    plot.resize(400, 250);
+    QPalette dark = plot.palette();
+    dark.setColor(QPalette::Base, QColor(30, 30, 34));
+    dark.setColor(QPalette::Window, QColor(40, 40, 44));
+    dark.setColor(QPalette::Text, QColor(230, 230, 230));
+    dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+    plot.setPalette(dark);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    QTest::qWait(50);  // the queued replot
+    const QImage image = plot.grab().toImage();
+    QCOMPARE(image.pixelColor(3, 3), QColor(30, 30, 34));
+    QCOMPARE(image.pixelColor(image.width() / 2, image.height() / 3), QColor(30, 30, 34));
+  }
+
+  // floatOver: the window's banner as an overlay along an edge of the views.
+  void floatingBannerMovesNothing() {
+    QWidget host;
+    host.resize(600, 400);
+    auto* layout = new QVBoxLayout(&host);
+    auto* top = new QPushButton(QStringLiteral("top"), &host);
+    auto* bottom = new QPushButton(QStringLiteral("bottom"), &host);
+    layout->addWidget(top);
+    layout->addStretch(1);
+    layout->addWidget(bottom);
+    auto* banner = new ErrorBanner(&host);
+    banner->floatOver(&host, Qt::AlignBottom);
+    host.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&host));
+    const QRect topBefore = top->geometry(), bottomBefore = bottom->geometry();
+    banner->showMessage(QStringLiteral("Something went wrong\nand here is why"));
+    QTest::qWait(20);
+    QCOMPARE(top->geometry(), topBefore);
+    QCOMPARE(bottom->geometry(), bottomBefore);
+    QVERIFY(banner->isVisible());
+    QCOMPARE(banner->geometry().bottom(), host.rect().bottom());
+    QCOMPARE(banner->width(), host.width());
+    host.resize(800, 500);
+    QTest::qWait(20);
+    QCOMPARE(banner->width(), 800);
+    QCOMPARE(banner->geometry().bottom(), 499);
+    banner->clearMessage();
+    QVERIFY(!banner->isVisible());
+  }
+
+  void headsBoxSaysWhatItsNumbersMean() {
+    ModelPanel panel;
+    QComboBox* heads = nullptr;
+    for (QComboBox* box : panel.findChildren<QComboBox*>())
+      if (box->toolTip().startsWith(QStringLiteral("Number of heads"))) heads = box;
+    QVERIFY(heads);
+    QStringList items;
+    for (int i = 0; i < heads->count(); ++i) items << heads->itemText(i);
+    QVERIFY2(items.contains(QStringLiteral("4 heads (16 dims each)")),
+             qPrintable(items.join(QStringLiteral(" | "))));
+    QVERIFY(items.contains(QStringLiteral("1 head (64 dims)")));
+  }
+};
+
+QTEST_MAIN(WidgetsTest)
+#include "widgets_test.moc"
