@@ -32,6 +32,7 @@
 #include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "error_banner.h"
+#include "heatmap_view.h"
 #include "model_panel.h"
 #include "session_actions.h"
 #include "settings.h"
@@ -259,6 +260,9 @@ void MainWindow::buildActions() {
                                [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();
+  viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+0")), [this] {
+    static_cast<render::HeatmapView*>(m_tabs->view(render::ViewKind::Heatmap))->resetZoom();
+  }));
   QAction* scores = action(tr("Show S&cores"), QKeySequence(tr("Ctrl+Shift+S")), [this](bool on) {
     render::ViewState state = m_document->viewState();
     state.showScores = on;

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
@@ -73,6 +74,10 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   top->addStretch(1);
   layout->addLayout(top);
   auto* split = new QSplitter(Qt::Horizontal, this);
+  m_split = split;
+  // Until the user drags the divider, the table gets the width of its columns (not the
+  // splitter's ~220 px default, which left it scrolling sideways on a 1600 px window).
+  connect(split, &QSplitter::splitterMoved, this, [this] { m_userSized = true; });
   m_table = new QTableWidget(split);
   m_table->setSortingEnabled(true);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -209,6 +214,21 @@ void StatsView::fillTable() {
   }
   m_table->setSortingEnabled(true);
   m_table->resizeColumnsToContents();
+  fitTable();
+}
+
+void StatsView::fitTable() {
+  if (m_userSized || !m_split || m_split->width() <= 0) return;
+  int needed = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width() + 4;
+  for (int c = 0; c < m_table->columnCount(); ++c) needed += m_table->columnWidth(c);
+  const int total = m_split->width();
+  const int table = std::min(needed, total * 55 / 100);
+  m_split->setSizes({table, std::max(0, total - table)});
+}
+
+void StatsView::resizeEvent(QResizeEvent* event) {
+  AttentionView::resizeEvent(event);
+  fitTable();
 }
 
 void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,

@@ -10,6 +10,7 @@
 
 class QComboBox;
 class QCustomPlot;
+class QSplitter;
 class QTableWidget;
 
 namespace attnscope::render {
@@ -43,7 +44,12 @@ class StatsView final : public AttentionView {
   /// [heads × heads] row-major, heads numbered layer * heads + head.
   const std::vector<double>& similarity() const { return m_similarity; }
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  /// Gives the table the width of its columns, up to 55% of the view.
+  void fitTable();
   class Charts;
   void rebuild();
   void fillTable();
@@ -63,6 +69,8 @@ class StatsView final : public AttentionView {
   std::vector<HeadStatistics> m_stats;
   std::vector<double> m_similarity;
   QComboBox* m_statBox = nullptr;
+  QSplitter* m_split = nullptr;
+  bool m_userSized = false;  // the user dragged the divider: keep their split
   QTableWidget* m_table = nullptr;
   Charts* m_charts = nullptr;
 };

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The views as a user drives them, offscreen: compare's A/B selectors and tooltips, the heatmap's
 // zoom limit and reset, a click in the statistics table.
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -185,6 +187,24 @@ class ViewTest : public QObject {
     QSignalSpy edited(&view, &AttentionView::viewStateEdited);
     QTest::mouseDClick(plot, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
     QCOMPARE(view.visibleCells(), full);
+  }
+
+  // At 1600 px the table shows every column without scrolling sideways.
+  void statsTableUsesItsSpace() {
+    StatsView view;
+    view.resize(1400, 700);
+    view.setResult(test::checkerboard(5, 2, 3));
+    view.setViewState(ViewState());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QApplication::processEvents();
+    auto* table = view.findChild<QTableWidget*>();
+    QVERIFY(table);
+    int columns = 0;
+    for (int c = 0; c < table->columnCount(); ++c) columns += table->columnWidth(c);
+    QVERIFY2(table->viewport()->width() >= columns,
+             qPrintable(QStringLiteral("%1 < %2").arg(table->viewport()->width()).arg(columns)));
+    QVERIFY(!table->horizontalScrollBar()->isVisible());
   }
 
   // One click on a row selects that head; a double-click opens it.
