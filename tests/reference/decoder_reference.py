@@ -501,6 +501,11 @@ def check(cli, root, case, V, failures, report):
             if not has_head:
                 if run.get("next_token"):
                     failures.append(f"{name}: a checkpoint without an LM head gave next tokens")
+                import subprocess
+                r = subprocess.run([cli, "run", "--model", d, "--text", "the", "--generate", "2"],
+                                   capture_output=True, text=True)
+                if r.returncode != 2 or "cannot generate" not in r.stderr:
+                    failures.append(f"{name}: --generate without an LM head: exit {r.returncode}, {r.stderr!r}")
             else:
                 probs = torch.softmax(logits[-1], -1)
                 want = [int(i) for i in torch.topk(probs, 5).indices]
