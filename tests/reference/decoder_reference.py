@@ -23,6 +23,7 @@ Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 
@@ -41,6 +42,8 @@ P_TOL = 1e-5
 QK_SCALE = 3.0  # query and key weights: peaked attention
 WORDS = ("the", " the", " cat", " sat", " on", " mat", " and", " dog")
 TEXTS = ["the cat sat on the mat and the dog sat on the cat", "the dog sat", "a"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL_TOKENIZERS = os.path.join(HERE, "..", "..", "..", "shared", "data", "tokenizers")  # optional
 
 
 # ----------------------------------------------------------------------------------------------
@@ -362,12 +365,15 @@ def llama_config(model_type, V, **extra):
 
 
 def cases(V):
-    """(name, family, config, weights builder, weight format, prefix, has head)."""
+    """(name, family, config, weights builder, weight format, prefix, has head, tokenizer file or
+    None for the test's own)."""
     out = []
 
-    def llama(name, model_type, fmt="F32", head="untied", prefix="model.", seed=1, **extra):
-        cfg = llama_config(model_type, V, tie_word_embeddings=head in ("embed", "lm_head", "both"), **extra)
-        out.append((name, "llama", cfg, lambda: llama_weights(cfg, seed, prefix, head), fmt, prefix, head != "none"))
+    def llama(name, model_type, fmt="F32", head="untied", prefix="model.", seed=1, tokenizer=None, vocab=V,
+              **extra):
+        cfg = llama_config(model_type, vocab, tie_word_embeddings=head in ("embed", "lm_head", "both"), **extra)
+        out.append((name, "llama", cfg, lambda: llama_weights(cfg, seed, prefix, head), fmt, prefix, head != "none",
+                    tokenizer))
 
     llama("llama-f32-gqa", "llama")
     llama("llama-bf16", "llama", fmt="BF16", seed=2)
@@ -392,13 +398,22 @@ def cases(V):
     llama("qwen2-window-upper", "qwen2", seed=17, num_hidden_layers=3, use_sliding_window=True, sliding_window=3,
           max_window_layers=1)
     llama("qwen3-qk-norm", "qwen3", fmt="BF16", seed=18, head_dim=16, num_attention_heads=4, num_key_value_heads=2)
+    # The real tokenizers of ../shared (skipped when absent), with embeddings of their size.
+    for name, model_type, folder, vocab in (("llama2-tokenizer", "llama", "llama2", 32000),
+                                            ("llama3-tokenizer", "llama", "llama3", 128256),
+                                            ("qwen3-tokenizer", "qwen3", "qwen3", 151936)):
+        path = os.path.join(REAL_TOKENIZERS, folder, "tokenizer.json")
+        if os.path.exists(path):
+            llama(name, model_type, head="embed", seed=19, tokenizer=path, vocab=vocab, hidden_size=16,
+                  intermediate_size=24, num_attention_heads=2, num_key_value_heads=1,
+                  **({"head_dim": 16} if model_type == "qwen3" else {}))
 
     def neox(name, fmt="F32", parallel=True, pct=0.25, seed=30, head=True, prefix="gpt_neox."):
         cfg = {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": V, "hidden_size": 32,
                "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
                "max_position_embeddings": 64, "layer_norm_eps": 1e-5, "rotary_pct": pct, "rotary_emb_base": 10000,
                "use_parallel_residual": parallel, "hidden_act": "gelu", "tie_word_embeddings": False}
-        out.append((name, "gpt_neox", cfg, lambda: neox_weights(cfg, seed, prefix, head), fmt, prefix, head))
+        out.append((name, "gpt_neox", cfg, lambda: neox_weights(cfg, seed, prefix, head), fmt, prefix, head, None))
 
     neox("neox-parallel")
     neox("neox-sequential-full-rotary", parallel=False, pct=1.0, seed=31)
@@ -410,7 +425,7 @@ def cases(V):
                "n_layer": 2, "n_head": 6, "layer_norm_epsilon": 1e-5}
         cfg.update(extra)
         out.append((name, "bloom", cfg, lambda: bloom_weights(cfg, seed, prefix, store_head=prefix == ""),
-                    fmt, prefix, True))
+                    fmt, prefix, True, None))
 
     bloom("bloom-6-heads")
     bloom("bloom-no-prefix-bin", fmt="bin", seed=41, prefix="")
@@ -448,10 +463,13 @@ def mistakes(family, cfg):
 
 
 def check(cli, root, case, V, failures, report):
-    name, family, cfg, make, fmt, prefix, has_head = case
+    name, family, cfg, make, fmt, prefix, has_head, tokenizer = case
     d = os.path.join(root, name)
     os.makedirs(d)
-    write_tokenizer(os.path.join(d, "tokenizer.json"), WORDS, bos="<s>" if family == "llama" else None)
+    if tokenizer:
+        shutil.copy(tokenizer, os.path.join(d, "tokenizer.json"))
+    else:
+        write_tokenizer(os.path.join(d, "tokenizer.json"), WORDS, bos="<s>" if family == "llama" else None)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     w = write_weights(d, make(), fmt)
@@ -483,6 +501,11 @@ def check(cli, root, case, V, failures, report):
             if not has_head:
                 if run.get("next_token"):
                     failures.append(f"{name}: a checkpoint without an LM head gave next tokens")
+                import subprocess
+                r = subprocess.run([cli, "run", "--model", d, "--text", "the", "--generate", "2"],
+                                   capture_output=True, text=True)
+                if r.returncode != 2 or "cannot generate" not in r.stderr:
+                    failures.append(f"{name}: --generate without an LM head: exit {r.returncode}, {r.stderr!r}")
             else:
                 probs = torch.softmax(logits[-1], -1)
                 want = [int(i) for i in torch.topk(probs, 5).indices]

@@ -62,7 +62,7 @@ class LlamaFamily final : public DecoderFamily {
       m_layers.emplace_back(root, "layers." + std::to_string(l) + ".", m_c);
     m_norm = addModule(root, "norm", RmsNorm(m_c.hiddenSize, m_c.rmsNormEps));
     WeightRules rules;
-    rules.family = m_c.modelType;
+    rules.family = "Llama-family model";
     rules.prefixes = {"model."};
     rules.ignoredSuffixes = {"rotary_emb.inv_freq"};  // a buffer older checkpoints saved
     if (m_c.tieWordEmbeddings) {

@@ -13,13 +13,25 @@ const std::map<std::string, Activation>& names() {
   // transformers/activations.py: gelu_new, gelu_pytorch_tanh and gelu_accurate all compute the
   // tanh approximation (gelu_accurate with a slightly different constant, within 1e-7 of it).
   static const std::map<std::string, Activation> table = {
-      {"gelu", Activation::Gelu},          {"gelu_python", Activation::Gelu},
-      {"gelu_new", Activation::GeluTanh},  {"gelu_pytorch_tanh", Activation::GeluTanh},
-      {"gelu_fast", Activation::GeluFast}, {"quick_gelu", Activation::QuickGelu},
-      {"relu", Activation::Relu},          {"relu2", Activation::Relu2},
-      {"silu", Activation::Silu},          {"swish", Activation::Silu},
-      {"tanh", Activation::Tanh},          {"sigmoid", Activation::Sigmoid},
+      {"gelu", Activation::Gelu},
+      {"gelu_python", Activation::Gelu},
+      {"gelu_new", Activation::GeluTanh},
+      {"gelu_pytorch_tanh", Activation::GeluTanh},
+      {"gelu_fast", Activation::GeluFast},
+      {"quick_gelu", Activation::QuickGelu},
+      {"relu", Activation::Relu},
+      {"relu2", Activation::Relu2},
+      {"silu", Activation::Silu},
+      {"swish", Activation::Silu},
+      {"tanh", Activation::Tanh},
+      {"sigmoid", Activation::Sigmoid},
       {"linear", Activation::Identity},
+      {"gelu_accurate", Activation::GeluTanh},
+      {"gelu_10", Activation::Gelu10},
+      {"laplace", Activation::Laplace},
+      {"leaky_relu", Activation::LeakyRelu},
+      {"mish", Activation::Mish},
+      {"relu6", Activation::Relu6},
   };
   return table;
 }
@@ -63,6 +75,16 @@ std::string activationExpression(Activation a) {
       return "torch.sigmoid(h)";
     case Activation::Identity:
       return "h";
+    case Activation::Gelu10:
+      return "torch.clip(F.gelu(h), -10, 10)";
+    case Activation::Laplace:
+      return "0.5 * (1 + torch.erf((h - 0.707107) / (0.282095 * math.sqrt(2))))";
+    case Activation::LeakyRelu:
+      return "F.leaky_relu(h)";
+    case Activation::Mish:
+      return "F.mish(h)";
+    case Activation::Relu6:
+      return "F.relu6(h)";
   }
   return "h";
 }
@@ -89,6 +111,16 @@ torch::Tensor activate(Activation a, const torch::Tensor& x) {
       return torch::sigmoid(x);
     case Activation::Identity:
       return x;
+    case Activation::Gelu10:
+      return torch::clamp(torch::gelu(x), -10.0, 10.0);
+    case Activation::Laplace:
+      return 0.5 * (1.0 + torch::erf((x - 0.707107) / (0.282095 * std::sqrt(2.0))));
+    case Activation::LeakyRelu:
+      return torch::leaky_relu(x, 0.01);
+    case Activation::Mish:
+      return x * torch::tanh(torch::softplus(x));
+    case Activation::Relu6:
+      return torch::clamp(x, 0.0, 6.0);
   }
   return x;
 }

@@ -20,7 +20,12 @@ enum class Activation {
   Silu,
   Tanh,
   Sigmoid,
-  Identity
+  Identity,
+  Gelu10,     // GELU clipped to [-10, 10]
+  Laplace,    // 0.5 · (1 + erf((x - 0.707107) / (0.282095 · √2)))
+  LeakyRelu,  // negative slope 0.01
+  Mish,       // x · tanh(softplus(x))
+  Relu6,      // min(max(x, 0), 6)
 };
 
 /// "gelu_new" -> GeluTanh. Throws Error(Format) `<what> "foo" is not supported; supported: …`.

@@ -38,6 +38,18 @@ const std::map<std::string, std::function<double(double)>>& formulas() {
       {"tanh", [](double x) { return std::tanh(x); }},
       {"sigmoid", sigmoid},
       {"linear", [](double x) { return x; }},
+      {"gelu_accurate", geluTanh},
+      {"gelu_10",
+       [](double x) {
+         return std::clamp(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))), -10.0, 10.0);
+       }},
+      {"laplace",
+       [](double x) {
+         return 0.5 * (1.0 + std::erf((x - 0.707107) / (0.282095 * std::sqrt(2.0))));
+       }},
+      {"leaky_relu", [](double x) { return x >= 0 ? x : 0.01 * x; }},
+      {"mish", [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }},
+      {"relu6", [](double x) { return std::min(std::max(x, 0.0), 6.0); }},
   };
   return table;
 }
@@ -82,7 +94,8 @@ TEST(Activation, ExactAndTanhGeluDifferWhereTheTestLooks) {
 TEST(Activation, UnknownNameThrowsFormatListingTheSupportedOnes) {
   test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "gelu_foo");
   test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "supported");
-  test::expectError([] { parseActivation("mish", "hidden_act"); }, ErrorKind::Format, "hidden_act");
+  test::expectError([] { parseActivation("prelu", "hidden_act"); }, ErrorKind::Format,
+                    "hidden_act");
   test::expectError([] { parseActivation("GELU"); }, ErrorKind::Format, "quick_gelu");  // the list
 }
 
