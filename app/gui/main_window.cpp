@@ -2,6 +2,7 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
@@ -39,6 +40,7 @@
 #include "shortcuts_dialog.h"
 #include "status_panel.h"
 #include "text_file_loader.h"
+#include "theme.h"
 #include "training_panel.h"
 #include "view_selector_bar.h"
 #include "view_tabs.h"
@@ -166,8 +168,21 @@ void MainWindow::fitModelPanel() {
                                  m_modelScroll->verticalScrollBar()->sizeHint().width());
 }
 
+void MainWindow::setTheme(Theme theme) {
+  applyTheme(theme);
+  for (QAction* a : m_themeActions) a->setChecked(a->data().toString() == toString(theme));
+  if (m_settings) m_settings->setTheme(toString(theme));
+  QApplication::processEvents();  // deliver the palette to every widget before redrawing
+  m_tabs->refresh();
+}
+
 void MainWindow::changeEvent(QEvent* event) {
   if (event->type() == QEvent::FontChange && m_modelScroll) fitModelPanel();
+  // The views draw with the palette: a new theme redraws them.
+  if ((event->type() == QEvent::PaletteChange ||
+       event->type() == QEvent::ApplicationPaletteChange) &&
+      m_tabs)
+    m_tabs->refresh();
   QMainWindow::changeEvent(event);
 }
 
@@ -293,6 +308,18 @@ void MainWindow::buildActions() {
   });
   m_fullScreenAction->setCheckable(true);
   viewMenu->addAction(m_classroomAction);
+  QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  for (const auto& [theme, text] :
+       {std::pair{Theme::System, tr("&System")}, std::pair{Theme::Light, tr("&Light")},
+        std::pair{Theme::Dark, tr("&Dark")}}) {
+    QAction* a = themeMenu->addAction(text);
+    a->setCheckable(true);
+    a->setData(toString(theme));
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [this, theme = theme] { setTheme(theme); });
+  }
+  m_themeActions = themes->actions();
   viewMenu->addAction(m_fullScreenAction);
 
   // Help
@@ -378,6 +405,7 @@ void MainWindow::start(const StartOptions& options) {
   m_document->loadSession(plan.session);
   if (!plan.sessionPath.isEmpty()) m_sessions->remember(plan.sessionPath);
   setClassroomMode(plan.session.view.classroom);
+  setTheme(m_settings ? parseTheme(m_settings->theme()) : Theme::System);
   if (!plan.error.isEmpty()) {
     showActionError(tr("Could not open the session"), plan.error);
   } else if (plan.bundledMissing) {

@@ -9,6 +9,7 @@
 
 #include "export_actions.h"
 #include "startup.h"
+#include "theme.h"
 #include "view_state.h"
 
 class QAction;
@@ -49,6 +50,8 @@ class MainWindow final : public QMainWindow {
   /// Loads a UTF-8 text file into the input box; false (and a banner) when it is refused.
   bool loadTextFile(const QString& path);
   void setClassroomMode(bool on);
+  /// Applies and remembers the colours (View › Theme).
+  void setTheme(Theme theme);
 
   render::AttentionView* currentView() const;
   render::AttentionView* view(render::ViewKind kind) const;
@@ -104,6 +107,7 @@ class MainWindow final : public QMainWindow {
   QAction* m_classroomAction = nullptr;
   QAction* m_fullScreenAction = nullptr;
   QList<QAction*> m_allActions;
+  QList<QAction*> m_themeActions;
 };
 
 }  // namespace attnscope::gui

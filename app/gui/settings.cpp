@@ -40,6 +40,13 @@ QString Settings::palette() const {
 }
 void Settings::setPalette(const QString& p) { m_settings->setValue(kPalette, p); }
 
+QString Settings::theme() const {
+  const QString t =
+      m_settings->value(QStringLiteral("view/theme"), QStringLiteral("system")).toString();
+  return QStringList{"system", "light", "dark"}.contains(t) ? t : QStringLiteral("system");
+}
+void Settings::setTheme(const QString& t) { m_settings->setValue(QStringLiteral("view/theme"), t); }
+
 bool Settings::classroomMode() const { return m_settings->value(kClassroom, false).toBool(); }
 void Settings::setClassroomMode(bool on) { m_settings->setValue(kClassroom, on); }
 

@@ -36,6 +36,8 @@ class Settings final {
   QString palette() const;  // viridis | magma | cividis | greyscale
   void setPalette(const QString& palette);
   bool classroomMode() const;
+  QString theme() const;  // system | light | dark
+  void setTheme(const QString& theme);
   void setClassroomMode(bool on);
 
   /// The configuration the window had when it was last closed, stored as session JSON.

@@ -86,6 +86,8 @@ void ViewTabs::setViewState(const render::ViewState& state) {
   markStale(false);
 }
 
+void ViewTabs::refresh() { markStale(true); }
+
 void ViewTabs::markStale(bool result) {
   const int current = currentIndex();
   for (int i = 0; i < static_cast<int>(m_slots.size()); ++i) {

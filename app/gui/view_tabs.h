@@ -26,6 +26,8 @@ class ViewTabs final : public QTabWidget {
   /// Every view gets the new result when it is next shown; the visible one now, and repainted.
   void setResult(const render::ResultPtr& result);
   void setViewState(const render::ViewState& state);
+  /// Redraws every view from scratch (the palette changed): the visible one now.
+  void refresh();
   /// Wall time of the last repaint setResult made of the visible view.
   double lastRenderMs() const { return m_renderMs; }
 

@@ -256,6 +256,28 @@ class MainWindowTest : public QObject {
     window.setClassroomMode(false);
   }
 
+  // View › Theme › Dark recolours the window and the views; System brings the original back.
+  void darkThemeRecoloursTheViews() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
+    QVERIFY(results.wait(20000));
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QColor before = QApplication::palette().color(QPalette::Window);
+    window.setTheme(attnscope::gui::Theme::Dark);
+    QApplication::processEvents();
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
+    const QImage dark = window.view(ViewKind::Heatmap)->grab().toImage();
+    QVERIFY2(QColor(dark.pixel(3, 3)).lightness() < 80,
+             qPrintable(QColor(dark.pixel(3, 3)).name()));
+    window.setTheme(attnscope::gui::Theme::System);
+    QApplication::processEvents();
+    QCOMPARE(QApplication::palette().color(QPalette::Window), before);
+  }
+
   void sessionsSaveAndOpen() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("s.attnscope"));
