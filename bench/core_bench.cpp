@@ -104,22 +104,29 @@ BENCHMARK(BM_Gpt2Forward)
     ->MinTime(0.5)
     ->UseRealTime();
 
-// bert-base shapes (12 layers x 12 heads, 768 wide), random weights, from a Hugging Face folder:
-// the post-norm encoder with token types, no mask, at BERT's longest input.
-void BM_BertBaseForward(benchmark::State& state) {
+/// One forward of a Hugging Face folder on a text of T tokens per iteration (range 0: T, range 1:
+/// keep scores), opened once through openModel as the window and the CLI do.
+void folderForward(benchmark::State& state, const std::string& folder, std::string (*text)(int),
+                   double attentionFloatsPerToken2) {
   const int T = static_cast<int>(state.range(0));
   ModelSpec spec;
-  spec.source = bertBaseFolder();
+  spec.source = folder;
   const auto model = openModel(spec);
   RunRequest request;
-  request.texts = {bertText(T)};
+  request.texts = {text(T)};
   request.keepScores = state.range(1) != 0;
   for (auto _ : state) {
     AttentionResult r = model->run(request);
-    if (r.group().queries() != T) state.SkipWithError("the BERT text did not give T tokens");
+    if (r.group().queries() != T) state.SkipWithError("the text did not give T tokens");
     benchmark::DoNotOptimize(r.group().attention.data.data());
   }
-  state.counters["attention_bytes"] = 4.0 * 12 * 12 * T * T;
+  state.counters["attention_bytes"] = 4.0 * attentionFloatsPerToken2 * T * T;
+}
+
+// bert-base shapes (12 layers x 12 heads, 768 wide), random weights: the post-norm encoder with
+// token types, no mask, at BERT's longest input.
+void BM_BertBaseForward(benchmark::State& state) {
+  folderForward(state, bertBaseFolder(), bertText, 12 * 12);
 }
 BENCHMARK(BM_BertBaseForward)
     ->ArgNames({"T", "scores"})
@@ -128,22 +135,10 @@ BENCHMARK(BM_BertBaseForward)
     ->MinTime(0.5)
     ->UseRealTime();
 
-// SmolLM-135M shapes (30 layers, 9 query / 3 key-value heads, 576 wide), random weights, opened
-// from a Hugging Face folder through openModel: RMSNorm, rotary, repeat_kv, SwiGLU.
+// SmolLM-135M shapes (30 layers, 9 query / 3 key-value heads, 576 wide), random weights: RMSNorm,
+// rotary, repeat_kv, SwiGLU.
 void BM_SmolLmForward(benchmark::State& state) {
-  const int T = static_cast<int>(state.range(0));
-  ModelSpec spec;
-  spec.source = smolLmFolder();
-  const auto model = openModel(spec);
-  RunRequest request;
-  request.texts = {gpt2Text(T)};
-  request.keepScores = state.range(1) != 0;
-  for (auto _ : state) {
-    AttentionResult r = model->run(request);
-    if (r.group().queries() != T) state.SkipWithError("the SmolLM text did not give T tokens");
-    benchmark::DoNotOptimize(r.group().attention.data.data());
-  }
-  state.counters["attention_bytes"] = 4.0 * 30 * 9 * T * T;
+  folderForward(state, smolLmFolder(), gpt2Text, 30 * 9);
 }
 BENCHMARK(BM_SmolLmForward)
     ->ArgNames({"T", "scores"})
