@@ -17,7 +17,6 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStyle>
-#include <QThread>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -31,7 +30,6 @@
 #include "error_banner.h"
 #include "loss_plot.h"
 #include "text_file_loader.h"
-#include "training_worker.h"
 
 namespace attnscope::gui {
 
@@ -70,6 +68,7 @@ void registerMetaTypes() {
 TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
     : QWidget(parent),
       m_document(document),
+      m_session(new TrainingSession(this)),
       m_banner(new ErrorBanner(this)),
       m_corpusPath(new QLineEdit(this)),
       m_corpusInfo(new QLabel(this)),
@@ -100,8 +99,7 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
       m_plot(new LossPlot(this)),
       m_baseline(new QCheckBox(tr("Show uniform baseline, log V"), this)),
       m_slider(new QSlider(Qt::Horizontal, this)),
-      m_sliderLabel(new QLabel(this)),
-      m_thread(new QThread(this)) {
+      m_sliderLabel(new QLabel(this)) {
   registerMetaTypes();
   m_lr->setDecimals(5);
   m_lr->setRange(1e-5, 1.0);
@@ -195,28 +193,12 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   connect(m_baseline, &QCheckBox::toggled, m_plot, &LossPlot::setBaselineVisible);
   connect(m_slider, &QSlider::valueChanged, this, &TrainingPanel::selectSnapshot);
 
-  m_thread->setObjectName(QStringLiteral("attnscope-training"));
-  m_worker = new TrainingWorker;
-  m_worker->moveToThread(m_thread);
-  connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
-  connect(this, &TrainingPanel::trainRequested, m_worker, &TrainingWorker::train,
-          Qt::QueuedConnection);
-  connect(m_worker, &TrainingWorker::progressed, this, &TrainingPanel::onProgress,
-          Qt::QueuedConnection);
-  connect(m_worker, &TrainingWorker::evaluated, this, &TrainingPanel::onEvaluated,
-          Qt::QueuedConnection);
-  connect(m_worker, &TrainingWorker::snapshotTaken, this, &TrainingPanel::onSnapshot,
-          Qt::QueuedConnection);
-  connect(m_worker, &TrainingWorker::finished, this, &TrainingPanel::onFinished,
-          Qt::QueuedConnection);
-  m_thread->start();
+  connect(m_session, &TrainingSession::progressed, this, &TrainingPanel::onProgress);
+  connect(m_session, &TrainingSession::snapshotsChanged, this, &TrainingPanel::onSnapshotsChanged);
+  connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
 }
 
-TrainingPanel::~TrainingPanel() {
-  if (m_cancel) m_cancel->store(true);  // the trainer stops after its current step
-  m_thread->quit();
-  m_thread->wait();
-}
+TrainingPanel::~TrainingPanel() = default;
 
 bool TrainingPanel::setCorpusPath(const QString& path) {
   QString text;
@@ -281,7 +263,7 @@ void TrainingPanel::chooseCorpus() {
 }
 
 bool TrainingPanel::start() {
-  if (m_running) return false;
+  if (m_session->isRunning()) return false;
   // A path typed but not yet confirmed (or refused) must not leave the old corpus in use.
   const QString typed = m_corpusPath->text().trimmed();
   if (!typed.isEmpty() && typed != m_corpusFile && !setCorpusPath(typed)) return false;
@@ -300,9 +282,7 @@ bool TrainingPanel::start() {
     return false;
   }
   m_banner->clearMessage();
-  m_snapshots.clear();
   m_follow = true;
-  updateSlider();
   m_plot->clear();
   m_plot->setBaseline(std::log(double(std::max(1, shape.vocabSize))), o.steps);
   m_plot->setBaselineVisible(m_baseline->isChecked());
@@ -312,31 +292,23 @@ bool TrainingPanel::start() {
   m_progress->setFormat(tr("starting…"));
   m_status->clear();
 
-  TrainingJob job;
-  job.run = ++m_run;
-  job.corpus = m_corpus;
-  job.options = o;
-  job.threads = m_threads->value();
-  job.cancel = std::make_shared<std::atomic<bool>>(false);
-  m_cancel = job.cancel;
+  m_session->start(m_corpus, o, m_threads->value());  // drops the old snapshots
   setRunning(true);
-  Q_EMIT trainRequested(job);
   return true;
 }
 
 void TrainingPanel::stop() {
-  if (!m_running || !m_cancel) return;
-  m_cancel->store(true);
+  if (!m_session->isRunning()) return;
+  m_session->stop();
   m_stop->setEnabled(false);
   m_progress->setFormat(tr("stopping…"));
 }
 
-void TrainingPanel::onProgress(quint64 run, const TrainProgress& p) {
-  if (run != m_run) return;
+void TrainingPanel::onProgress(const TrainProgress& p) {
   m_plot->addTrainLoss(p.step, p.trainLoss);
   if (!std::isnan(p.valLoss)) m_plot->addValidationLoss(p.step, p.valLoss);
   m_progress->setValue(p.step);
-  if (!m_cancel || !m_cancel->load()) {
+  if (!m_session->isStopping()) {
     m_progress->setFormat(tr("step %1 / %2 · %3 elapsed · ETA %4")
                               .arg(p.step)
                               .arg(p.steps)
@@ -349,28 +321,14 @@ void TrainingPanel::onProgress(quint64 run, const TrainProgress& p) {
                               .arg(p.valLoss, 0, 'f', 3));
 }
 
-void TrainingPanel::onEvaluated(const TrainingSnapshot& snapshot) {
-  if (snapshot.run != m_run) return;
-  keepSnapshot(snapshot);
-}
-
-void TrainingPanel::onSnapshot(const TrainingSnapshot& snapshot) {
-  if (snapshot.run != m_run) return;
-  keepSnapshot(snapshot);
-}
-
 void TrainingPanel::onFinished(const TrainingOutcome& outcome) {
-  if (outcome.run != m_run) return;
   setRunning(false);
-  m_cancel.reset();
   if (!outcome.error.isEmpty()) {
     showError(tr("Training failed: %1").arg(outcome.error));
     m_progress->setFormat(tr("failed"));
     Q_EMIT runFinished(false);
     return;
   }
-  if (outcome.model && outcome.stepsDone > 0)
-    keepSnapshot({outcome.run, outcome.stepsDone, outcome.model});
   m_progress->setValue(outcome.stepsDone);
   // Stopped early: the curve fills the plot rather than the left of the planned steps.
   if (outcome.cancelled) m_plot->setStepsDone(outcome.stepsDone);
@@ -384,29 +342,16 @@ void TrainingPanel::onFinished(const TrainingOutcome& outcome) {
   Q_EMIT runFinished(outcome.cancelled);
 }
 
-void TrainingPanel::keepSnapshot(const TrainingSnapshot& snapshot) {
-  auto at = std::lower_bound(m_snapshots.begin(), m_snapshots.end(), snapshot.step,
-                             [](const TrainingSnapshot& s, int step) { return s.step < step; });
-  if (at != m_snapshots.end() && at->step == snapshot.step)
-    *at = snapshot;
-  else
-    m_snapshots.insert(at, snapshot);
-  if (int(m_snapshots.size()) > kMaxSnapshots) {
-    // Every second one goes, the newest stays: the slider still spans the whole run.
-    std::vector<TrainingSnapshot> thinned;
-    for (std::size_t i = 0; i < m_snapshots.size(); ++i) {
-      if (i % 2 == 0 || i + 1 == m_snapshots.size()) thinned.push_back(m_snapshots[i]);
-    }
-    m_snapshots = std::move(thinned);
-  }
+void TrainingPanel::onSnapshotsChanged() {
   updateSlider();
-  if (m_follow) showInDocument(m_snapshots.back());
+  if (m_follow && !m_session->snapshots().empty()) showInDocument(m_session->snapshots().back());
 }
 
 void TrainingPanel::updateSlider() {
   const QSignalBlocker blocker(m_slider);
-  const int count = int(m_snapshots.size());
-  const int previousStep = selectedSnapshot() >= 0 ? m_snapshots[selectedSnapshot()].step : -1;
+  const int count = int(m_session->snapshots().size());
+  const int previousStep =
+      selectedSnapshot() >= 0 ? m_session->snapshots()[selectedSnapshot()].step : -1;
   m_slider->setRange(0, std::max(0, count - 1));
   m_slider->setEnabled(count > 1);
   if (m_follow) {
@@ -414,31 +359,33 @@ void TrainingPanel::updateSlider() {
   } else {
     // Stay on the step the user chose, wherever thinning moved it.
     for (int i = 0; i < count; ++i) {
-      if (m_snapshots[i].step <= previousStep) m_slider->setValue(i);
+      if (m_session->snapshots()[i].step <= previousStep) m_slider->setValue(i);
     }
   }
   m_save->setEnabled(count > 0);
   const int index = selectedSnapshot();
-  m_sliderLabel->setText(
-      index < 0 ? tr("No snapshots yet")
-                : tr("step %1 (%2 of %3)").arg(m_snapshots[index].step).arg(index + 1).arg(count));
+  m_sliderLabel->setText(index < 0 ? tr("No snapshots yet")
+                                   : tr("step %1 (%2 of %3)")
+                                         .arg(m_session->snapshots()[index].step)
+                                         .arg(index + 1)
+                                         .arg(count));
 }
 
 int TrainingPanel::selectedSnapshot() const {
-  if (m_snapshots.empty()) return -1;
-  return std::clamp(m_slider->value(), 0, int(m_snapshots.size()) - 1);
+  if (m_session->snapshots().empty()) return -1;
+  return std::clamp(m_slider->value(), 0, int(m_session->snapshots().size()) - 1);
 }
 
 void TrainingPanel::selectSnapshot(int index) {
-  if (index < 0 || index >= int(m_snapshots.size())) return;
+  if (index < 0 || index >= int(m_session->snapshots().size())) return;
   {
     const QSignalBlocker blocker(m_slider);
     m_slider->setValue(index);
   }
   // Back at the newest snapshot, the views follow the training again.
-  m_follow = index == int(m_snapshots.size()) - 1;
+  m_follow = index == int(m_session->snapshots().size()) - 1;
   updateSlider();
-  showInDocument(m_snapshots[index]);
+  showInDocument(m_session->snapshots()[index]);
 }
 
 void TrainingPanel::showInDocument(const TrainingSnapshot& snapshot) {
@@ -452,7 +399,7 @@ QString TrainingPanel::saveModel(const QString& path) const {
   const int index = selectedSnapshot();
   if (index < 0) return tr("there is no trained model yet");
   try {
-    m_snapshots[index].model->save(path.toStdString());
+    m_session->snapshots()[index].model->save(path.toStdString());
   } catch (const Error& e) {
     return QString::fromStdString(e.what());
   } catch (const std::exception& e) {
@@ -465,7 +412,8 @@ void TrainingPanel::saveDialog() {
   const int index = selectedSnapshot();
   if (index < 0) return;
   QString path = QFileDialog::getSaveFileName(
-      this, tr("Save model"), tr("tiny-gpt-step%1.safetensors").arg(m_snapshots[index].step),
+      this, tr("Save model"),
+      tr("tiny-gpt-step%1.safetensors").arg(m_session->snapshots()[index].step),
       tr("Tiny-GPT checkpoints (*.safetensors)"));
   if (path.isEmpty()) return;
   if (!path.endsWith(QStringLiteral(".safetensors"))) path += QStringLiteral(".safetensors");
@@ -475,12 +423,11 @@ void TrainingPanel::saveDialog() {
     return;
   }
   m_status->setText(tr("Saved step %1 to %2: open it with \"Open checkpoint file…\".")
-                        .arg(m_snapshots[index].step)
+                        .arg(m_session->snapshots()[index].step)
                         .arg(QFileInfo(path).fileName()));
 }
 
 void TrainingPanel::setRunning(bool running) {
-  m_running = running;
   m_start->setEnabled(!running);
   m_stop->setEnabled(running);
   for (QWidget* w :

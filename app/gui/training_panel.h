@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "training_job.h"
+#include "training_session.h"
 
 class QAction;
 class QCheckBox;
@@ -19,14 +20,12 @@ class QProgressBar;
 class QPushButton;
 class QSlider;
 class QSpinBox;
-class QThread;
 
 namespace attnscope::gui {
 
 class Document;
 class ErrorBanner;
 class LossPlot;
-class TrainingWorker;
 
 /// The Train tab: trains the chapter's character GPT on a text file on a thread of its own, draws
 /// the loss curves, and makes the document show the latest weights while it runs. Snapshots kept
@@ -36,7 +35,7 @@ class TrainingPanel final : public QWidget {
   Q_OBJECT
  public:
   /// Beyond this many snapshots every second one is dropped, so a long run stays small in memory.
-  static constexpr int kMaxSnapshots = 100;
+  static constexpr int kMaxSnapshots = TrainingSession::kMaxSnapshots;
 
   explicit TrainingPanel(Document* document, QWidget* parent = nullptr);
   ~TrainingPanel() override;
@@ -50,9 +49,10 @@ class TrainingPanel final : public QWidget {
   bool start();
   /// Asks the running trainer to stop after its current step; the window does not wait.
   void stop();
-  bool isRunning() const { return m_running; }
+  bool isRunning() const { return m_session->isRunning(); }
+  const TrainingSession& session() const { return *m_session; }
 
-  int snapshotCount() const { return int(m_snapshots.size()); }
+  int snapshotCount() const { return int(m_session->snapshots().size()); }
   int selectedSnapshot() const;
   /// Shows snapshot `index` (oldest first) in the document and stops following the training.
   void selectSnapshot(int index);
@@ -64,18 +64,13 @@ class TrainingPanel final : public QWidget {
 
  Q_SIGNALS:
   void runFinished(bool cancelled);
-  /// Internal: queued to the training thread.
-  void trainRequested(const attnscope::gui::TrainingJob& job);
 
  private:
   void chooseCorpus();
   void saveDialog();
-  void onProgress(quint64 run, const TrainProgress& progress);
-  void onEvaluated(const TrainingSnapshot& snapshot);
-  void onSnapshot(const TrainingSnapshot& snapshot);
+  void onProgress(const TrainProgress& progress);
+  void onSnapshotsChanged();
   void onFinished(const TrainingOutcome& outcome);
-  /// Inserts by step (replacing one at the same step) and thins to kMaxSnapshots.
-  void keepSnapshot(const TrainingSnapshot& snapshot);
   void updateSlider();
   void showInDocument(const TrainingSnapshot& snapshot);
   void setRunning(bool running);
@@ -83,11 +78,8 @@ class TrainingPanel final : public QWidget {
 
   Document* m_document;
   std::shared_ptr<const std::string> m_corpus;
-  std::vector<TrainingSnapshot> m_snapshots;  // oldest first
+  TrainingSession* m_session;  // the run and its snapshots
   bool m_follow = true;  // the document shows each new evaluation until the slider is moved back
-  bool m_running = false;
-  quint64 m_run = 0;
-  std::shared_ptr<std::atomic<bool>> m_cancel;
   int m_steps = 0;
 
   ErrorBanner* m_banner;
@@ -115,9 +107,6 @@ class TrainingPanel final : public QWidget {
   QCheckBox* m_baseline;
   QSlider* m_slider;
   QLabel* m_sliderLabel;
-
-  QThread* m_thread;
-  TrainingWorker* m_worker;  // lives on m_thread, deleted when it finishes
 };
 
 }  // namespace attnscope::gui

@@ -20,6 +20,7 @@
 #include "document.h"
 #include "loss_plot.h"
 #include "training_panel.h"
+#include "training_session.h"
 
 using attnscope::TinyGpt;
 using attnscope::TrainOptions;
@@ -95,6 +96,23 @@ struct Rig {
 class TrainingPanelTest : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // The session alone, without a widget: beyond the limit every second snapshot goes and the
+  // newest stays, and a later snapshot at the same step replaces the earlier one.
+  void theSessionThinsItsSnapshots() {
+    std::vector<attnscope::gui::TrainingSnapshot> kept;
+    const int limit = attnscope::gui::TrainingSession::kMaxSnapshots;
+    for (int step = 1; step <= limit + 1; ++step)
+      attnscope::gui::TrainingSession::keep(kept, {1, step, nullptr});
+    QVERIFY(int(kept.size()) <= limit);
+    QCOMPARE(kept.back().step, limit + 1);
+    QCOMPARE(kept.front().step, 1);
+    for (std::size_t i = 1; i < kept.size(); ++i) QVERIFY(kept[i - 1].step < kept[i].step);
+    const std::size_t before = kept.size();
+    attnscope::gui::TrainingSession::keep(kept, {2, limit + 1, nullptr});
+    QCOMPARE(kept.size(), before);
+    QCOMPARE(kept.back().run, quint64(2));
+  }
+
   void aShortRunDrawsCurvesAndKeepsSnapshots() {
     Rig rig(30);
     QVERIFY(rig.ready);
