@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "attnscope/error.h"
+#include "attnscope/file_io.h"
 #include "attnscope/npy.h"
 #include "attnscope/result_json.h"
 #include "attnscope/safetensors.h"
@@ -11,20 +11,28 @@
 namespace attnscope::cli {
 
 void writeDump(const std::string& dir, const AttentionResult& result, const Model& model) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    throw Error(ErrorKind::Io, "cannot create --dump folder " + dir + ": " +
-                                   (ec ? ec.message() : std::string("not a directory")));
-  }
-  const auto at = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
-  writeNpy(at("input.npy"), result.input);
-  if (!result.contextInput.empty()) writeNpy(at("context.npy"), result.contextInput);
-  writeSafetensors(at("weights.safetensors"), model.parameters());
-  writeNpy(at("attention.npy"), result.group().attention);
-  writeNpy(at("output.npy"), result.output);
-  writeTextFile(at("trace.json"), traceJson(result));
-  writeTextFile(at("tokens.json"), tokensJson(result));
+  // Every name a dump writes: an existing folder holding only these is an earlier dump and may be
+  // replaced; anything else in it means it is not ours to delete.
+  static const std::vector<std::string> kNames = {
+      "input.npy",  "context.npy", "weights.safetensors", "attention.npy",
+      "output.npy", "trace.json",  "tokens.json"};
+  // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
+  // sees the old dump or the new one, never a mix of both.
+  replaceFolderAtomically(
+      dir, kNames,
+      [&](const std::string& temp) {
+        const auto at = [&](const char* name) {
+          return (std::filesystem::path(temp) / name).string();
+        };
+        writeNpy(at("input.npy"), result.input);
+        if (!result.contextInput.empty()) writeNpy(at("context.npy"), result.contextInput);
+        writeSafetensors(at("weights.safetensors"), model.parameters());
+        writeNpy(at("attention.npy"), result.group().attention);
+        writeNpy(at("output.npy"), result.output);
+        writeTextFile(at("trace.json"), traceJson(result));
+        writeTextFile(at("tokens.json"), tokensJson(result));
+      },
+      "--dump folder");
 }
 
 }  // namespace attnscope::cli

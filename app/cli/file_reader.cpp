@@ -1,24 +1,30 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "file_reader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "attnscope/error.h"
+#include "attnscope/file_io.h"
 #include "attnscope/utf8.h"
 
 namespace attnscope::cli {
 
-std::string readTextFile(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, flag + ": cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+std::string readTextFile(const std::string& path, const std::string& flag, uint64_t maxBytes) {
+  std::string text;
+  try {
+    // stat before open: a FIFO or a device is refused instead of blocking or reading forever.
+    text = readFile(path, maxBytes);
+  } catch (const Error& e) {
+    throw Error(e.kind(), flag + ": " + e.what());
+  }
   requireValidUtf8(text, path);
   return text;
+}
+
+void checkOutputPath(const std::string& path, const std::string& flag) {
+  try {
+    checkWritable(path);
+  } catch (const Error& e) {
+    throw Error(e.kind(), flag + ": " + e.what());
+  }
 }
 
 }  // namespace attnscope::cli

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // attnscope-cli: headless runs, exports and training. Exit codes: 0 success, 2 bad input, 1
 // internal.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -28,10 +30,19 @@ const char* kUsage =
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
+std::string firstLine(const char* message) {
+  std::string m = message;
+  if (const auto eol = m.find('\n'); eol != std::string::npos) m.resize(eol);
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace attnscope;
+  // A file-size limit (ulimit -f) must fail a write with EFBIG, reported like a full disk, not
+  // kill the process half-way through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
       {"run", cli::runCommand},       {"tokenize", cli::tokenizeCommand},
       {"train", cli::trainCommand},   {"eval", cli::evalCommand},
@@ -54,10 +65,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], e.what());
     return 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], e.what());
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], firstLine(e.what()).c_str());
     return e.isUserError() ? 2 : 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attnscope-cli %s: out of memory; use smaller sizes or --memory-limit\n",
+                 argv[1]);
+    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnscope-cli %s: internal error: %s\n", argv[1], e.what());
+    // One line: a library's message may carry a whole backtrace after it.
+    std::fprintf(stderr, "attnscope-cli %s: internal error: %s\n", argv[1],
+                 firstLine(e.what()).c_str());
     return 1;
   }
 }

@@ -43,9 +43,14 @@ const char* const kToyOnlyFlags[] = {"--variant", "--input-dim", "--d-model", "-
 
 }  // namespace
 
+uint64_t memoryLimitFromFlags(const ArgParser& p) {
+  return static_cast<uint64_t>(p.integer("--memory-limit", 8192, 1, 1ll << 30)) * 1024 * 1024;
+}
+
 std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   ModelSpec spec;
   spec.source = p.value("--model", "toy");
+  spec.memoryLimitBytes = memoryLimitFromFlags(p);
   if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
   if (spec.source != "toy") {
     for (const char* flag : kToyOnlyFlags) {
@@ -67,6 +72,8 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   c.tokenizer = parseTokenizer(p.value("--tokenizer", "char"));
   c.seed = static_cast<uint64_t>(p.integer("--seed", 0, 0, (1ll << 62)));
   if (p.has("--weights")) {
+    // The sizes are checked before the file is read or the layer built.
+    c.checkMemory(spec.memoryLimitBytes);
     const SafetensorsFile file = SafetensorsFile::open(p.value("--weights"));
     std::vector<NamedTensor> weights;
     for (const TensorInfo& info : file.tensors())
@@ -95,8 +102,7 @@ RunRequest requestFromFlags(const ArgParser& p) {
   }
   r.device = parseDevice(p.value("--device", "auto"));
   r.limits.maxTokens = static_cast<int>(p.integer("--max-tokens", 4096, 1, 1 << 20));
-  r.limits.memoryLimitBytes =
-      static_cast<uint64_t>(p.integer("--memory-limit", 8192, 1, 1ll << 30)) * 1024 * 1024;
+  r.limits.memoryLimitBytes = memoryLimitFromFlags(p);
   return r;
 }
 

@@ -14,6 +14,8 @@ void addModelFlags(ArgParser& parser);
 
 /// Builds the model the flags describe. Throws UsageError or attnscope::Error.
 std::shared_ptr<Model> modelFromFlags(const ArgParser& parser);
+/// --memory-limit in bytes (MiB on the command line; default 8192 MiB). Throws UsageError.
+uint64_t memoryLimitFromFlags(const ArgParser& parser);
 /// Builds the request (texts, context, random input, device, limits). Throws UsageError.
 RunRequest requestFromFlags(const ArgParser& parser);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include "attnscope/utf8.h"
 #include "commands.h"
 #include "dump_writer.h"
+#include "file_reader.h"
 #include "model_options.h"
 
 namespace attnscope::cli {
@@ -35,18 +37,26 @@ void printSummary(const AttentionResult& r) {
               r.timings.forwardMs);
 }
 
+// "41.2%", or "n/a" for a probability that is not a number (NaN weights), never "nan%".
+std::string percent(float probability) {
+  if (!std::isfinite(probability)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * probability);
+  return buf;
+}
+
 // "next token: ␣the 41.2%  ␣a 7.9%  ..." for language models.
 void printPredictions(const AttentionResult& r) {
   for (const MaskFill& f : r.maskFills) {
     std::printf("mask at token %d:", f.position);
     for (const Prediction& p : f.predictions)
-      std::printf("  %s %.1f%%", p.token.label.c_str(), 100.0 * p.probability);
+      std::printf("  %s %s", p.token.label.c_str(), percent(p.probability).c_str());
     std::printf("\n");
   }
   if (r.nextToken.empty()) return;
   std::printf("next token after text 1:");
   for (const Prediction& p : r.nextToken) {
-    std::printf("  %s %.1f%%", p.token.label.c_str(), 100.0 * p.probability);
+    std::printf("  %s %s", p.token.label.c_str(), percent(p.probability).c_str());
   }
   std::printf("\n");
 }
@@ -119,6 +129,8 @@ int runCommand(const std::vector<std::string>& args) {
     return 0;
   }
   RunRequest request = requestFromFlags(p);
+  // Before the run: a folder or unwritable --json fails now, not after the computation.
+  if (p.has("--json")) checkOutputPath(p.value("--json"), "--json");
   const auto model = modelFromFlags(p);
   if (p.has("--generate")) {
     if (request.texts.empty()) throw UsageError("--generate needs --text");

@@ -12,6 +12,7 @@
 #include "attnscope/training.h"
 #include "commands.h"
 #include "file_reader.h"
+#include "model_options.h"
 
 namespace attnscope::cli {
 namespace {
@@ -43,7 +44,8 @@ int trainCommand(const std::vector<std::string>& args) {
       .option("--seed", "N", "seed; default 1337")
       .option("--eval-every", "N", "steps between validation estimates; default 250")
       .option("--snapshot-every", "K", "also write FILE.stepNNNNNN.safetensors every K steps")
-      .option("--threads", "N", "CPU threads; default all cores");
+      .option("--threads", "N", "CPU threads; default all cores")
+      .option("--memory-limit", "MIB", "refuse training estimated above this; default 8192");
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();
@@ -51,6 +53,8 @@ int trainCommand(const std::vector<std::string>& args) {
   }
   if (!p.has("--corpus")) throw UsageError("--corpus FILE is required");
   if (!p.has("--out")) throw UsageError("--out FILE.safetensors is required");
+  // Before training, not after it: a folder or an unwritable place would lose the work.
+  checkOutputPath(p.value("--out"), "--out");
   TrainOptions o;
   o.model.nLayer = static_cast<int>(p.integer("--layers", 4, 1, 64));
   o.model.nHead = static_cast<int>(p.integer("--heads", 4, 1, 256));
@@ -66,6 +70,7 @@ int trainCommand(const std::vector<std::string>& args) {
   o.seed = static_cast<uint64_t>(p.integer("--seed", 1337, 0, 1ll << 62));
   o.evalEvery = static_cast<int>(p.integer("--eval-every", 250, 1, 100000000));
   o.snapshotEvery = static_cast<int>(p.integer("--snapshot-every", 0, 0, 100000000));
+  o.memoryLimitBytes = memoryLimitFromFlags(p);
   const std::string out = p.value("--out");
   if (o.snapshotEvery > 0) {
     std::string stem = out;

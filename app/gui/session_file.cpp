@@ -6,12 +6,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QSet>
 
 #include <cmath>
 
 #include "attnscope/error.h"
+#include "attnscope/file_io.h"
+#include "attnscope/json_check.h"
 #include "attnscope/toy_config.h"
 
 namespace attnscope::gui {
@@ -160,9 +161,15 @@ Session parseSession(const QJsonObject& root) {
   }
   const QJsonValue version = root.value("version");
   if (!version.isDouble()) fail(QStringLiteral("\"version\" must be a number"));
-  if (version.toDouble() != SessionFile::kVersion) {
+  // Exactly a supported integer; all 17 digits in the message, so 1.0000000001 is not "1".
+  const double v = version.toDouble();
+  if (!std::isfinite(v) || std::floor(v) != v) {
+    fail(QStringLiteral("\"version\" must be a whole number, got %1")
+             .arg(QString::number(v, 'g', 17)));
+  }
+  if (v != SessionFile::kVersion) {
     fail(QStringLiteral("version %1 is not supported (this attnscope reads version %2)")
-             .arg(version.toDouble())
+             .arg(QString::number(v, 'g', 17))
              .arg(SessionFile::kVersion));
   }
 
@@ -247,6 +254,10 @@ bool SessionFile::fromJson(const QByteArray& bytes, Session* session, QString* e
                .arg(parseError.errorString()));
     }
     if (!doc.isObject()) fail(QStringLiteral("the top level must be a JSON object"));
+    // QJsonDocument keeps the last of duplicate keys: a hand-edited session with two "text"
+    // entries would open one of them silently.
+    if (const auto key = findDuplicateJsonKey(std::string_view(bytes.constData(), bytes.size())))
+      fail(QStringLiteral("duplicate key \"%1\"").arg(QString::fromStdString(*key)));
     *session = parseSession(doc.object());
     return true;
   } catch (const ParseError& e) {
@@ -256,17 +267,21 @@ bool SessionFile::fromJson(const QByteArray& bytes, Session* session, QString* e
 }
 
 QString SessionFile::save(const QString& path, const Session& session) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) {
-    return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+  // Through the core's one writer: atomic for files, symlinks followed, devices written directly.
+  try {
+    const QByteArray bytes = toJson(session);
+    writeOutputFile(path.toStdString(), std::string(bytes.constData(), bytes.size()));
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
   }
-  file.write(toJson(session));
-  if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
   return {};
 }
 
 QString SessionFile::load(const QString& path, Session* session) {
   const QString name = QFileInfo(path).fileName();
+  // Before opening: QFile would block forever on a FIFO, and read a device without end.
+  if (QFileInfo::exists(path) && !QFileInfo(path).isFile())
+    return QStringLiteral("cannot open %1: not a regular file").arg(name);
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) {
     return QStringLiteral("cannot open %1: %2").arg(name, file.errorString());

@@ -10,7 +10,6 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <cmath>
@@ -18,6 +17,7 @@
 #include <exception>
 #include <memory>
 
+#include "attnscope/file_io.h"
 #include "attnscope/npy.h"
 #include "attnscope/result_json.h"
 #include "head_matrix.h"
@@ -59,28 +59,56 @@ QString checkOptions(const ExportOptions& o) {
   return {};
 }
 
-// Opens a QSaveFile, lets `write` fill it, and commits only when everything succeeded, so a
-// failure leaves the previous file (or none) in place.
+// Writes through core's OutputFile (the one writer of every file the app writes): atomic for
+// regular files and symlink targets, direct for devices and pipes, a folder refused. QSaveFile
+// would rename over /dev/null or a symlink. Qt's painters need a QIODevice, hence this adapter.
+class OutputDevice final : public QIODevice {
+ public:
+  explicit OutputDevice(const QString& path) : m_file(path.toStdString()) {
+    open(QIODevice::WriteOnly);
+  }
+  bool failed() const { return !m_error.isEmpty(); }
+  QString error() const { return m_error; }
+  void commit() { m_file.commit(); }
+
+ protected:
+  qint64 readData(char*, qint64) override { return -1; }
+  qint64 writeData(const char* data, qint64 size) override {
+    try {
+      m_file.write(data, static_cast<std::size_t>(size));
+      return size;
+    } catch (const std::exception& e) {
+      m_error = QString::fromUtf8(e.what());
+      setErrorString(m_error);
+      return -1;
+    }
+  }
+
+ private:
+  OutputFile m_file;
+  QString m_error;
+};
+
+// Lets `write` fill the output and commits only when everything succeeded, so a failure leaves
+// the previous file (or none) in place.
 template <typename Write>
 QString saveAtomically(const QString& path, Write write) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return cannotWrite(path, file.errorString());
   QString error;
   try {
+    OutputDevice file(path);
     error = write(file);
+    if (error.isEmpty() && file.failed()) error = file.error();
+    if (error.isEmpty()) file.commit();
   } catch (const std::exception& e) {
-    error = QString::fromUtf8(e.what());
+    // OutputFile's messages already say "cannot write <path>: …".
+    return QString::fromUtf8(e.what());
   }
-  if (!error.isEmpty()) {
-    file.cancelWriting();
-    return cannotWrite(path, error);
-  }
-  if (!file.commit()) return cannotWrite(path, file.errorString());
+  if (!error.isEmpty()) return cannotWrite(path, error);
   return {};
 }
 
 QString writeBytes(const QString& path, const QByteArray& bytes) {
-  return saveAtomically(path, [&](QSaveFile& file) -> QString {
+  return saveAtomically(path, [&](QIODevice& file) -> QString {
     return file.write(bytes) == bytes.size() ? QString() : file.errorString();
   });
 }
@@ -174,7 +202,7 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
                              const ExportOptions& options) {
   if (const QString bad = checkOptions(options); !bad.isEmpty()) return bad;
   const QRect rect(0, 0, options.width, options.height);
-  return saveAtomically(path, [&](QSaveFile& file) -> QString {
+  return saveAtomically(path, [&](QIODevice& file) -> QString {
     switch (options.format) {
       case ImageFormat::Png: {
         const QImage image = renderImage(view, options);
@@ -217,7 +245,7 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
         break;
       }
     }
-    return file.error() == QFileDevice::NoError ? QString() : file.errorString();
+    return QString();  // write errors are collected by OutputDevice
   });
 }
 
@@ -298,7 +326,7 @@ QString Exporter::exportAttentionNpy(const AttentionResult& result, const QStrin
 }
 
 QString Exporter::exportAttentionCsv(const AttentionResult& result, const QString& path) {
-  return saveAtomically(path, [&](QSaveFile& file) -> QString {
+  return saveAtomically(path, [&](QIODevice& file) -> QString {
     // Real tokens only: padded rows and columns carry no attention.
     QByteArray out = "layer,item,head,query,key,weight,query_token,key_token\n";
     char line[96];

@@ -114,6 +114,12 @@ class SessionFileTest : public QObject {
         << sampleWith([](QJsonObject& r) { r["version"] = 2; }) << "version 2 is not supported";
     QTest::newRow("version string")
         << sampleWith([](QJsonObject& r) { r["version"] = "1"; }) << "\"version\" must be a number";
+    QTest::newRow("fractional version")
+        << sampleWith([](QJsonObject& r) { r["version"] = 1.0000000001; })
+        << "\"version\" must be a whole number, got 1.0000000001";
+    QTest::newRow("duplicate key")
+        << sampleWith([](QJsonObject&) {}).replace("\"text\":", "\"text\": \"first\", \"text\":")
+        << "duplicate key \"text\"";
     QTest::newRow("text number") << sampleWith([](QJsonObject& r) { r["text"] = 5; })
                                  << "\"text\" in the file must be a string";
     QTest::newRow("unknown key") << sampleWith([](QJsonObject& r) { r["colour"] = "red"; })

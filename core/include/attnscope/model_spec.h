@@ -16,6 +16,8 @@ struct ModelSpec {
   /// ("gpt2", "distilgpt2").
   std::string source = "toy";
   ToyConfig toy;  // used when source == "toy"
+  /// Opening refuses, before allocating, a model whose weights alone are estimated above this.
+  uint64_t memoryLimitBytes = 8ull * 1024 * 1024 * 1024;
 };
 
 /// Opens the model a spec names. Throws Error: InvalidArgument for an unknown name, Io/Format for

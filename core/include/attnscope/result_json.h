@@ -14,7 +14,7 @@ std::string tokensJson(const AttentionResult& result);
 /// Tokens, shapes, trace, device, timings, notices and (optionally) the attention weights as
 /// nested arrays [layer][item][head][query][key].
 std::string resultJson(const AttentionResult& result, bool includeAttention = true);
-/// Writes text atomically (temporary file, then rename). Throws Error(Io) naming the path.
+/// Writes text through OutputFile (atomic for files, direct for devices). Throws Error(Io).
 void writeTextFile(const std::string& path, const std::string& text);
 
 }  // namespace attnscope

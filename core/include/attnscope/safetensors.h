@@ -64,7 +64,7 @@ class SafetensorsFile {
 /// Serialises tensors as F32 in the given order, with optional "__metadata__" string pairs.
 std::string safetensorsBytes(const std::vector<NamedTensor>& tensors,
                              const std::map<std::string, std::string>& metadata = {});
-/// Writes atomically (temporary file, then rename). Throws Error(Io) naming the path.
+/// Writes through OutputFile (atomic for files, direct for devices). Throws Error(Io).
 void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

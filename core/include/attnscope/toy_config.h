@@ -26,6 +26,11 @@ struct ToyConfig {
   int headSize() const { return heads > 0 ? dModel / heads : 0; }
   /// Throws Error(InvalidArgument) with a message naming the bad field.
   void validate() const;
+  /// Bytes of the layer's float32 weights, from the configuration alone (nothing is built).
+  uint64_t parameterBytes() const;
+  /// Throws Error(ResourceLimit) "the toy layer's weights (...) need about 4.0 GiB, more than the
+  /// memory limit of 1.0 GiB" before anything is allocated; validates first.
+  void checkMemory(uint64_t limitBytes) const;
 };
 
 const char* toString(Variant v);        // "fused" | "per-head"

@@ -23,7 +23,13 @@ struct TrainOptions {
   int evalWindows = 64;         // validation windows per estimate during training
   int snapshotEvery = 0;        // 0: none; else keep a snapshot every K steps
   std::string snapshotPattern;  // "run.step{step}.safetensors": also write snapshots to disk
+  uint64_t memoryLimitBytes = 8ull << 30;  // refuse before allocating when the estimate is above
 };
+
+/// Peak bytes of training a tiny GPT: weights, gradients and AdamW's two moments, one step's
+/// activations kept for backward (attention [batch, heads, block, block] and the block's
+/// activations per layer, logits [batch, block, vocab]), and the corpus as token ids.
+uint64_t estimateTrainingBytes(const TinyGptConfig& config, int batch, uint64_t corpusChars);
 
 struct TrainProgress {
   int step = 0;

@@ -226,7 +226,7 @@ std::string npyBytes(const FloatTensor& tensor) {
 }
 
 void writeNpy(const std::string& path, const FloatTensor& tensor) {
-  writeFileAtomically(path, npyBytes(tensor));
+  writeOutputFile(path, npyBytes(tensor));
 }
 
 FloatTensor readNpy(const std::string& path) {

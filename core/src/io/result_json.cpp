@@ -109,7 +109,7 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
 }
 
 void writeTextFile(const std::string& path, const std::string& text) {
-  writeFileAtomically(path, text);
+  writeOutputFile(path, text);
 }
 
 }  // namespace attnscope

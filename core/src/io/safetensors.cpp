@@ -15,11 +15,14 @@
 #include <limits>
 #include <set>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
+#include "io/strict_json.h"
 
 // Tensor bytes are little-endian in the file and are copied as host values.
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -30,7 +33,9 @@ namespace attnscope {
 
 namespace {
 
-using Json = nlohmann::ordered_json;  // keeps header order, so "file order" means something
+using Json = nlohmann::json;
+// The writer keeps its tensors' order in the header, as the reference writer does.
+using OrderedJson = nlohmann::ordered_json;
 
 // The reference implementation's limit; a larger header is a malicious or broken file.
 constexpr uint64_t kMaxHeaderSize = 100ULL * 1000 * 1000;
@@ -108,37 +113,26 @@ DType parseDType(const std::string& name, const std::string& spelling) {
   formatError("tensor " + quoted(name) + " has unknown dtype '" + spelling + "'");
 }
 
-// nlohmann keeps the last of duplicate keys silently; the parser callback lets us refuse them,
-// and stop deep nesting early.
-Json parseHeader(std::string_view header) {
-  std::vector<std::set<std::string>> keysPerLevel;
-  auto callback = [&keysPerLevel](int, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        keysPerLevel.emplace_back();
-        if (keysPerLevel.size() > kMaxDepth) formatError("header is nested too deeply");
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        keysPerLevel.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!keysPerLevel.back().insert(key).second)
-          formatError("duplicate key " + quoted(key) + " in header");
-        break;
-      }
-      case Json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
-  try {
-    return Json::parse(header.begin(), header.end(), callback);
-  } catch (const Json::exception& e) {
-    formatError(std::string("header is invalid JSON: ") + e.what());
+// The header in one linear pass (see parseJsonChecked), refusing duplicate keys, which nlohmann
+// would resolve silently to the last, and nesting deeper than a valid header's.
+struct Header {
+  Json root;
+  std::vector<std::string> order;  // top-level keys in file order
+};
+
+Header parseHeader(std::string_view header) {
+  CheckedJson parsed = parseJsonChecked(header, kMaxDepth, /*keepTopLevelOrder=*/true);
+  switch (parsed.problem) {
+    case CheckedJson::Problem::None:
+      break;
+    case CheckedJson::Problem::DuplicateKey:
+      formatError("duplicate key '" + parsed.detail + "' in header");
+    case CheckedJson::Problem::TooDeep:
+      formatError("header is nested too deeply");
+    case CheckedJson::Problem::Invalid:
+      formatError("header is invalid JSON: " + parsed.detail);
   }
+  return {std::move(parsed.value), std::move(parsed.topLevelKeys)};
 }
 
 std::map<std::string, std::string> parseMetadata(const Json& value) {
@@ -154,27 +148,28 @@ std::map<std::string, std::string> parseMetadata(const Json& value) {
 TensorInfo parseTensorEntry(const std::string& name, const Json& entry, uint64_t dataSize) {
   TensorInfo t;
   t.name = name;
-  const std::string what = "tensor " + quoted(name);
-  if (!entry.is_object()) formatError(what + " must be an object");
+  // Built only for a message: a header of 160,000 tensors must not build 160,000 strings.
+  const auto what = [&name] { return "tensor " + quoted(name); };
+  if (!entry.is_object()) formatError(what() + " must be an object");
   for (const auto& [key, v] : entry.items())
     if (key != "dtype" && key != "shape" && key != "data_offsets")
-      formatError(what + " has unexpected field " + quoted(key));
+      formatError(what() + " has unexpected field " + quoted(key));
   if (!entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
-    formatError(what + " needs 'dtype', 'shape' and 'data_offsets'");
+    formatError(what() + " needs 'dtype', 'shape' and 'data_offsets'");
 
   const Json& dtype = entry["dtype"];
-  if (!dtype.is_string()) formatError(what + " has a dtype that is not a string");
+  if (!dtype.is_string()) formatError(what() + " has a dtype that is not a string");
   t.dtype = parseDType(name, dtype.get<std::string>());
 
   const Json& shape = entry["shape"];
-  if (!shape.is_array()) formatError(what + " has a shape that is not an array");
+  if (!shape.is_array()) formatError(what() + " has a shape that is not an array");
   uint64_t count = 1;
   bool overflow = false;
   for (const Json& d : shape) {
     // JSON integers above 2^64 or with a fraction arrive as floats and are refused here too.
     if (!d.is_number_unsigned() ||
         d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      formatError(what + " has shape " + shape.dump() +
+      formatError(what() + " has shape " + shape.dump() +
                   "; dimensions must be non-negative integers");
     const uint64_t ud = d.get<uint64_t>();
     t.shape.push_back(static_cast<int64_t>(ud));
@@ -185,24 +180,24 @@ TensorInfo parseTensorEntry(const std::string& name, const Json& entry, uint64_t
   const bool hasZero = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
   const uint64_t elementSize = byteSize(t.dtype);
   if (!hasZero && (overflow || count > std::numeric_limits<uint64_t>::max() / elementSize))
-    formatError(what + " has shape " + FloatTensor::formatShape(t.shape) +
+    formatError(what() + " has shape " + FloatTensor::formatShape(t.shape) +
                 " whose byte size overflows");
   const uint64_t bytes = hasZero ? 0 : count * elementSize;
 
   const Json& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
       !offsets[1].is_number_unsigned())
-    formatError(what + " has data_offsets " + offsets.dump() +
+    formatError(what() + " has data_offsets " + offsets.dump() +
                 "; expected [begin, end] as non-negative integers");
   t.begin = offsets[0].get<uint64_t>();
   t.end = offsets[1].get<uint64_t>();
   if (t.begin > t.end)
-    formatError(what + " has reversed data_offsets " + offsetsString(t) + " (begin > end)");
+    formatError(what() + " has reversed data_offsets " + offsetsString(t) + " (begin > end)");
   if (t.end > dataSize)
-    formatError(what + " has data_offsets " + offsetsString(t) + " out of range (data section is " +
-                std::to_string(dataSize) + " bytes)");
+    formatError(what() + " has data_offsets " + offsetsString(t) +
+                " out of range (data section is " + std::to_string(dataSize) + " bytes)");
   if (t.end - t.begin != bytes)
-    formatError(what + " has shape " + FloatTensor::formatShape(t.shape) + " (" +
+    formatError(what() + " has shape " + FloatTensor::formatShape(t.shape) + " (" +
                 toString(t.dtype) + ", " + std::to_string(bytes) +
                 " bytes) but data_offsets span " + std::to_string(t.end - t.begin) + " bytes");
   return t;
@@ -224,7 +219,7 @@ struct SafetensorsFile::Impl {
   uint64_t dataSize = 0;
   std::map<std::string, std::string> metadata;
   std::vector<TensorInfo> tensors;
-  std::map<std::string, std::size_t> index;
+  std::unordered_map<std::string, std::size_t> index;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -251,12 +246,15 @@ struct SafetensorsFile::Impl {
     // Also rejects a byte-order mark, which nlohmann would skip but the spec does not allow.
     if (header.empty() || header.front() != '{')
       formatError("header must be a JSON object starting with '{'");
-    const Json root = parseHeader(header);
+    const Header parsed = parseHeader(header);
+    const Json& root = parsed.root;
     if (!root.is_object()) formatError("header must be a JSON object");
 
     data = bytes + 8 + headerSize;
     dataSize = size - 8 - headerSize;
-    for (const auto& [key, value] : root.items()) {
+    tensors.reserve(parsed.order.size());
+    for (const std::string& key : parsed.order) {
+      const Json& value = root.find(key).value();
       if (key == "__metadata__")
         metadata = parseMetadata(value);
       else
@@ -283,6 +281,7 @@ struct SafetensorsFile::Impl {
     }
     if (cursor != dataSize)
       formatError(std::to_string(dataSize - cursor) + " trailing bytes after the last tensor");
+    index.reserve(tensors.size());
     for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
   }
 };
@@ -303,14 +302,13 @@ SafetensorsFile SafetensorsFile::fromBytes(std::string bytes) {
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ErrorKind::Io, fileErrorMessage("read", path, errno));
-  struct stat st {};
+  // Regular files only, checked before open: a FIFO would block and a device never ends.
+  uint64_t fileSize = 0;
+  const int fd = openRegularFile(path, std::numeric_limits<uint64_t>::max(), &fileSize);
   void* mapping = MAP_FAILED;
   std::size_t size = 0;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) >= kMmapThreshold) {
-    size = static_cast<std::size_t>(st.st_size);
+  if (fileSize >= kMmapThreshold) {
+    size = static_cast<std::size_t>(fileSize);
     // MAP_PRIVATE + PROT_READ: the file is never written through the mapping. (Another process
     // truncating the file while it is mapped would raise SIGBUS; we accept that, like every
     // mmap-based loader.)
@@ -400,15 +398,20 @@ FloatTensor SafetensorsFile::readFloat(const std::string& name) const {
 
 std::string safetensorsBytes(const std::vector<NamedTensor>& tensors,
                              const std::map<std::string, std::string>& metadata) {
-  Json header = Json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  OrderedJson header = OrderedJson::object();
+  // ordered_json's operator[] and contains() search linearly: names are checked in a hash set and
+  // entries appended, so writing stays linear in the number of tensors.
+  auto& entries = header.get_ref<OrderedJson::object_t&>();
+  std::unordered_set<std::string> names;
+  if (!metadata.empty()) entries.emplace_back("__metadata__", metadata);
   uint64_t offset = 0;
   for (const NamedTensor& nt : tensors) {
     const FloatTensor& t = nt.tensor;
     const std::string what = "safetensors: tensor " + quoted(nt.name);
     if (nt.name == "__metadata__")
       throw Error(ErrorKind::InvalidArgument, what + ": the name is reserved");
-    if (header.contains(nt.name)) throw Error(ErrorKind::InvalidArgument, what + " appears twice");
+    if (!names.insert(nt.name).second)
+      throw Error(ErrorKind::InvalidArgument, what + " appears twice");
     for (int64_t d : t.shape)
       if (d < 0)
         throw Error(ErrorKind::InvalidArgument,
@@ -417,14 +420,15 @@ std::string safetensorsBytes(const std::vector<NamedTensor>& tensors,
       throw Error(ErrorKind::InvalidArgument, what + " has shape " + t.shapeString() + " but " +
                                                   std::to_string(t.data.size()) + " values");
     const uint64_t bytes = t.data.size() * sizeof(float);
-    header[nt.name] = {
-        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    entries.emplace_back(nt.name, OrderedJson{{"dtype", "F32"},
+                                              {"shape", t.shape},
+                                              {"data_offsets", {offset, offset + bytes}}});
     offset += bytes;
   }
   std::string json;
   try {
     json = header.dump();
-  } catch (const Json::exception&) {
+  } catch (const OrderedJson::exception&) {
     throw Error(ErrorKind::InvalidArgument,
                 "safetensors: a tensor name or metadata entry is not valid UTF-8");
   }
@@ -443,7 +447,7 @@ std::string safetensorsBytes(const std::vector<NamedTensor>& tensors,
 
 void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                       const std::map<std::string, std::string>& metadata) {
-  writeFileAtomically(path, safetensorsBytes(tensors, metadata));
+  writeOutputFile(path, safetensorsBytes(tensors, metadata));
 }
 
 }  // namespace attnscope

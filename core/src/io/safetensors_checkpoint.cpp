@@ -36,8 +36,8 @@ SafetensorsCheckpoint SafetensorsCheckpoint::openFolder(const std::string& folde
                                              "can run code; download the safetensors weights)"
                                            : ""));
   }
-  const nlohmann::json index =
-      nlohmann::json::parse(readFile(indexPath.string()), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json index = nlohmann::json::parse(readFile(indexPath.string(), kMaxConfigBytes),
+                                                     nullptr, /*allow_exceptions=*/false);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     throw Error(ErrorKind::Format,
                 indexPath.string() + ": expected a JSON object with a \"weight_map\" object");
@@ -116,6 +116,38 @@ void SafetensorsCheckpoint::addEntries(const std::string& fileName) {
 const SafetensorsCheckpoint::Entry* SafetensorsCheckpoint::find(const std::string& name) const {
   const auto it = m_entries.find(name);
   return it == m_entries.end() ? nullptr : &it->second;
+}
+
+const SafetensorsCheckpoint::Entry* SafetensorsCheckpoint::find(
+    const std::string& name, const std::vector<std::string>& prefixes) const {
+  for (const std::string& prefix : prefixes)
+    if (const Entry* e = find(prefix + name)) return e;
+  return nullptr;
+}
+
+void SafetensorsCheckpoint::requireShape(const std::string& name, const std::vector<int64_t>& shape,
+                                         const std::string& config,
+                                         const std::vector<std::string>& prefixes) const {
+  const Entry* e = find(name, prefixes);
+  if (!e) {
+    // Named as loading would name it, under the first prefix (the one the caller expects).
+    throw Error(ErrorKind::Format, "missing tensor '" + prefixes.front() + name + "' " +
+                                       FloatTensor::formatShape(shape) + ", which " + config +
+                                       " implies");
+  }
+  if (e->info->shape != shape) {
+    throw Error(ErrorKind::Format, config + " needs tensor '" + name + "' to be " +
+                                       FloatTensor::formatShape(shape) + ", but " + e->fileName +
+                                       " has shape " + FloatTensor::formatShape(e->info->shape));
+  }
+}
+
+void SafetensorsCheckpoint::requireAbsent(const std::string& name, const std::string& config,
+                                          const std::vector<std::string>& prefixes) const {
+  if (const Entry* e = find(name, prefixes)) {
+    throw Error(ErrorKind::Format, "unexpected tensor '" + e->info->name + "' in " + e->fileName +
+                                       ": more layers or heads than " + config + " says");
+  }
 }
 
 FloatTensor SafetensorsCheckpoint::readFloat(const std::string& name) const {

@@ -39,6 +39,18 @@ class SafetensorsCheckpoint final {
 
   const Entry* find(const std::string& name) const;
   const std::map<std::string, Entry>& entries() const { return m_entries; }
+  /// The entry of `name` under the first of `prefixes` that has it ("" for none), or nullptr.
+  const Entry* find(const std::string& name, const std::vector<std::string>& prefixes) const;
+  /// From the headers alone, so a config that disagrees with the weights is refused before a
+  /// model is built: throws Error(Format) unless `name` (under one of `prefixes`) has `shape`.
+  /// `config` says where the expectation comes from ("config.json: n_layer 12, n_embd 768").
+  void requireShape(const std::string& name, const std::vector<int64_t>& shape,
+                    const std::string& config,
+                    const std::vector<std::string>& prefixes = {""}) const;
+  /// Throws Error(Format) when `name` exists: a config that says fewer layers or heads than the
+  /// checkpoint holds.
+  void requireAbsent(const std::string& name, const std::string& config,
+                     const std::vector<std::string>& prefixes = {""}) const;
   /// float32 copy of one tensor; throws Error(Format) naming it when missing or not a float type.
   FloatTensor readFloat(const std::string& name) const;
 

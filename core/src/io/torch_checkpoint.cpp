@@ -590,6 +590,8 @@ bool isWrapperKey(const std::string& k) { return k == "state_dict" || k == "mode
 }  // namespace
 
 std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
+  // stat before the stream opens it: a FIFO would block the open, a device never ends.
+  requireRegularFile(path, std::numeric_limits<uint64_t>::max());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, fileErrorMessage("read", path, errno));
   in.seekg(0, std::ios::end);

@@ -5,11 +5,14 @@
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
+#include "io/strict_json.h"
 
 namespace attnscope {
 
 ConfigReader ConfigReader::fromFile(const std::string& path) {
-  nlohmann::json j = nlohmann::json::parse(readFile(path), nullptr, /*allow_exceptions=*/false);
+  // Strict: a key given twice is refused instead of silently taking its last value.
+  nlohmann::json j = parseStrictJson(readFile(path, kMaxConfigBytes), path, 64,
+                                     /*invalidIsDiscarded=*/true);
   if (!j.is_object()) throw Error(ErrorKind::Format, path + ": not a JSON object");
   return ConfigReader(std::move(j), path);
 }

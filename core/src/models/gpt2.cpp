@@ -112,6 +112,9 @@ class Gpt2Family final : public TransformerFamily {
                                          " tokens but config.json says vocab_size " +
                                          std::to_string(m_config.vocabSize));
     }
+    // Before building: a config whose sizes disagree with the weights' headers (n_layer 2^20)
+    // would otherwise allocate the whole model first.
+    m_config.checkShapes(m_checkpoint, (std::filesystem::path(folder) / "config.json").string());
     m_module = Gpt2Stack(m_config);
     for (auto& p : m_module->parameters()) p.set_requires_grad(false);
     WeightRules rules;

@@ -6,6 +6,8 @@
 
 namespace attnscope {
 
+class SafetensorsCheckpoint;
+
 /// The hyper-parameters of a GPT-2 checkpoint, read from a Hugging Face config.json.
 struct Gpt2Config {
   int nLayer = 12;
@@ -27,6 +29,13 @@ struct Gpt2Config {
   /// n_embd (32)").
   static Gpt2Config fromFile(const std::string& path);
   static Gpt2Config fromJson(const std::string& text, const std::string& source);
+
+  /// Parameters the config implies, for the memory estimate before anything is built.
+  uint64_t parameterCount() const;
+  /// From the checkpoint's headers, before the model is built: the embedding tables, the last
+  /// layer and no layer beyond it must have the shapes the config implies, so a config saying
+  /// n_layer 2^20 or n_positions 2^20 is refused at once. Throws Error(Format).
+  void checkShapes(const SafetensorsCheckpoint& checkpoint, const std::string& source) const;
 };
 
 }  // namespace attnscope

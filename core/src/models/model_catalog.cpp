@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/model_catalog.h"
 
+#include "attnscope/error.h"
+#include "io/file_io.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -22,9 +25,13 @@ bool hasConfig(const fs::path& dir) {
   return fs::is_regular_file(dir / "config.json", ec);
 }
 
+// Cache files are small; anything that is not a regular file (a FIFO would block) reads as empty.
 std::string readSmallFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  try {
+    return readFile(path.string(), kMaxConfigBytes);
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 std::string trim(std::string s) {

@@ -85,8 +85,8 @@ std::string supportedModelTypes() {
 
 std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::string& name) {
   const std::string configPath = (std::filesystem::path(folder) / "config.json").string();
-  const nlohmann::json config =
-      nlohmann::json::parse(readFile(configPath), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json config = nlohmann::json::parse(readFile(configPath, kMaxConfigBytes),
+                                                      nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) throw Error(ErrorKind::Format, configPath + ": not a JSON object");
   // GPT-2 configs written before model_type existed have none.
   std::string modelType = "gpt2";

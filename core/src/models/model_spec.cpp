@@ -7,6 +7,7 @@
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
 #include "models/model_registry.h"
+#include "runtime/torch_errors.h"
 
 namespace attnscope {
 namespace {
@@ -17,11 +18,13 @@ std::string folderName(const std::string& path) {
   return p.filename().string();
 }
 
-}  // namespace
-
-std::shared_ptr<Model> openModel(const ModelSpec& spec) {
+std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
   const std::string& source = spec.source;
-  if (source == "toy") return makeToyModel(spec.toy);
+  if (source == "toy") {
+    // From the configuration alone: 65536-wide layers would allocate 64 GiB while building.
+    spec.toy.checkMemory(spec.memoryLimitBytes);
+    return makeToyModel(spec.toy);
+  }
 
   if (source == "default") return TinyGpt::open(source).asModel("tiny-shakespeare (bundled)");
   const std::filesystem::path file(source);
@@ -41,6 +44,15 @@ std::shared_ptr<Model> openModel(const ModelSpec& spec) {
                   (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
                   "); choose toy, default, a tiny-GPT .safetensors file, a model folder, or a "
                   "cached model name such as gpt2");
+}
+
+}  // namespace
+
+std::shared_ptr<Model> openModel(const ModelSpec& spec) {
+  // Building modules and reading weights allocate through LibTorch: its out-of-memory error
+  // becomes one line, not a backtrace.
+  return withTorchErrors("opening model '" + spec.source + "'",
+                         [&] { return openUnguarded(spec); });
 }
 
 }  // namespace attnscope

@@ -203,13 +203,33 @@ std::vector<Token> TinyGpt::State::tokenize(const std::string& text) const {
   return out;
 }
 
-std::vector<int64_t> TinyGpt::State::encodeKnown(const std::string& text) const {
-  std::vector<int64_t> out;
-  out.reserve(text.size());
-  for (const CodePoint& cp : decodeUtf8(text, "the corpus")) {
-    const auto it = ids.find(text.substr(cp.byteBegin, cp.byteEnd - cp.byteBegin));
-    if (it != ids.end()) out.push_back(it->second);
+namespace {
+
+// Calls visit(character) for each character of valid UTF-8 without decoding the whole text into
+// a vector first (24 bytes per character for a corpus).
+template <typename Visit>
+void forEachCharacter(std::string_view text, const char* what, Visit&& visit) {
+  requireValidUtf8(text, what);
+  for (std::size_t at = 0; at < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    const std::size_t n = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    visit(text.substr(at, n));
+    at += n;
   }
+}
+
+}  // namespace
+
+std::vector<int32_t> TinyGpt::State::encodeKnown(std::string_view text) const {
+  std::vector<int32_t> out;
+  out.reserve(text.size());
+  std::string key;
+  forEachCharacter(text, "the corpus", [&](std::string_view c) {
+    key.assign(c);
+    const auto it = ids.find(key);
+    if (it != ids.end()) out.push_back(static_cast<int32_t>(it->second));
+  });
+  out.shrink_to_fit();
   return out;
 }
 
@@ -223,11 +243,12 @@ TinyGpt TinyGpt::create(const TinyGptConfig& config, std::vector<std::string> vo
 }
 
 std::vector<std::string> TinyGpt::vocabularyOf(const std::string& text) {
-  std::set<char32_t> cps;
-  for (const CodePoint& cp : decodeUtf8(text, "the corpus")) cps.insert(cp.value);
-  std::vector<std::string> vocab;
-  for (char32_t c : cps) vocab.push_back(encodeUtf8(c));
-  return vocab;
+  // UTF-8 byte order is code-point order, so sorting the strings sorts the code points.
+  std::set<std::string, std::less<>> chars;
+  forEachCharacter(text, "the corpus", [&](std::string_view c) {
+    if (chars.find(c) == chars.end()) chars.emplace(c);
+  });
+  return std::vector<std::string>(chars.begin(), chars.end());
 }
 
 const TinyGptConfig& TinyGpt::config() const { return m_state->config; }

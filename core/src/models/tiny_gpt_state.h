@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct TinyGpt::State {
   /// a space (or id 0 when the vocabulary has none), so a run never fails on them.
   std::vector<Token> tokenize(const std::string& text) const;
   /// Token ids of a text, skipping characters outside the vocabulary (training, evaluation).
-  std::vector<int64_t> encodeKnown(const std::string& text) const;
+  /// int32 (vocab_size is at most 2^22) and no decoded copy of the text: a 100 MB corpus costs
+  /// 400 MB of ids, not 30 times its size.
+  std::vector<int32_t> encodeKnown(std::string_view text) const;
 };
 
 }  // namespace attnscope

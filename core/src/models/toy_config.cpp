@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/toy_config.h"
 
+#include <cstdio>
+
 #include "attnscope/error.h"
 #include "attnscope/run_request.h"
 
@@ -38,6 +40,31 @@ void ToyConfig::validate() const {
                                                 ") must divide d_model (" + std::to_string(dModel) +
                                                 ")");
   }
+}
+
+uint64_t ToyConfig::parameterBytes() const {
+  const uint64_t in = static_cast<uint64_t>(inputDim), d = static_cast<uint64_t>(dModel);
+  // fused: qkv_layer (in -> 3d, with bias) and linear_layer (d -> d); per-head: key, query and
+  // value of every head (in -> d in all, no bias) and proj (d -> d).
+  const uint64_t count =
+      variant == Variant::Fused ? in * 3 * d + 3 * d + d * d + d : 3 * in * d + d * d + d;
+  return count * 4;
+}
+
+void ToyConfig::checkMemory(uint64_t limitBytes) const {
+  validate();
+  const uint64_t bytes = parameterBytes();
+  if (bytes <= limitBytes) return;
+  const auto gib = [](uint64_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / (1ull << 30));
+    return std::string(buf);
+  };
+  throw Error(ErrorKind::ResourceLimit, "the toy layer's weights (input_dim " +
+                                            std::to_string(inputDim) + ", d_model " +
+                                            std::to_string(dModel) + ") need about " + gib(bytes) +
+                                            ", more than the memory limit of " + gib(limitBytes) +
+                                            " (use smaller sizes, or raise --memory-limit)");
 }
 
 const char* toString(Variant v) { return v == Variant::Fused ? "fused" : "per-head"; }

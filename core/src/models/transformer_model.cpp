@@ -2,12 +2,15 @@
 #include "models/transformer_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "attnscope/runtime.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
 #include "runtime/stopwatch.h"
 #include "runtime/torch_convert.h"
+#include "runtime/torch_errors.h"
 
 namespace attnscope {
 namespace {
@@ -19,6 +22,31 @@ FloatTensor withoutPadding(const torch::Tensor& t, const std::vector<int>& query
   torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat).clone();
   zeroPaddedQueries(c, queryLengths, 0, 1);
   return toFloatTensor(c);
+}
+
+// In chunks of a million values, so the check of a mapped model costs megabytes, not a second
+// (boolean) copy of its largest tensor.
+bool allFinite(const torch::Tensor& t) {
+  if (!t.is_floating_point()) return true;
+  const torch::Tensor flat = t.reshape({-1});
+  constexpr int64_t kChunk = 1 << 20;
+  for (int64_t i = 0; i < flat.numel(); i += kChunk) {
+    const torch::Tensor part = flat.narrow(0, i, std::min(kChunk, flat.numel() - i));
+    if (!torch::isfinite(part).all().item<bool>()) return false;
+  }
+  return true;
+}
+
+// "layer 2, item 1, head 3" of the first non-finite attention weight, or empty.
+std::string firstNonFinite(const AttentionGroup& g) {
+  const std::vector<float>& a = g.attention.data;
+  const auto bad = std::find_if(a.begin(), a.end(), [](float v) { return !std::isfinite(v); });
+  if (bad == a.end()) return {};
+  const int64_t matrix = static_cast<int64_t>(g.queries()) * g.keys();
+  const int64_t at = (bad - a.begin()) / std::max<int64_t>(1, matrix);
+  const int64_t heads = g.heads(), batch = g.batch();
+  return "layer " + std::to_string(at / (heads * batch)) + ", item " +
+         std::to_string((at / heads) % batch + 1) + ", head " + std::to_string(at % heads);
 }
 
 }  // namespace
@@ -45,16 +73,26 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
 
 uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores) const {
   const ModelInfo mi = m_family->info();
-  const uint64_t layerAttention = static_cast<uint64_t>(B) * mi.heads * Tq * Tk * 4;
-  const uint64_t results = layerAttention * mi.layers * (keepScores ? 2 : 1);
+  // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
+  // small number that passes the limit.
+  const double layerAttention = static_cast<double>(B) * mi.heads * Tq * Tk * 4;
+  const double results = layerAttention * mi.layers * (keepScores ? 2 : 1);
   // One layer's scores while its softmax is written, and a copy on the way off another device.
-  const uint64_t transient = layerAttention * 2;
-  const uint64_t activations =
-      static_cast<uint64_t>(B) * (Tq + Tk) * m_family->activationBytesPerToken();
-  return mi.parameterBytes + results + transient + activations;
+  const double transient = layerAttention * 2;
+  const double activations =
+      static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
+  // The tokens themselves (text, label, ids), and the input and output copied into the result.
+  const double tokens = static_cast<double>(B) * (Tq + Tk) * (sizeof(Token) + 16);
+  const double total =
+      static_cast<double>(mi.parameterBytes) + results + transient + activations + tokens;
+  return total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
 }
 
 AttentionResult TransformerModel::run(const RunRequest& request) const {
+  return withTorchErrors(m_name, [&] { return runUnguarded(request); });
+}
+
+AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
@@ -65,6 +103,14 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   const auto tokenize = [&](const std::string& s) {
     return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
   };
+  if (request.random && request.random->batch > 0 && request.random->seqLen > 0 &&
+      request.random->seqLen <= request.limits.maxTokens) {
+    // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
+    const int64_t B = request.random->batch, T = request.random->seqLen;
+    checkMemory(estimateBytes(B, T, T, request.keepScores), request.limits.memoryLimitBytes,
+                m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
+                    " tokens");
+  }
   BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
                                     : tokenizeBatch(request, tokenize, mi.maxPositions);
   r.timings.tokenizeMs = t0.ms();
@@ -81,6 +127,18 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   const Stopwatch t1;
   const torch::Device dev(device);
   torch::nn::Module& module = m_family->module();
+  if (!m_nonFiniteWeight) {
+    // Once: NaN or Inf weights give NaN attention that looks like masked cells, so every run
+    // says which tensor is broken. One pass over the weights, which the run reads anyway.
+    torch::NoGradGuard noGrad;
+    m_nonFiniteWeight = std::string();
+    for (const auto& p : module.named_parameters()) {
+      if (!allFinite(p.value())) {
+        m_nonFiniteWeight = p.key();
+        break;
+      }
+    }
+  }
   {
     // Outside inference mode: moved parameters must stay ordinary tensors for training.
     torch::NoGradGuard noGrad;
@@ -165,6 +223,14 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
     }
   }
   for (std::string& n : m_family->notices()) r.notices.push_back(std::move(n));
+  if (!m_nonFiniteWeight->empty()) {
+    r.notices.push_back("the weights hold NaN or infinite values (first in tensor '" +
+                        *m_nonFiniteWeight + "'): attention and predictions are not meaningful");
+  }
+  if (const std::string where = firstNonFinite(group); !where.empty()) {
+    r.notices.push_back("the attention holds NaN or infinite values (first at " + where +
+                        "): those cells are not numbers, not masked");
+  }
   r.output = withoutPadding(hidden, batch.queryLengths);
   r.timings.forwardMs = t1.ms();
   moveTokensInto(std::move(batch), r);

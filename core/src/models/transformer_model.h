@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "attnscope/model.h"
 #include "models/transformer_family.h"
@@ -25,8 +26,12 @@ class TransformerModel final : public Model {
   uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores) const;
 
  private:
+  AttentionResult runUnguarded(const RunRequest& request) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
+  // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's
+  // lock), not while opening, which must not page in every mapped weight.
+  mutable std::optional<std::string> m_nonFiniteWeight;
 };
 
 /// Top candidates of a next-token distribution. logits: [V] -> at most k predictions, most likely

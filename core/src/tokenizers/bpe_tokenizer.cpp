@@ -14,25 +14,13 @@
 
 #include "attnscope/error.h"
 #include "attnscope/utf8.h"
+#include "io/file_io.h"
 #include "tokenizers/gpt2_pretokenizer.h"
 
 namespace attnscope {
 namespace {
 
 constexpr int32_t kNoSymbol = -1;
-
-std::string readFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(ErrorKind::Io,
-                "cannot read " + std::string(what) + " '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    throw Error(ErrorKind::Io, "error while reading " + std::string(what) + " '" + path + "'");
-  return buffer.str();
-}
 
 uint64_t pairKey(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
@@ -155,7 +143,8 @@ BpeTokenizer BpeTokenizer::fromFiles(const std::string& vocabJsonPath,
                                      const std::string& mergesPath) {
   BpeTokenizer tok;
 
-  const std::string vocabText = readFile(vocabJsonPath, "BPE vocabulary");
+  // stat before open, with a size cap: a FIFO or a device must not block or fill memory.
+  const std::string vocabText = readFile(vocabJsonPath, kMaxTokenizerBytes);
   nlohmann::json vocab;
   try {
     vocab = nlohmann::json::parse(vocabText);
@@ -205,7 +194,11 @@ BpeTokenizer BpeTokenizer::fromFiles(const std::string& vocabJsonPath,
     tok.m_byteIds[b] = it->second;
   }
 
-  const std::string mergesText = readFile(mergesPath, "BPE merges");
+  const std::string mergesText = readFile(mergesPath, kMaxTokenizerBytes);
+  // A zero-byte merges.txt is a truncated download or a copy gone wrong, not a tokenizer.
+  if (mergesText.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw Error(ErrorKind::Format,
+                mergesPath + ": the file is empty (expected one merge per line)");
   std::size_t lineNo = 0;
   int32_t rank = 0;
   std::string left;
@@ -237,8 +230,15 @@ BpeTokenizer BpeTokenizer::fromFiles(const std::string& vocabJsonPath,
       fail("merge \"" + std::string(line) + "\" uses or makes a token missing from " +
            vocabJsonPath);
     }
-    // A repeated pair takes its last rank, as in encoder.py's dict(zip(merges, range(...))).
-    tok.m_merges[pairKey(l->second, r->second)] = Merge{rank++, merged->second};
+    // encoder.py's dict(zip(merges, range(...))) would keep the last rank of a repeated pair,
+    // silently changing the order of merges: a repeated line means a corrupt file.
+    if (!tok.m_merges.emplace(pairKey(l->second, r->second), Merge{rank++, merged->second}).second)
+      fail("merge \"" + std::string(line) + "\" is listed twice");
+  }
+  // Tokens beyond the 256 bytes can only be made by merges: without any, they are unreachable.
+  if (rank == 0 && count > 256) {
+    throw Error(ErrorKind::Format, mergesPath + " has no merges, but " + vocabJsonPath + " has " +
+                                       std::to_string(count) + " tokens");
   }
 
   tok.m_labels.reserve(count);

@@ -9,6 +9,10 @@
 #include "attnscope/error.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/tiny_gpt.h"
+#include "attnscope/utf8.h"
+#include "io/safetensors_checkpoint.h"
+#include "io/strict_json.h"
+#include "models/config_reader.h"
 #include "models/tiny_gpt_state.h"
 #include "models/weight_loader.h"
 #include "nn/state_dict.h"
@@ -26,6 +30,37 @@ std::string metadataOr(const std::map<std::string, std::string>& m, const std::s
   return it->second;
 }
 
+// Ranges of the tiny GPT's sizes (TinyGptConfig::validate says the same).
+constexpr int kMaxLayers = 64, kMaxHeads = 256, kMaxEmbd = 8192, kMaxBlock = 65536,
+              kMaxVocab = 1 << 22;
+
+// One character (code point) per entry: the tiny GPT tokenizes text one character at a time, so
+// "ab" could never be produced, "" would match nothing and NUL is no character of a text.
+void checkVocabularyEntry(const std::string& entry, std::size_t index, const std::string& source) {
+  const auto bad = [&](const std::string& why) {
+    throw Error(ErrorKind::Format, source + ": entry " + std::to_string(index) + " " + why);
+  };
+  if (entry.empty()) bad("is empty; each entry must be one character");
+  if (!isValidUtf8(entry)) bad("is not valid UTF-8");
+  if (decodeUtf8(entry).size() != 1)
+    bad("\"" + readableLabel(entry) + "\" is more than one character");
+  if (entry[0] == '\0') bad("is the NUL character");
+}
+
+// The tensors a config implies, checked in the header before the model exists.
+void checkShapes(const SafetensorsCheckpoint& ck, const TinyGptConfig& c, const std::string& why) {
+  const int64_t C = c.nEmbd, V = c.vocabSize, T = c.blockSize, hd = c.nEmbd / c.nHead;
+  ck.requireShape("token_embedding_table.weight", {V, C}, why);
+  ck.requireShape("position_embedding_table.weight", {T, C}, why);
+  ck.requireShape("lm_head.weight", {V, C}, why);
+  const std::string last = "blocks." + std::to_string(c.nLayer - 1) + ".";
+  ck.requireShape(last + "ln1.weight", {C}, why);
+  ck.requireShape(last + "ffwd.net.0.weight", {4 * C, C}, why);
+  ck.requireShape(last + "sa.heads." + std::to_string(c.nHead - 1) + ".key.weight", {hd, C}, why);
+  ck.requireAbsent(last + "sa.heads." + std::to_string(c.nHead) + ".key.weight", why);
+  ck.requireAbsent("blocks." + std::to_string(c.nLayer) + ".ln1.weight", why);
+}
+
 }  // namespace
 
 TinyGpt TinyGpt::load(const std::string& path) {
@@ -37,23 +72,43 @@ TinyGpt TinyGpt::load(const std::string& path) {
   }
   TinyGptConfig c;
   std::vector<std::string> vocab;
-  try {
-    const auto cfg = nlohmann::json::parse(metadataOr(meta, "attnscope.config", path));
-    c.nLayer = cfg.at("n_layer").get<int>();
-    c.nHead = cfg.at("n_head").get<int>();
-    c.nEmbd = cfg.at("n_embd").get<int>();
-    c.blockSize = cfg.at("block_size").get<int>();
-    c.vocabSize = cfg.at("vocab_size").get<int>();
-    vocab = nlohmann::json::parse(metadataOr(meta, "attnscope.vocab", path))
-                .get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::Format, path + ": bad attnscope.config or attnscope.vocab: " + e.what());
+  {
+    // Strict: 4294967300, 64.7 and true are refused, not truncated to 4, 64 and 1; a key given
+    // twice is refused, not resolved to the last.
+    const std::string source = path + ": attnscope.config";
+    nlohmann::json j = parseStrictJson(metadataOr(meta, "attnscope.config", path), source);
+    if (!j.is_object()) throw Error(ErrorKind::Format, source + ": not a JSON object");
+    const ConfigReader cfg(std::move(j), source);
+    c.nLayer = cfg.integer({"n_layer"}, 1, kMaxLayers);
+    c.nHead = cfg.integer({"n_head"}, 1, kMaxHeads);
+    c.nEmbd = cfg.integer({"n_embd"}, 1, kMaxEmbd);
+    c.blockSize = cfg.integer({"block_size"}, 1, kMaxBlock);
+    c.vocabSize = cfg.integer({"vocab_size"}, 1, kMaxVocab);
+    const std::string vocabSource = path + ": attnscope.vocab";
+    const nlohmann::json v =
+        parseStrictJson(metadataOr(meta, "attnscope.vocab", path), vocabSource);
+    if (!v.is_array()) throw Error(ErrorKind::Format, vocabSource + ": not a JSON array");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string())
+        throw Error(ErrorKind::Format, vocabSource + ": entry " + std::to_string(i) +
+                                           " is not a string: " + v[i].dump());
+      vocab.push_back(v[i].get<std::string>());
+      checkVocabularyEntry(vocab.back(), i, vocabSource);
+    }
   }
   if (static_cast<int>(vocab.size()) != c.vocabSize) {
     throw Error(ErrorKind::Format, path + ": vocab_size is " + std::to_string(c.vocabSize) +
                                        " but the vocabulary has " + std::to_string(vocab.size()) +
                                        " characters");
   }
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Format, path + ": " + e.what());
+  }
+  // The shapes in the header must match the config before anything is allocated: a config that
+  // says 2^20 layers is refused here, not after building them.
+  checkShapes(checkpoint, c, path + ": attnscope.config (" + c.describe() + ")");
   std::shared_ptr<State> s;
   try {
     s = TinyGpt::State::make(c, vocab);

@@ -11,7 +11,7 @@
 namespace attnscope {
 
 double TinyGpt::validationLoss(const std::string& text, int maxWindows) const {
-  const std::vector<int64_t> ids = m_state->encodeKnown(text);
+  const std::vector<int32_t> ids = m_state->encodeKnown(text);
   const int64_t block = m_state->config.blockSize;
   const int64_t windows = (static_cast<int64_t>(ids.size()) - 1) / block;
   if (windows <= 0) {
@@ -24,8 +24,8 @@ double TinyGpt::validationLoss(const std::string& text, int maxWindows) const {
   torch::NoGradGuard noGrad;
   m_state->module->to(torch::kCPU);
   m_state->module->eval();
-  const torch::Tensor all = torch::from_blob(const_cast<int64_t*>(ids.data()),
-                                             {static_cast<int64_t>(ids.size())}, torch::kLong);
+  const torch::Tensor all = torch::from_blob(const_cast<int32_t*>(ids.data()),
+                                             {static_cast<int64_t>(ids.size())}, torch::kInt);
   const torch::Tensor mask = causalMask(block);
   double total = 0;
   int64_t count = 0;
@@ -37,7 +37,8 @@ double TinyGpt::validationLoss(const std::string& text, int maxWindows) const {
       xs.push_back(all.narrow(0, start, block));
       ys.push_back(all.narrow(0, start + 1, block));
     }
-    const torch::Tensor x = torch::stack(xs), y = torch::stack(ys);
+    const torch::Tensor x = torch::stack(xs).to(torch::kLong),
+                        y = torch::stack(ys).to(torch::kLong);
     const torch::Tensor logits = m_state->module->forward(x, mask);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(
         logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),

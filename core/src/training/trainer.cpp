@@ -10,6 +10,7 @@
 #include "models/tiny_gpt_state.h"
 #include "nn/attention_mask.h"
 #include "runtime/batch_input.h"
+#include "runtime/torch_errors.h"
 
 namespace attnscope {
 namespace {
@@ -36,18 +37,43 @@ std::string expandStep(const std::string& pattern, int step) {
 
 std::string validationSplit(const std::string& corpus) { return corpus.substr(splitPoint(corpus)); }
 
-TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
-                         const TrainCallbacks& cb) {
+uint64_t estimateTrainingBytes(const TinyGptConfig& c, int batch, uint64_t corpusChars) {
+  // In doubles: the product of hostile sizes must not wrap around to a small number.
+  const double C = c.nEmbd, T = c.blockSize, V = c.vocabSize, L = c.nLayer, H = c.nHead, B = batch;
+  const double params = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C + C * V + V;
+  // Per layer, kept for backward: scores, softmax and dropout of every head, and about 16
+  // [B, T, C] tensors (norms, q/k/v, head outputs, the 4C-wide MLP); logits with their softmax.
+  const double activations = L * (3 * B * H * T * T + 16 * B * T * C) + 3 * B * T * V;
+  const double bytes = 4 * (4 * params + activations) + 4.0 * static_cast<double>(corpusChars);
+  return bytes >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(bytes);
+}
+
+namespace {
+
+TrainResult trainUnguarded(const std::string& corpus, const TrainOptions& o,
+                           const TrainCallbacks& cb) {
   using Clock = std::chrono::steady_clock;
   requireValidUtf8(corpus, "the corpus");
   if (o.steps <= 0 || o.batch <= 0 || !(o.learningRate > 0)) {
     throw Error(ErrorKind::InvalidArgument, "steps, batch and learning rate must be positive");
   }
+  // The tiny GPT's vocabulary is the corpus's characters, and a checkpoint refuses NUL.
+  if (const auto nul = corpus.find('\0'); nul != std::string::npos) {
+    throw Error(ErrorKind::InvalidArgument,
+                "the corpus holds a NUL byte at byte " + std::to_string(nul) + ": not a text file");
+  }
   TinyGptConfig config = o.model;
-  TinyGpt model = TinyGpt::create(config, TinyGpt::vocabularyOf(corpus), o.seed);
+  std::vector<std::string> vocab = TinyGpt::vocabularyOf(corpus);
+  config.vocabSize = static_cast<int>(vocab.size());
+  config.validate();
+  // Before the model, the optimizer or a batch exists: a block of 65536 at batch 32 would need
+  // terabytes for its attention alone.
+  checkMemory(estimateTrainingBytes(config, o.batch, corpus.size()), o.memoryLimitBytes,
+              "training " + config.describe() + " at batch " + std::to_string(o.batch));
+  TinyGpt model = TinyGpt::create(config, std::move(vocab), o.seed);
   TinyGpt::State& s = *model.state();
   const std::size_t cut = splitPoint(corpus);
-  const std::vector<int64_t> train = s.encodeKnown(corpus.substr(0, cut));
+  const std::vector<int32_t> train = s.encodeKnown(std::string_view(corpus).substr(0, cut));
   const std::string val = corpus.substr(cut);
   const int64_t block = s.config.blockSize;
   if (static_cast<int64_t>(train.size()) <= block + 1 ||
@@ -64,8 +90,8 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
       torch::optim::AdamWOptions(o.learningRate).weight_decay(o.weightDecay));
   std::mt19937_64 rng(o.seed);
   std::uniform_int_distribution<int64_t> offset(0, static_cast<int64_t>(train.size()) - block - 1);
-  const torch::Tensor data = torch::from_blob(const_cast<int64_t*>(train.data()),
-                                              {static_cast<int64_t>(train.size())}, torch::kLong);
+  const torch::Tensor data = torch::from_blob(const_cast<int32_t*>(train.data()),
+                                              {static_cast<int64_t>(train.size())}, torch::kInt);
   const torch::Tensor mask = causalMask(block);
 
   TrainResult result{model, 0, false, 0, {}};
@@ -88,9 +114,9 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
     {
       std::lock_guard<std::mutex> lock(s.mutex);
       s.module->train();
-      const torch::Tensor logits = s.module->forward(torch::stack(xs), mask);
+      const torch::Tensor logits = s.module->forward(torch::stack(xs).to(torch::kLong), mask);
       loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
-                                                  torch::stack(ys).reshape({-1}));
+                                                  torch::stack(ys).to(torch::kLong).reshape({-1}));
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -130,6 +156,14 @@ TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
     result.finalValLoss = model.validationLoss(val, 2048);
   }
   return result;
+}
+
+}  // namespace
+
+TrainResult trainTinyGpt(const std::string& corpus, const TrainOptions& o,
+                         const TrainCallbacks& cb) {
+  // LibTorch's out-of-memory error becomes one line, not a backtrace.
+  return withTorchErrors("training", [&] { return trainUnguarded(corpus, o, cb); });
 }
 
 }  // namespace attnscope

@@ -86,7 +86,7 @@ std::unique_ptr<hf::Normalizer> optionalNormalizer(const nlohmann::json& j, cons
 HfTokenizer::HfTokenizer(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
 HfTokenizer HfTokenizer::fromFile(const std::string& path) {
-  return fromJson(readFile(path), path);
+  return fromJson(readFile(path, kMaxTokenizerBytes), path);
 }
 
 HfTokenizer HfTokenizer::fromJson(const std::string& text, const std::string& source) {

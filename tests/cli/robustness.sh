@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Issue 16's reproductions through attnscope-cli: outputs that are symlinks, FIFOs, devices or
+# folders; --dump replaced as a whole folder (also on a full disk); stale temporaries; memory
+# refused before allocating (peak RSS of each refused run measured with getrusage of the child);
+# FIFO inputs; strict tiny-GPT configs; NaN weights. Usage: robustness.sh CLI
+set -u
+cli=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# peak ARGS...: runs the CLI with a 60 s timeout; prints "exit-code peak-RSS-MiB" on the last line
+# of $tmp/peak.out, the command's stderr above it. getrusage(RUSAGE_CHILDREN) of this Python
+# process sees only that one child.
+peak() {
+  /usr/bin/python3 -c '
+import resource, subprocess, sys
+try:
+    r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=60)
+    code, err = r.returncode, r.stderr.decode(errors="replace")
+except subprocess.TimeoutExpired:
+    code, err = 124, "timed out\n"
+sys.stdout.write(err)
+print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+' "$cli" "$@" >"$tmp/peak.out"
+}
+
+# refused WORD ARGS...: exit 2, one line naming WORD, peak RSS under 300 MiB.
+refused() {
+  local want=$1
+  shift
+  peak "$@"
+  local code rss lines
+  read -r code rss < <(tail -n 1 "$tmp/peak.out")
+  lines=$(($(wc -l <"$tmp/peak.out") - 1))
+  [[ $code -eq 2 ]] || fail "attnscope-cli $* -> exit $code, wanted 2: $(head -n 3 "$tmp/peak.out")"
+  [[ $lines -eq 1 ]] || fail "attnscope-cli $* printed $lines lines, wanted one: $(head -n 3 "$tmp/peak.out")"
+  grep -q -- "$want" "$tmp/peak.out" || fail "attnscope-cli $* lacks '$want': $(head -n 1 "$tmp/peak.out")"
+  [[ $rss -lt 300 ]] || fail "attnscope-cli $* peaked at $rss MiB (limit 300)"
+  echo "refused in $rss MiB: $*"
+}
+
+dead_pid() {  # a pid whose process is gone
+  sh -c 'exit 0' &
+  local pid=$!
+  wait "$pid"
+  echo "$pid"
+}
+
+# --- 1. output paths: symlink, FIFO, device, folder, stdout ------------------------------------
+echo old >"$tmp/target.json"
+ln -s target.json "$tmp/link.json"
+"$cli" run --text hi --json "$tmp/link.json" >/dev/null 2>&1 || fail "--json through a symlink exited $?"
+[[ -L $tmp/link.json ]] || fail "--json replaced the symlink with a file"
+grep -q '"tokens"' "$tmp/target.json" || fail "--json did not write the symlink's target"
+
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/fifo.out" &
+reader=$!
+timeout 30 "$cli" run --text hi --json "$tmp/fifo" >/dev/null 2>&1 || fail "--json into a FIFO exited $?"
+wait "$reader"
+[[ -p $tmp/fifo ]] || fail "--json replaced the FIFO"
+grep -q '"tokens"' "$tmp/fifo.out" || fail "--json wrote nothing through the FIFO"
+
+"$cli" run --text hi --json /dev/stdout 2>/dev/null | grep -q '"tokens"' || fail "--json /dev/stdout"
+
+# A private /dev/null in our own folder (needs CAP_MKNOD; as root the old writer replaced it).
+if mknod "$tmp/null" c 1 3 2>/dev/null; then
+  "$cli" run --text hi --json "$tmp/null" >/dev/null 2>&1 || fail "--json into a device exited $?"
+  [[ -c $tmp/null ]] || fail "--json replaced the device node with a regular file"
+else
+  echo "skipped the device node: mknod needs CAP_MKNOD"
+fi
+
+mkdir "$tmp/folder"
+refused "it is a folder" run --text hi --json "$tmp/folder"
+
+# Stale temporaries of a killed writer are removed; none of ours is left.
+stale="$tmp/out.json.tmp-$(dead_pid)-0-0"
+echo "left by kill -9" >"$stale"
+"$cli" run --text hi --json "$tmp/out.json" >/dev/null 2>&1 || fail "--json exited $?"
+[[ ! -e $stale ]] || fail "a dead process's temporary file was not removed"
+ls "$tmp" | grep -q '\.tmp-' && fail "temporary files left: $(ls "$tmp")"
+
+# --- 6. --dump replaces the whole folder, and a full disk leaves the old one --------------------
+"$cli" run --text "dump me" --context "a context" --dump "$tmp/dump" >/dev/null 2>&1 || fail "--dump exited $?"
+[[ -s $tmp/dump/context.npy ]] || fail "--dump wrote no context.npy"
+"$cli" run --text "again" --dump "$tmp/dump" >/dev/null 2>&1 || fail "second --dump exited $?"
+[[ -e $tmp/dump/context.npy ]] && fail "--dump mixed the old dump's context.npy into the new one"
+grep -q '"again"\|"a"' "$tmp/dump/tokens.json" || fail "the second --dump's tokens are missing"
+before=$(cd "$tmp/dump" && md5sum ./* | sort)
+mkdir "$tmp/dump.tmp-$(dead_pid)-0-0"  # a killed dump's leftover folder
+# RLIMIT_FSIZE (ulimit -f, KiB) stands in for a full disk: weights.safetensors is about 4 MiB.
+(ulimit -f 512 && exec "$cli" run --input-dim 512 --d-model 512 --text "full disk" --dump "$tmp/dump") \
+  >"$tmp/full.out" 2>&1
+code=$?
+[[ $code -eq 2 ]] || fail "--dump on a full disk exited $code, wanted 2: $(cat "$tmp/full.out")"
+grep -q "File too large" "$tmp/full.out" || fail "--dump on a full disk: $(cat "$tmp/full.out")"
+after=$(cd "$tmp/dump" && md5sum ./* | sort)
+[[ $before == "$after" ]] || fail "--dump on a full disk changed the old dump"
+ls "$tmp" | grep -q '^dump\.tmp-' && fail "--dump left temporary folders: $(ls "$tmp")"
+mkdir "$tmp/mine" && echo precious >"$tmp/mine/thesis.tex"
+refused "holds other files" run --text hi --dump "$tmp/mine"
+[[ -s $tmp/mine/thesis.tex ]] || fail "--dump deleted a folder of other files"
+
+# --- 2. memory refused before allocating --------------------------------------------------------
+refused "about 4.0 GiB" run --input-dim 16384 --d-model 16384 --heads 1 --memory-limit 1024 --text hi
+refused "64.0 GiB" run --heads 65536 --d-model 65536 --input-dim 65536 --text hi
+refused "needs about" run --batch 1048576 --seq-len 1000
+
+# --- 9. FIFO inputs never block -----------------------------------------------------------------
+mkfifo "$tmp/in.fifo"
+refused "FIFO" train --corpus "$tmp/in.fifo" --out "$tmp/x.safetensors"
+refused "FIFO" run --text hi --weights "$tmp/in.fifo"
+mkdir "$tmp/fifo-model" && mkfifo "$tmp/fifo-model/config.json"
+refused "FIFO" run --text hi --model "$tmp/fifo-model"
+ln -s in.fifo "$tmp/in.fifo.safetensors"
+refused "FIFO" run --text hi --model "$tmp/in.fifo.safetensors"
+
+# --- 8. train: memory, corpus size and --out before any work -----------------------------------
+printf 'to be or not to be, that is the question. %.0s' {1..40} >"$tmp/corpus.txt"
+refused "needs about" train --corpus "$tmp/corpus.txt" --out "$tmp/t.safetensors" --block 65536 --batch 32
+refused "it is a folder" train --corpus "$tmp/corpus.txt" --out "$tmp/folder" --steps 100000000
+refused "No such file or directory" train --corpus "$tmp/corpus.txt" --out "$tmp/no/such/t.safetensors"
+truncate -s 300M "$tmp/huge.txt"
+refused "more than the limit" train --corpus "$tmp/huge.txt" --out "$tmp/t.safetensors"
+
+# --- 3 and 11: strict tiny-GPT configs; 5: NaN weights ------------------------------------------
+"$cli" train --corpus "$tmp/corpus.txt" --out "$tmp/tiny.safetensors" --layers 1 --heads 2 --embd 8 \
+  --block 8 --steps 2 --batch 2 --eval-every 2 --threads 1 >/dev/null 2>&1 || fail "small train exited $?"
+# edit SRC DST KEY VALUE: rewrites one field of attnscope.config; DST gets NaN weights for "nan".
+edit() {
+  /usr/bin/python3 -c '
+import json, math, struct, sys
+src, dst, key, value = sys.argv[1:5]
+b = open(src, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+data = bytearray(b[8 + n:])
+meta = h["__metadata__"]
+if key == "nan":
+    lo, hi = h["blocks.0.ln1.weight"]["data_offsets"]
+    data[lo:hi] = struct.pack("<f", math.nan) * ((hi - lo) // 4)
+elif key == "vocab":
+    meta["attnscope.vocab"] = value
+else:
+    cfg = meta["attnscope.config"]
+    meta["attnscope.config"] = cfg.replace("\"%s\":%d" % (key, json.loads(cfg)[key]), "\"%s\":%s" % (key, value))
+header = json.dumps(h).encode()
+open(dst, "wb").write(struct.pack("<Q", len(header)) + header + bytes(data))
+' "$@"
+}
+edit "$tmp/tiny.safetensors" "$tmp/l.safetensors" n_layer 4294967300
+refused "4294967300" run --model "$tmp/l.safetensors" --text "to be"
+edit "$tmp/tiny.safetensors" "$tmp/e.safetensors" n_embd 64.7
+refused "64.7" run --model "$tmp/e.safetensors" --text "to be"
+edit "$tmp/tiny.safetensors" "$tmp/t.safetensors" n_head true
+refused "n_head" run --model "$tmp/t.safetensors" --text "to be"
+edit "$tmp/tiny.safetensors" "$tmp/b.safetensors" block_size 2147483648
+refused "got 2147483648" run --model "$tmp/b.safetensors" --text "to be"
+edit "$tmp/tiny.safetensors" "$tmp/b.safetensors" block_size 65536
+refused "position_embedding_table" run --model "$tmp/b.safetensors" --text "to be"
+
+edit "$tmp/tiny.safetensors" "$tmp/nan.safetensors" nan 0
+"$cli" run --model "$tmp/nan.safetensors" --text "to be" >"$tmp/nan.out" 2>&1
+code=$?
+[[ $code -eq 0 ]] || fail "NaN weights: exit $code: $(cat "$tmp/nan.out")"
+grep -q "notice: .*'blocks.0.ln1.weight'" "$tmp/nan.out" || fail "NaN weights: no notice naming the tensor: $(cat "$tmp/nan.out")"
+grep -q "notice: the attention holds NaN" "$tmp/nan.out" || fail "NaN attention: no notice: $(cat "$tmp/nan.out")"
+grep -q "n/a" "$tmp/nan.out" || fail "NaN predictions not shown as n/a: $(cat "$tmp/nan.out")"
+grep -q "nan%" "$tmp/nan.out" && fail "NaN predictions printed as nan%"
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures robustness check(s) failed"
+  exit 1
+fi
+echo "all robustness checks behave"
