@@ -472,23 +472,31 @@ QString candidatesText(const std::vector<Prediction>& predictions) {
 }  // namespace
 
 void MainWindow::updateNextTokens(const render::ResultPtr& result) {
-  // Predictions are for batch item 0: say so when another sentence is shown.
   const int item = m_document->viewState().item;
-  const QString suffix = item != 0 ? tr("  (for sentence 0)") : QString();
   if (result && !result->maskFills.empty()) {
+    // Mask fills are computed for batch item 0: say so when another sentence is shown.
     QStringList lines;
     for (const MaskFill& fill : result->maskFills) {
       lines << tr("Mask at token %1: %2").arg(fill.position).arg(candidatesText(fill.predictions));
     }
-    m_nextLabel->setText(lines.join(QLatin1Char('\n')) + suffix);
+    m_nextLabel->setText(lines.join(QLatin1Char('\n')) +
+                         (item != 0 ? tr("  (for sentence 0)") : QString()));
     m_nextLabel->show();
     return;
   }
-  if (!result || result->nextToken.empty()) {
+  // The sentence on screen; results without per-item candidates have those of item 0 only.
+  const bool perItem = result && item >= 0 && item < static_cast<int>(result->nextTokens.size());
+  const std::vector<Prediction>* next = perItem
+                                            ? &result->nextTokens[static_cast<std::size_t>(item)]
+                                            : (result ? &result->nextToken : nullptr);
+  if (!next || next->empty()) {
     m_nextLabel->hide();
     return;
   }
-  m_nextLabel->setText(tr("Next: %1").arg(candidatesText(result->nextToken)) + suffix);
+  const QString suffix = !perItem && item != 0 ? tr("  (for sentence 0)") : QString();
+  m_nextLabel->setText(tr("Next: %1").arg(candidatesText(*next)) + suffix);
+  m_nextLabel->setToolTip(
+      tr("The model's five most likely next tokens after sentence %1").arg(perItem ? item : 0));
   m_nextLabel->show();
 }
 

@@ -93,7 +93,8 @@ struct AttentionResult {
   std::vector<LayerTrace> traces;     // one per layer
   std::vector<std::string> notices;   // things the user must see: truncation, unknown characters
   std::vector<Prediction> nextToken;  // top candidates after the last token of batch item 0 (LMs)
-  std::vector<MaskFill> maskFills;    // top fills of each mask token of batch item 0 (encoders)
+  std::vector<std::vector<Prediction>> nextTokens;  // [batch] the same for every item
+  std::vector<MaskFill> maskFills;  // top fills of each mask token of batch item 0 (encoders)
   Timings timings;
 
   /// The group of that name; an empty or unknown name gives the main group (an empty one when

@@ -206,8 +206,14 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     r.traces.push_back(std::move(trace));
   }
   const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]
-  const torch::Tensor logits = m_family->logits(hidden[0][batch.queryLengths[0] - 1]);
-  if (logits.defined()) r.nextToken = topPredictions(logits, kTopPredictions, *m_family);
+  // Every sentence gets its own candidates (the window shows those of the sentence on screen);
+  // one [C] row per item, so this costs B small matmuls, not a [B, T, V] tensor.
+  for (int64_t b = 0; b < hidden.size(0); ++b) {
+    const torch::Tensor logits = m_family->logits(hidden[b][batch.queryLengths[b] - 1]);
+    if (!logits.defined()) break;
+    r.nextTokens.push_back(topPredictions(logits, kTopPredictions, *m_family));
+  }
+  if (!r.nextTokens.empty()) r.nextToken = r.nextTokens.front();
   if (const auto maskId = m_family->maskTokenId()) {
     const std::vector<Token>& first = batch.tokens[0];
     for (std::size_t t = 0; t < first.size(); ++t) {

@@ -178,6 +178,17 @@ TEST(TinyGpt, RunShowsEveryLayerAWindowNoticeAndUnknownCharacters) {
   EXPECT_NE(r.notices[0].find("showing tokens 3-8"), std::string::npos) << r.notices[0];
   EXPECT_EQ(r.group().tokens[0].front().text, "c");  // the last 6 of 8
   EXPECT_EQ(r.nextToken.size(), 4u);
+  // Each sentence gets its own candidates: the padded second item's equal a run of it alone.
+  ASSERT_EQ(r.nextTokens.size(), 2u);
+  EXPECT_EQ(r.nextTokens[0].front().token.id, r.nextToken.front().token.id);
+  RunRequest alone = req;
+  alone.texts = {"ab"};
+  const AttentionResult single = m.asModel()->run(alone);
+  ASSERT_EQ(r.nextTokens[1].size(), single.nextToken.size());
+  for (std::size_t i = 0; i < single.nextToken.size(); ++i) {
+    EXPECT_EQ(r.nextTokens[1][i].token.id, single.nextToken[i].token.id);
+    EXPECT_NEAR(r.nextTokens[1][i].probability, single.nextToken[i].probability, 1e-5);
+  }
   req.texts = {"ab z"};
   r = m.asModel()->run(req);
   EXPECT_TRUE(r.group().tokens[0][3].unknown);
