@@ -309,19 +309,21 @@ double secondsToParse(const std::string& bytes, std::size_t expected) {
 }
 
 TEST(SafetensorsHeader, ParsingIsLinearInTheNumberOfTensors) {
-  const int n = 40000;
-  const std::string small = manyTensors(n), large = manyTensors(4 * n);
+  // 16× the tensors: linear gives 16, quadratic 256 (the old parser). Measured here: about 40, as
+  // the larger header no longer fits the caches and the tensor table is sorted; 100 sits well
+  // between that and quadratic, where a 4× step (7 against 16) left almost no margin.
+  const int n = 10000, k = 16;
+  const std::string small = manyTensors(n), large = manyTensors(k * n);
   // The best of three of each, so page faults of first allocations and other jobs on the machine
   // do not decide the ratio.
   double tSmall = 1e9, tLarge = 1e9;
   for (int run = 0; run < 3; ++run) {
     tSmall = std::min(tSmall, secondsToParse(small, n));
-    tLarge = std::min(tLarge, secondsToParse(large, 4 * n));
+    tLarge = std::min(tLarge, secondsToParse(large, k * n));
   }
   std::printf("safetensors header: %d tensors %.3f s, %d tensors %.3f s (ratio %.2f)\n", n, tSmall,
-              4 * n, tLarge, tLarge / tSmall);
-  // Linear (or n log n) gives a ratio near 4; the quadratic parser gave about 16.
-  EXPECT_LT(tLarge / tSmall, 8.0);
+              k * n, tLarge, tLarge / tSmall);
+  EXPECT_LT(tLarge / tSmall, 100.0);
   EXPECT_LT(tLarge, 5.0);  // 160,000 tensors took 31 s before
   // File order is kept where offsets tie (empty tensors).
   const SafetensorsFile f = SafetensorsFile::fromBytes(small);
