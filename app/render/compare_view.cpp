@@ -403,9 +403,9 @@ QString CompareView::cellText(int query, int key) const {
   const auto part = [query, key](const QString& name, const HeadMatrix& m) {
     if (query >= m.rows || key >= m.cols) return QStringLiteral("%1: –").arg(name);
     return QStringLiteral("%1: query '%2' (#%3) → key '%4' (#%5): %6")
-        .arg(name, m.rowLabels.value(query))
+        .arg(name, m.rowTexts.value(query))
         .arg(m.rowTokens[static_cast<std::size_t>(query)])
-        .arg(m.colLabels.value(key))
+        .arg(m.colTexts.value(key))
         .arg(m.colTokens[static_cast<std::size_t>(key)])
         .arg(MatrixPainter::formatValue(m.at(query, key)));
   };

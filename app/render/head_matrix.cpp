@@ -103,6 +103,17 @@ QStringList labelsAt(const QStringList& all, const std::vector<int>& shown) {
 
 }  // namespace
 
+QString axisLabel(const QString& label) {
+  const QList<uint> codePoints = label.toUcs4();  // never split a character
+  if (codePoints.size() <= kMaxLabelChars) return label;
+  const int head = (kMaxLabelChars - 1) / 2, tail = kMaxLabelChars - 1 - head;
+  return QString::fromUcs4(reinterpret_cast<const char32_t*>(codePoints.constData()), head) +
+         QChar(0x2026) +
+         QString::fromUcs4(
+             reinterpret_cast<const char32_t*>(codePoints.constData() + codePoints.size() - tail),
+             tail);
+}
+
 bool hasSpecialTokens(const AttentionGroup& r, int item) {
   for (const auto* tokens : {tokensOf(r.tokens, item), &r.keyTokens(item)}) {
     if (!tokens) continue;
@@ -154,8 +165,10 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
       for (int k = 0; k < m.cols; ++k) out[k] = static_cast<float>(out[k] / sum);
     }
   }
-  m.rowLabels = labelsAt(queryLabels(r, item), m.rowTokens);
-  m.colLabels = labelsAt(keyLabels(r, item), m.colTokens);
+  m.rowTexts = labelsAt(queryLabels(r, item), m.rowTokens);
+  m.colTexts = labelsAt(keyLabels(r, item), m.colTokens);
+  for (const QString& t : m.rowTexts) m.rowLabels << axisLabel(t);
+  for (const QString& t : m.colTexts) m.colLabels << axisLabel(t);
   updateRange(m);
   return m;
 }
@@ -171,6 +184,8 @@ HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
       d.values[static_cast<std::size_t>(q) * d.cols + k] = a.at(q, k) - b.at(q, k);
   d.rowLabels = a.rowLabels.mid(0, d.rows);
   d.colLabels = a.colLabels.mid(0, d.cols);
+  d.rowTexts = a.rowTexts.mid(0, d.rows);
+  d.colTexts = a.colTexts.mid(0, d.cols);
   d.rowTokens.assign(a.rowTokens.begin(),
                      a.rowTokens.begin() + std::min<std::size_t>(a.rowTokens.size(), d.rows));
   d.colTokens.assign(a.colTokens.begin(),

@@ -14,8 +14,10 @@ namespace attnscope::render {
 struct HeadMatrix {
   int rows = 0, cols = 0;      // real queries, real keys (shown ones when specials are hidden)
   std::vector<float> values;   // [rows, cols]; masked scores are NaN
-  QStringList rowLabels;       // query tokens
-  QStringList colLabels;       // key tokens (the context's for cross-attention)
+  QStringList rowLabels;       // query tokens, long ones elided in the middle (axes)
+  QStringList colLabels;       // key tokens (the context's for cross-attention), likewise
+  QStringList rowTexts;        // the query tokens whole (tooltips)
+  QStringList colTexts;        // the key tokens whole
   std::vector<int> rowTokens;  // [rows] the token position of each row in the sequence
   std::vector<int> colTokens;  // [cols] likewise for the keys
   int rowSegmentStart = -1;    // sentence pairs: the first row of segment 1, -1 for none
@@ -45,6 +47,12 @@ QStringList keyLabels(const AttentionGroup& result, int item);
 /// Real query and key counts of a batch item (the padded size when lengths are missing).
 int realQueries(const AttentionGroup& result, int item);
 int realKeys(const AttentionGroup& result, int item);
+/// A token label short enough for an axis: up to kMaxLabelChars characters as they are, longer
+/// ones elided in the middle ("internationa…zationally"), so one long word cannot shrink the
+/// matrix to a sliver. The whole text stays in tooltips and data exports.
+constexpr int kMaxLabelChars = 24;
+QString axisLabel(const QString& label);
+
 /// Whether a batch item has special tokens to hide (on either axis).
 bool hasSpecialTokens(const AttentionGroup& result, int item);
 /// "special tokens hidden, rows renormalised": what views and export titles say when they do.

@@ -331,9 +331,9 @@ QString HeatmapView::cellText(int query, int key) const {
       std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);
   // Positions tell repeated tokens apart ("the" at 2 and at 9).
   return QStringLiteral("query '%1' (#%2) → key '%3' (#%4): %5")
-      .arg(m_matrix.rowLabels.value(query))
+      .arg(m_matrix.rowTexts.value(query))
       .arg(m_matrix.rowTokens[static_cast<std::size_t>(query)])
-      .arg(m_matrix.colLabels.value(key))
+      .arg(m_matrix.colTexts.value(key))
       .arg(m_matrix.colTokens[static_cast<std::size_t>(key)])
       .arg(value);
 }

@@ -308,6 +308,40 @@ class RenderTest : public QObject {
     QCOMPARE(grid.shownTokens(), QSize(4, 4));
   }
 
+  // An 80-character word is elided on the axes, whole in the tooltip, and the matrix keeps its
+  // size; a 300-character one still draws a picture.
+  void longLabelsAreElidedInTheMiddle() {
+    QCOMPARE(axisLabel(QStringLiteral("short")), QStringLiteral("short"));
+    const QString word = QString(40, QLatin1Char('a')) + QString(40, QLatin1Char('z'));
+    const QString shown = axisLabel(word);
+    QCOMPARE(shown.size(), kMaxLabelChars);
+    QVERIFY(shown.startsWith(QStringLiteral("aaaa")) && shown.endsWith(QStringLiteral("zzzz")));
+    QVERIFY(shown.contains(QChar(0x2026)));
+    const QString emoji = QString::fromUtf8("\xF0\x9F\x98\x80").repeated(30);
+    QCOMPARE(axisLabel(emoji).toUcs4().size(), kMaxLabelChars);  // whole characters only
+
+    for (int length : {80, 300}) {
+      auto r = fakeResult(1, 1, 6, true);
+      r->group().tokens[0][2].label = std::string(static_cast<std::size_t>(length), 'w');
+      HeatmapView view;
+      view.setResult(r);
+      view.setViewState(ViewState());
+      QCOMPARE(view.matrix().rowLabels[2].size(), kMaxLabelChars);
+      QVERIFY(view.cellText(2, 0).contains(QString(length, QLatin1Char('w'))));
+      ExportOptions o;
+      o.format = ImageFormat::Png;
+      const QImage image = Exporter::renderImage(view, o);
+      QVERIFY(!image.isNull());
+      // The cells still take most of the width: count the columns of non-background pixels on
+      // the middle row of the picture.
+      const int y = image.height() / 2;
+      const QRgb background = image.pixel(2, 2);
+      int painted = 0;
+      for (int x = 0; x < image.width(); ++x) painted += image.pixel(x, y) != background;
+      QVERIFY2(painted > image.width() / 3, qPrintable(QString::number(painted)));
+    }
+  }
+
   void paddingIsCropped() {
     auto r = fakeResult(1, 1, 6, false, 2);
     r->group().queryLengths[1] = 4;
