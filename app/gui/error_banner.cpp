@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QStyle>
 #include <QToolButton>
 
@@ -12,7 +13,10 @@
 namespace attnscope::gui {
 
 ErrorBanner::ErrorBanner(QWidget* parent)
-    : QFrame(parent), m_icon(new QLabel(this)), m_text(new QLabel(this)) {
+    : QFrame(parent),
+      m_icon(new QLabel(this)),
+      m_text(new QLabel(this)),
+      m_details(new QToolButton(this)) {
   setObjectName(QStringLiteral("errorBanner"));
   setFrameShape(QFrame::StyledPanel);
   // Tool-tip colours come from the theme and are meant to stand out from the window, in light
@@ -24,6 +28,17 @@ ErrorBanner::ErrorBanner(QWidget* parent)
   m_text->setWordWrap(true);
   m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_text->setForegroundRole(QPalette::ToolTipText);
+  m_details->setText(tr("Details…"));
+  m_details->setCheckable(true);
+  m_details->setAutoRaise(true);
+  m_details->setObjectName(QStringLiteral("bannerDetails"));
+  m_details->setToolTip(tr("Show the whole message"));
+  m_details->hide();
+  connect(m_details, &QToolButton::toggled, this, [this](bool on) {
+    m_text->setText(on ? m_full : summaryOf(m_full));
+    m_details->setText(on ? tr("Less") : tr("Details…"));
+    place();
+  });
   auto* close = new QToolButton(this);
   close->setIcon(style()->standardIcon(QStyle::SP_TitleBarCloseButton));
   close->setAutoRaise(true);
@@ -33,6 +48,7 @@ ErrorBanner::ErrorBanner(QWidget* parent)
   auto* layout = new QHBoxLayout(this);
   layout->addWidget(m_icon, 0, Qt::AlignTop);
   layout->addWidget(m_text, 1);
+  layout->addWidget(m_details, 0, Qt::AlignTop);
   layout->addWidget(close, 0, Qt::AlignTop);
   hide();
 }
@@ -46,7 +62,15 @@ void ErrorBanner::showMessage(const QString& message, Level level) {
   const auto icon =
       level == Level::Error ? QStyle::SP_MessageBoxWarning : QStyle::SP_MessageBoxInformation;
   m_icon->setPixmap(style()->standardIcon(icon).pixmap(size, size));
-  m_text->setText(message);
+  m_full = message;
+  const QString summary = summaryOf(message);
+  {
+    const QSignalBlocker blocker(m_details);
+    m_details->setChecked(false);
+    m_details->setText(tr("Details…"));
+  }
+  m_details->setVisible(summary != message);
+  m_text->setText(summary);
   setProperty("level", level == Level::Error ? "error" : "notice");
   show();
   place();
@@ -78,12 +102,19 @@ void ErrorBanner::place() {
 }
 
 void ErrorBanner::clearMessage() {
+  m_full.clear();
   m_text->clear();
   hide();
 }
 
-QString ErrorBanner::message() const {
-  return isVisible() || !isHidden() ? m_text->text() : QString();
+QString ErrorBanner::message() const { return isVisible() || !isHidden() ? m_full : QString(); }
+
+QString ErrorBanner::summaryOf(const QString& message) {
+  // One readable line: the first, cut at a sentence's length; backtraces and lists go in Details.
+  constexpr int kMaxSummary = 240;
+  QString line = message.section(QLatin1Char('\n'), 0, 0).trimmed();
+  if (line.size() > kMaxSummary) line = line.left(kMaxSummary - 1) + QChar(0x2026);
+  return line;
 }
 
 }  // namespace attnscope::gui

@@ -4,6 +4,7 @@
 #include <QFrame>
 
 class QLabel;
+class QToolButton;
 
 namespace attnscope::gui {
 
@@ -19,7 +20,11 @@ class ErrorBanner final : public QFrame {
 
   void showMessage(const QString& message, Level level = Level::Error);
   void clearMessage();
+  /// The whole message; the banner shows its first line (up to 240 characters) and a Details…
+  /// button for the rest.
   QString message() const;
+  /// The line the banner shows of a message.
+  static QString summaryOf(const QString& message);
   /// Floats over `host` along its top or bottom edge (Qt::AlignTop or Qt::AlignBottom), full
   /// width, above its children; the banner must not be in a layout.
   void floatOver(QWidget* host, Qt::Alignment edge = Qt::AlignBottom);
@@ -34,6 +39,8 @@ class ErrorBanner final : public QFrame {
   Qt::Alignment m_edge = Qt::AlignBottom;
   QLabel* m_icon;
   QLabel* m_text;
+  QToolButton* m_details;
+  QString m_full;
 };
 
 }  // namespace attnscope::gui

@@ -639,7 +639,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     m_settings->setWindowGeometry(saveGeometry());
     m_settings->setWindowState(saveState());
     m_settings->setSplitterState(m_splitter->saveState());
-    m_settings->setLastConfiguration(m_document->session());
+    // A configuration that failed to compute (a huge toy layer, a model that is gone) is not
+    // remembered, or every later start would try it again: the last one that worked stays.
+    if (m_document->error().isEmpty() && m_document->result())
+      m_settings->setLastConfiguration(m_document->session());
     m_settings->sync();
   }
   event->accept();

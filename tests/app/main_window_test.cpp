@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QToolButton>
 
 #include <mutex>
 #include <sstream>
@@ -18,8 +19,10 @@
 #include "attention_view.h"
 #include "attnscope/model.h"
 #include "document.h"
+#include "error_banner.h"
 #include "heatmap_view.h"
 #include "main_window.h"
+#include "settings.h"
 #include "view_selector_bar.h"
 
 using attnscope::gui::Document;
@@ -276,6 +279,50 @@ class MainWindowTest : public QObject {
     window.setTheme(attnscope::gui::Theme::System);
     QApplication::processEvents();
     QCOMPARE(QApplication::palette().color(QPalette::Window), before);
+  }
+
+  // A configuration that fails is not remembered for the next start; one line in the banner,
+  // the rest behind Details….
+  void aFailedConfigurationIsNotRemembered() {
+    QTemporaryDir dir;
+    attnscope::gui::Settings settings(dir.filePath(QStringLiteral("s.ini")));
+    {
+      Document doc;
+      MainWindow window(&doc, &settings);
+      QSignalSpy results(&doc, &Document::resultChanged);
+      window.start({QString(), QStringLiteral("good text"), QStringLiteral("toy"), std::nullopt});
+      QVERIFY(results.wait(20000));
+      window.close();
+    }
+    QVERIFY(settings.lastConfiguration());
+    QCOMPARE(settings.lastConfiguration()->text, QStringLiteral("good text"));
+    {
+      Document doc;
+      MainWindow window(&doc, &settings);
+      QSignalSpy errors(&doc, &Document::errorChanged);
+      window.start(
+          {QString(), QStringLiteral("bad text"), QStringLiteral("missing-model"), std::nullopt});
+      QTRY_VERIFY_WITH_TIMEOUT(!doc.error().isEmpty(), 20000);
+      window.close();
+    }
+    QCOMPARE(settings.lastConfiguration()->text, QStringLiteral("good text"));
+
+    attnscope::gui::ErrorBanner banner;
+    banner.showMessage(QStringLiteral("first line\nbacktrace 1\nbacktrace 2"));
+    QCOMPARE(banner.message(), QStringLiteral("first line\nbacktrace 1\nbacktrace 2"));
+    auto* details = banner.findChild<QToolButton*>(QStringLiteral("bannerDetails"));
+    QVERIFY(details && !details->isHidden());
+    bool shortShown = false;
+    for (QLabel* l : banner.findChildren<QLabel*>())
+      shortShown = shortShown || l->text() == QStringLiteral("first line");
+    QVERIFY(shortShown);
+    details->click();
+    bool fullShown = false;
+    for (QLabel* l : banner.findChildren<QLabel*>())
+      fullShown = fullShown || l->text().contains(QStringLiteral("backtrace 2"));
+    QVERIFY(fullShown);
+    banner.showMessage(QStringLiteral("one line"));
+    QVERIFY(details->isHidden());
   }
 
   void sessionsSaveAndOpen() {
