@@ -122,6 +122,7 @@ TEST(AttentionRollout, MatchesIndependentProductOnPaddedBatch) {
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i)
       worst = std::max(worst, std::abs(r.values[i] - want[i]));
+    RecordProperty("worst_abs_error_up_to_" + std::to_string(last), std::to_string(worst));
     EXPECT_LT(worst, 1e-5) << "up to layer " << last;
     for (int q = 0; q < 5; ++q) {
       double sum = 0;

@@ -63,6 +63,7 @@ TEST(ValueWeightedNorms, Gpt2MatchesThePlainLoopReferenceOnEveryLayer) {
       worst = std::max(worst, std::abs(n.values[i] - ref.valueNorms[i]));
       largest = std::max(largest, ref.valueNorms[i]);
     }
+    RecordProperty("worst_abs_error_item" + std::to_string(item), std::to_string(worst));
     EXPECT_LT(worst, 1e-5) << "item " << item;
     EXPECT_GT(largest, 1e-2) << "the reference norms are not all negligible";
     // Padded keys carry no norm.
@@ -145,6 +146,7 @@ TEST(ValueWeightedNorms, TinyGptLayerZeroMatchesPlainLoops) {
       }
     }
   }
+  RecordProperty("worst_abs_error", std::to_string(worst));
   EXPECT_LT(worst, 1e-5);
 }
 
