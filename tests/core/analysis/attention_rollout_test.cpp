@@ -7,12 +7,20 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 
 #include "attnscope/error.h"
 #include "synthetic_attention.h"
 
 namespace attnscope {
 namespace {
+
+// The measured error in the test report (--gtest_output=xml), to 3 significant digits.
+std::string scientific(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2e", v);
+  return buffer;
+}
 
 // Causal rows of pseudo-random positive weights that sum to 1, different per (l, b, h).
 float randomCausal(int l, int b, int h, int q, int k) {
@@ -122,7 +130,7 @@ TEST(AttentionRollout, MatchesIndependentProductOnPaddedBatch) {
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i)
       worst = std::max(worst, std::abs(r.values[i] - want[i]));
-    RecordProperty("worst_abs_error_up_to_" + std::to_string(last), std::to_string(worst));
+    RecordProperty("worst_abs_error_up_to_" + std::to_string(last), scientific(worst));
     EXPECT_LT(worst, 1e-5) << "up to layer " << last;
     for (int q = 0; q < 5; ++q) {
       double sum = 0;
