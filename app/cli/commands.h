@@ -14,6 +14,8 @@ int trainCommand(const std::vector<std::string>& args);
 int evalCommand(const std::vector<std::string>& args);
 int sampleCommand(const std::vector<std::string>& args);
 int modelsCommand(const std::vector<std::string>& args);
+/// Rollout, induction scores or value-weighted norms of one run, as JSON.
+int analyzeCommand(const std::vector<std::string>& args);
 /// Needs Qt (offscreen when there is no display); the others run without it.
 int exportCommand(const std::vector<std::string>& args);
 

@@ -27,6 +27,7 @@ const char* kUsage =
     "  sample     generate text with a tiny GPT\n"
     "  export     render a view (heatmap, grid, compare, stats, pipeline) to PNG, SVG or PDF\n"
     "  models     list the supported architectures and the cached models (--json)\n"
+    "  analyze    rollout, induction / previous- / duplicate-token scores, value norms (--json)\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags.\n";
 
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
       {"run", cli::runCommand},       {"tokenize", cli::tokenizeCommand},
       {"train", cli::trainCommand},   {"eval", cli::evalCommand},
       {"sample", cli::sampleCommand}, {"export", cli::exportCommand},
-      {"models", cli::modelsCommand},
+      {"models", cli::modelsCommand}, {"analyze", cli::analyzeCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -66,12 +66,20 @@ ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers,
 
   ReferenceGpt2 ref;
   ref.attention.assign(static_cast<std::size_t>(layers) * H * T * T, 0.0);
+  ref.valueNorms.assign(ref.attention.size(), 0.0);
   for (int l = 0; l < layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     const Matrix a = layerNorm(x, get(w, p + "ln_1.weight"), get(w, p + "ln_1.bias"), eps);
     const Matrix qkv = conv1d(a, get(w, p + "attn.c_attn.weight"), get(w, p + "attn.c_attn.bias"));
     Matrix merged(T, std::vector<double>(C, 0.0));
+    const FloatTensor& wo = get(w, p + "attn.c_proj.weight");  // [C, C], y = z W_O
     for (std::size_t h = 0; h < H; ++h) {
+      // f[j] = v_j^h W_O^h: what key j sends through head h before its attention weight.
+      Matrix f(T, std::vector<double>(C, 0.0));
+      for (std::size_t j = 0; j < T; ++j)
+        for (std::size_t d = 0; d < hd; ++d)
+          for (std::size_t c = 0; c < C; ++c)
+            f[j][c] += qkv[j][2 * C + h * hd + d] * wo.data[(h * hd + d) * C + c];
       for (std::size_t i = 0; i < T; ++i) {
         std::vector<double> s(i + 1);
         double top = -INFINITY;
@@ -86,6 +94,10 @@ ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers,
         for (std::size_t j = 0; j <= i; ++j) {
           const double p_ij = s[j] / sum;
           ref.attention[((static_cast<std::size_t>(l) * H + h) * T + i) * T + j] = p_ij;
+          double squared = 0;
+          for (std::size_t c = 0; c < C; ++c) squared += (p_ij * f[j][c]) * (p_ij * f[j][c]);
+          ref.valueNorms[((static_cast<std::size_t>(l) * H + h) * T + i) * T + j] =
+              std::sqrt(squared);
           for (std::size_t d = 0; d < hd; ++d)
             merged[i][h * hd + d] += p_ij * qkv[j][2 * C + h * hd + d];
         }

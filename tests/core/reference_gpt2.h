@@ -11,6 +11,7 @@ namespace attnscope::test {
 /// their bare Hugging Face names: an independent check of the torch implementation.
 struct ReferenceGpt2 {
   std::vector<double> attention;   // [layers, heads, T, T]
+  std::vector<double> valueNorms;  // [layers, heads, T, T] ‖α_ij · (v_j^h W_O^h)‖ (Kobayashi)
   std::vector<double> hidden;      // [T, C] after ln_f
   std::vector<double> lastLogits;  // [V] for the last position
 };

@@ -47,6 +47,9 @@ struct AttentionGroup {
                           // padded query rows are all 0
   FloatTensor scores;     // [layers, batch, heads, query, key] scaled scores before softmax,
                           // masked entries -inf; empty when not requested
+  FloatTensor valueNorms;  // [layers, batch, heads, key] ‖f_h(x_k)‖ = ‖(x_k W_V^h + b_V^h) W_O^h‖:
+                           // the norm of what key k would add to the output through head h
+                           // (Kobayashi et al., 2020); padded keys 0; empty when not requested
 
   int layers() const { return static_cast<int>(attention.dim(0)); }
   int batch() const { return static_cast<int>(attention.dim(1)); }

@@ -33,7 +33,9 @@ struct RunRequest {
                                        // ([CLS] A [SEP] B [SEP]), for encoders
   std::optional<RandomInput> random;   // when set, texts are ignored
   DeviceKind device = DeviceKind::Auto;
-  bool keepScores = true;  // also return the pre-softmax scores
+  bool keepScores = true;       // also return the pre-softmax scores
+  bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;
+                                // other families refuse with Error(InvalidArgument))
   RunLimits limits;
   const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
 };

@@ -13,6 +13,7 @@
 #include "models/transformer_model.h"
 #include "models/weight_loader.h"
 #include "nn/conv1d.h"
+#include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/mlp.h"
 #include "nn/qkv_layout.h"
@@ -161,6 +162,11 @@ class Gpt2Family final : public TransformerFamily {
     const torch::Tensor qkv = attn.c_attn(h);  // [B, T, 3C]
     const QkvHeads heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads, rec,
                                          rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
+    if (ctx.valueNorms.defined()) {
+      // c_proj.weight [C, C] is W_O as in y = z W_O: rows h·hd .. (h+1)·hd read head h.
+      const torch::Tensor wo = computeWeight(attn.c_proj->weight);
+      ctx.valueNorms.copy_(headValueNorms(heads.v, wo.view({attn.heads, -1, wo.size(1)})));
+    }
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = attn.scale;
@@ -194,6 +200,7 @@ class Gpt2Family final : public TransformerFamily {
     return torch::matmul(hidden, computeWeight(m_module->wte->weight).t());
   }
   Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
+  bool supportsValueNorms() const override { return true; }
 
  private:
   Gpt2Config m_config;

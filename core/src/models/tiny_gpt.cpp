@@ -9,6 +9,7 @@
 #include "attnscope/utf8.h"
 #include "models/tiny_gpt_state.h"
 #include "models/transformer_model.h"
+#include "nn/head_value_norms.h"
 #include "nn/mlp.h"
 #include "nn/state_dict.h"
 #include "nn/toy_embedding.h"
@@ -86,6 +87,19 @@ torch::Tensor TinyGptModuleImpl::forward(const torch::Tensor& idx, const torch::
 
 namespace {
 
+/// x: [B, T, C], the block's input -> [B, H, T] value norms of its heads. The heads' value layers
+/// have no bias; proj.weight [C, C] is W_O transposed (y = z Wᵀ + b), so W_O^h is
+/// proj.weight[:, h·hs .. (h+1)·hs]ᵀ.
+torch::Tensor valueNorms(TinyGptBlockImpl& block, const torch::Tensor& x) {
+  const torch::Tensor normed = block.ln1(x);
+  std::vector<torch::Tensor> values;
+  for (const auto& head : *block.sa->heads)
+    values.push_back(head->as<HeadImpl>()->value(normed));           // [B, T, hs]
+  const torch::Tensor wo = block.sa->proj->weight.t().contiguous();  // [C, C] as y = z W_O
+  return headValueNorms(torch::stack(values, 1),
+                        wo.view({static_cast<int64_t>(values.size()), -1, wo.size(1)}));
+}
+
 /// The family over a TinyGpt's shared state: training and the views see the same weights.
 class TinyGptFamily final : public TransformerFamily {
  public:
@@ -115,8 +129,10 @@ class TinyGptFamily final : public TransformerFamily {
   torch::Tensor embedIds(const torch::Tensor& ids) override { return m_state->module->embed(ids); }
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     auto* block = m_state->module->blocks[static_cast<std::size_t>(index)]->as<TinyGptBlockImpl>();
+    if (ctx.valueNorms.defined()) ctx.valueNorms.copy_(valueNorms(*block, x));
     return block->forward(x, ctx.mask, *ctx.rec, &ctx.buffers);
   }
+  bool supportsValueNorms() const override { return true; }
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_state->module->ln_f(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
     return m_state->module->lm_head(hidden);

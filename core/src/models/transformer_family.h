@@ -29,6 +29,8 @@ struct LayerContext {
   torch::Tensor context;    // [B, Tk, C] for cross-attention; undefined otherwise
   const std::vector<int>* keyLengths = nullptr;  // [B] real keys per item (ALiBi)
   AttentionBuffers buffers;      // the layer writes its [B, H, Tq, Tk] attention (and scores) here
+  torch::Tensor valueNorms;      // [B, H, Tk] on the device: when defined, the layer writes each
+                                 // head's ‖(x_k W_V^h + b_V^h) W_O^h‖ here (supportsValueNorms)
   TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
 };
 
@@ -72,6 +74,8 @@ class TransformerFamily {
   virtual Token vocabularyToken(int64_t id) const;
   /// Activation bytes per token beyond the attention, for the memory estimate.
   virtual uint64_t activationBytesPerToken() const;
+  /// Whether layer() fills LayerContext::valueNorms. Default: no (such a request is refused).
+  virtual bool supportsValueNorms() const { return false; }
   /// Which run requests the family can serve; throws Error(InvalidArgument) with a message
   /// the user can act on. The default refuses random input and a context.
   virtual void checkRequest(const RunRequest& request) const;

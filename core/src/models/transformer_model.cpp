@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnscope/error.h"
 #include "attnscope/runtime.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
@@ -96,6 +97,10 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   const Stopwatch t0;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
+  if (request.keepValueNorms && !m_family->supportsValueNorms())
+    throw Error(ErrorKind::InvalidArgument,
+                "value-weighted norms are implemented for GPT-2 and the tiny GPT so far; " +
+                    mi.name + " (" + mi.kind + ") does not provide them");
   const std::string device = resolveDevice(request.device);
   AttentionResult r;
   r.modelName = m_name;
@@ -177,6 +182,11 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     group.scores = FloatTensor({L, B, H, Tq, Tk});
     scores = torch::from_blob(group.scores.data.data(), {L, B, H, Tq, Tk});
   }
+  torch::Tensor valueNorms;  // [L, B, H, Tk] over the result's buffer
+  if (request.keepValueNorms) {
+    group.valueNorms = FloatTensor({L, B, H, Tk});
+    valueNorms = torch::from_blob(group.valueNorms.data.data(), {L, B, H, Tk});
+  }
   const auto deviceBuffer = [&] {
     return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev));
   };
@@ -196,7 +206,16 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     ctx.rec = &rec;
     ctx.buffers.attention = direct ? attention[l] : deviceBuffer();
     if (scores.defined()) ctx.buffers.scores = direct ? scores[l] : deviceBuffer();
+    if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
     x = m_family->layer(static_cast<int>(l), x, ctx);
+    if (valueNorms.defined()) {
+      valueNorms[l].copy_(ctx.valueNorms);
+      // Padded keys carry no token: their norms are 0, like their attention.
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t real = batch.keyLengths[static_cast<std::size_t>(b)];
+        valueNorms[l][b].narrow(1, real, Tk - real).zero_();
+      }
+    }
     if (!direct) {
       attention[l].copy_(ctx.buffers.attention);
       if (scores.defined()) scores[l].copy_(ctx.buffers.scores);

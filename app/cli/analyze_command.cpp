@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "arg_parser.h"
+#include "attnscope/attention_rollout.h"
+#include "attnscope/induction_probe.h"
+#include "attnscope/induction_scores.h"
+#include "attnscope/result_json.h"
+#include "attnscope/value_weighted_norms.h"
+#include "commands.h"
+#include "model_options.h"
+
+namespace attnscope::cli {
+namespace {
+
+using nlohmann::json;
+
+// [rows][columns] from a row-major vector.
+json matrixJson(const std::vector<double>& values, int rows, int columns) {
+  json m = json::array();
+  for (int r = 0; r < rows; ++r) {
+    const auto begin = values.begin() + static_cast<std::ptrdiff_t>(r) * columns;
+    m.push_back(std::vector<double>(begin, begin + columns));
+  }
+  return m;
+}
+
+json tokensOf(const AttentionGroup& g, int item) {
+  json tokens = json::array();
+  for (const Token& t : g.tokens[static_cast<std::size_t>(item)])
+    tokens.push_back({{"id", t.id}, {"text", t.text}, {"label", t.label}});
+  return tokens;
+}
+
+// The three heads with the highest score, for the terminal: "L3 H7 0.91".
+void printTopHeads(const char* what, const std::vector<double>& scores, int heads) {
+  std::vector<std::size_t> order(scores.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const std::size_t shown = std::min<std::size_t>(3, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                    [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  std::printf("%s:", what);
+  for (std::size_t i = 0; i < shown; ++i)
+    std::printf("  L%zu H%zu %.3f", order[i] / static_cast<std::size_t>(heads),
+                order[i] % static_cast<std::size_t>(heads), scores[order[i]]);
+  std::printf("\n");
+}
+
+// Replaces the request's text by the seeded induction probe built from the pieces of --text.
+void useProbe(const Model& model, const ArgParser& p, RunRequest& request) {
+  if (request.texts.size() != 1)
+    throw UsageError("--probe builds its sequence from the pieces of one --text");
+  const int length = static_cast<int>(p.integer("--probe", 1, 1, 1 << 16));
+  const uint64_t seed = static_cast<uint64_t>(p.integer("--probe-seed", 0, 0, (1ll << 62)));
+  const InductionProbe probe = inductionProbe(probePieces(model, request.texts[0]), length, seed);
+  request.texts = {probe.text};
+  // Neighbouring pieces can merge under BPE; the scores use the ids the model really saw.
+  std::vector<int64_t> seen;
+  for (const Token& t : model.tokenize(probe.text))
+    if (!t.special) seen.push_back(t.id);
+  if (seen != probe.expectedIds())
+    std::fprintf(stderr,
+                 "notice: the probe's %zu pieces tokenize to %zu tokens when joined; the scores "
+                 "use the tokens as the model saw them\n",
+                 probe.expectedIds().size(), seen.size());
+}
+
+}  // namespace
+
+int analyzeCommand(const std::vector<std::string>& args) {
+  ArgParser p("attnscope-cli analyze",
+              "Compute a measure beyond raw attention: attention rollout, induction scores or "
+              "value-weighted norms.");
+  addModelFlags(p);
+  p.option("--measure", "M",
+           "rollout (attention composed across layers, T x T), induction (per-head induction, "
+           "previous-token and duplicate-token scores, L x H) or value-norm (||a_ij f_h(x_j)||, "
+           "L x H x T x T; GPT-2 and the tiny GPT)")
+      .option("--json", "FILE", "write the measure and the tokens as JSON")
+      .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")
+      .option("--item", "N", "batch item to analyse; default 0")
+      .option("--probe", "N",
+              "induction: run on N distinct pieces of --text in seeded random order, written twice")
+      .option("--probe-seed", "N", "seed of --probe; default 0");
+  p.parse(args);
+  if (p.helpRequested()) {
+    std::cout << p.help();
+    return 0;
+  }
+  if (!p.has("--measure"))
+    throw UsageError("--measure is required: rollout, induction or value-norm");
+  const std::string measure = p.value("--measure");
+  if (measure != "rollout" && measure != "induction" && measure != "value-norm")
+    throw UsageError("unknown --measure '" + measure + "' (rollout, induction or value-norm)");
+  if (p.has("--layer") && measure != "rollout")
+    throw UsageError("--layer limits rollout only; leave it out for --measure " + measure);
+  if ((p.has("--probe") || p.has("--probe-seed")) && measure != "induction")
+    throw UsageError("--probe feeds the induction measure; use it with --measure induction");
+  if (p.has("--probe-seed") && !p.has("--probe")) throw UsageError("--probe-seed needs --probe");
+  RunRequest request = requestFromFlags(p);
+  if (request.random && measure == "induction")
+    throw UsageError("induction scores need token ids; give --text, not random input");
+  request.keepScores = false;  // the measures read the weights only
+  request.keepValueNorms = measure == "value-norm";
+  const auto model = modelFromFlags(p);
+  if (p.has("--probe")) useProbe(*model, p, request);
+  const AttentionResult result = model->run(request);
+  for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  const AttentionGroup& group = result.group();
+  const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
+  if (item >= group.batch())
+    throw UsageError("--item " + std::to_string(item) + " is out of range: the batch has " +
+                     std::to_string(group.batch()) + " item(s)");
+
+  json out = {{"model", result.modelName}, {"measure", measure}, {"item", item}};
+  if (!group.tokens.empty()) out["tokens"] = tokensOf(group, item);
+  if (measure == "rollout") {
+    const int layer = static_cast<int>(p.integer("--layer", -1, 0, 1 << 20));
+    const AttentionRollout r = attentionRollout(group, item, layer);
+    out["rollout"] = matrixJson(r.values, r.tokens, r.tokens);
+    out["layers"] = r.layers;
+    std::printf("rollout over layers 0..%d: %d x %d\n", r.layers - 1, r.tokens, r.tokens);
+  } else if (measure == "value-norm") {
+    const ValueWeightedNorms n = valueWeightedNorms(group, item);
+    json layers = json::array();
+    const std::size_t perHead = static_cast<std::size_t>(n.tokens) * n.tokens;
+    for (int l = 0; l < n.layers; ++l) {
+      json heads = json::array();
+      for (int h = 0; h < n.heads; ++h) {
+        const std::size_t begin = (static_cast<std::size_t>(l) * n.heads + h) * perHead;
+        heads.push_back(matrixJson(
+            std::vector<double>(n.values.begin() + static_cast<std::ptrdiff_t>(begin),
+                                n.values.begin() + static_cast<std::ptrdiff_t>(begin + perHead)),
+            n.tokens, n.tokens));
+      }
+      layers.push_back(std::move(heads));
+    }
+    out["value_norm"] = std::move(layers);
+    std::printf("value-weighted norms: %d layers x %d heads x %d x %d\n", n.layers, n.heads,
+                n.tokens, n.tokens);
+  } else {
+    const InductionScores s = inductionScores(group, item);
+    out["induction"] = matrixJson(s.induction, s.layers, s.heads);
+    out["previous_token"] = matrixJson(s.previousToken, s.layers, s.heads);
+    out["duplicate_token"] = matrixJson(s.duplicateToken, s.layers, s.heads);
+    out["repeated_positions"] = s.repeatedPositions;
+    if (s.repeatedPositions == 0)
+      std::fprintf(stderr,
+                   "notice: no token repeats with a gap, so the induction and duplicate-token "
+                   "scores are 0 (try --probe N)\n");
+    std::printf("%d repeated position(s)\n", s.repeatedPositions);
+    printTopHeads("induction", s.induction, s.heads);
+    printTopHeads("previous token", s.previousToken, s.heads);
+    printTopHeads("duplicate token", s.duplicateToken, s.heads);
+  }
+  if (p.has("--json"))
+    writeTextFile(p.value("--json"),
+                  out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  return 0;
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/head_value_norms.h"
+
+namespace attnscope {
+
+torch::Tensor headValueNorms(const torch::Tensor& values, const torch::Tensor& outputWeight) {
+  // [B, H, T, hd] x [H, hd, C] -> [B, H, T, C], then the Euclidean norm over C.
+  const torch::Tensor transformed =
+      torch::einsum("bhtd,hdc->bhtc", {values.to(torch::kFloat), outputWeight.to(torch::kFloat)});
+  return torch::linalg_vector_norm(transformed, 2, {-1}, false, c10::nullopt);
+}
+
+}  // namespace attnscope

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# attnscope-cli analyze: the JSON shape of every measure on the bundled tiny GPT (checked with
+# Python's json module, not our writer), rollout rows summing to 1, and the exit codes of mistakes.
+# Usage: analyze_test.sh CLI OUTDIR
+set -u
+cli=$1
+out=$2
+rm -rf "$out" && mkdir -p "$out"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+model=(--model default --text "to be or not to be")
+
+for measure in rollout induction value-norm; do
+  if ! "$cli" analyze "${model[@]}" --measure "$measure" --json "$out/$measure.json" \
+      >"$out/log.txt" 2>&1; then
+    fail "$measure exited $?: $(cat "$out/log.txt")"
+  fi
+done
+"$cli" analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
+  >"$out/log.txt" 2>&1 || fail "rollout --layer 0 exited $?: $(cat "$out/log.txt")"
+"$cli" analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
+  --probe-seed 3 --json "$out/probe.json" >"$out/log.txt" 2>&1 ||
+  fail "induction --probe exited $?: $(cat "$out/log.txt")"
+
+/usr/bin/python3 - "$out" <<'PY' || failures=$((failures + 1))
+import json, sys
+out = sys.argv[1]
+def load(name):
+    with open(f"{out}/{name}.json") as f:
+        return json.load(f)
+problems = []
+def check(ok, what):
+    if not ok:
+        problems.append(what)
+r = load("rollout")
+T = len(r["tokens"])
+check(T == 18, f"18 character tokens, got {T}")
+check(len(r["rollout"]) == T and all(len(row) == T for row in r["rollout"]), "rollout is T x T")
+check(all(abs(sum(row) - 1) < 1e-9 for row in r["rollout"]), "rollout rows sum to 1")
+check(all(r["rollout"][q][k] == 0 for q in range(T) for k in range(q + 1, T)), "causal rollout")
+check(r["layers"] == 4, "rollout composes the 4 layers")
+r0 = load("rollout0")
+check(r0["layers"] == 1 and r0["rollout"] != r["rollout"], "--layer 0 composes one layer")
+i = load("induction")
+for key in ("induction", "previous_token", "duplicate_token"):
+    check(len(i[key]) == 4 and all(len(row) == 4 for row in i[key]), f"{key} is L x H (4 x 4)")
+# "to be or not to be": the second "t","o"," ","b","e" repeat with gaps.
+check(i["repeated_positions"] > 0, "repeats found")
+v = load("value-norm")
+vn = v["value_norm"]
+check(len(vn) == 4 and all(len(l) == 4 for l in vn), "value_norm is L x H x ...")
+check(all(len(h) == T and all(len(row) == T and min(row) >= 0 for row in h)
+          for l in vn for h in l), "value_norm heads are T x T, non-negative")
+check(any(x > 0 for l in vn for h in l for row in h for x in row), "value norms not all zero")
+p = load("probe")
+ids = [t["id"] for t in p["tokens"]]
+check(len(ids) == 24 and ids[:12] == ids[12:] and len(set(ids)) == 12,
+      f"the probe is 12 distinct tokens twice, got {ids}")
+check(p["repeated_positions"] == 12, "probe: every token of the second copy repeats with a gap")
+for what in problems:
+    print("FAIL:", what)
+sys.exit(1 if problems else 0)
+PY
+
+expect() {  # code substring args...
+  local code=$1 want=$2
+  shift 2
+  local text rc
+  text=$("$cli" "$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $code ]]; then
+    fail "attnscope-cli $* -> exit $rc, wanted $code: $text"
+  elif [[ $text != *"$want"* ]]; then
+    fail "attnscope-cli $* -> output lacks '$want': $text"
+  fi
+}
+expect 2 "--measure is required" analyze "${model[@]}"
+expect 2 "unknown --measure 'ablation'" analyze "${model[@]}" --measure ablation
+expect 2 "--layer limits rollout only" analyze "${model[@]}" --measure induction --layer 1
+expect 2 "layer 9 is out of range" analyze "${model[@]}" --measure rollout --layer 9
+expect 2 "--item 3 is out of range" analyze "${model[@]}" --measure rollout --item 3
+expect 2 "--probe feeds the induction measure" analyze "${model[@]}" --measure rollout --probe 4
+expect 2 "has only" analyze --model default --text "abab" --measure induction --probe 5
+expect 2 "value-weighted norms are implemented for GPT-2 and the tiny GPT" \
+  analyze --text "hi there" --measure value-norm
+expect 2 "induction scores need token ids" analyze --batch 1 --seq-len 4 --measure induction
+expect 2 "unknown flag --bogus" analyze "${model[@]}" --measure rollout --bogus
+touch "$out/file"
+expect 2 "cannot write" analyze "${model[@]}" --measure rollout --json "$out/file/x.json"
+exit $((failures > 0))
