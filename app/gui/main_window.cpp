@@ -24,6 +24,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -172,8 +173,9 @@ void MainWindow::setTheme(Theme theme) {
   applyTheme(theme);
   for (QAction* a : m_themeActions) a->setChecked(a->data().toString() == toString(theme));
   if (m_settings) m_settings->setTheme(toString(theme));
-  QApplication::processEvents();  // deliver the palette to every widget before redrawing
-  m_tabs->refresh();
+  // Redraw once the new palette has reached every widget (its events are still queued), and
+  // without running the event loop here: start() calls this.
+  QTimer::singleShot(0, m_tabs, [tabs = m_tabs] { tabs->refresh(); });
 }
 
 void MainWindow::changeEvent(QEvent* event) {
