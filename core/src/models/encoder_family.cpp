@@ -1,21 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/encoder_family.h"
 
-#include <filesystem>
-
 #include "attnscope/error.h"
-#include "models/checkpoint_folder.h"
 #include "nn/state_dict.h"
-#include "runtime/runtime_init.h"
 
 namespace attnscope {
 
-EncoderFamily::EncoderFamily(const std::string& folder)
-    : m_config(ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string())),
-      m_tokenizer(FolderTokenizer::open(folder)),
-      m_checkpoint(openCheckpointFolder(folder)) {
-  ensureRuntime();
-}
+EncoderFamily::EncoderFamily(const std::string& folder) : FolderFamily(folder) {}
 
 std::vector<Token> EncoderFamily::tokenizePair(const std::string& text,
                                                const std::string& pair) const {
@@ -56,41 +47,18 @@ Embedded EncoderFamily::embed(const BatchInput& batch, const RunRequest&,
 
 ModelInfo EncoderFamily::encoderInfo(const std::string& kind, int layers, int heads, int width,
                                      int positions) const {
-  ModelInfo i;
-  i.kind = kind;
-  i.name = kind;
-  i.variant = "encoder";
-  i.layers = layers;
-  i.heads = heads;
-  i.kvHeads = heads;
-  i.dModel = width;
-  i.maxPositions = positions;
-  i.causal = false;
+  ModelInfo i = folderInfo(kind, "encoder", layers, heads, heads, width, positions, false);
   i.supportsPair = m_tokenizer.supportsPair();
   if (const auto mask = m_tokenizer.maskToken()) i.maskToken = mask->first;
   return i;
 }
 
-void EncoderFamily::checkVocabulary(int vocabSize) const {
-  if (m_tokenizer.vocabSize() > static_cast<std::size_t>(vocabSize)) {
-    throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
-                                       std::to_string(m_tokenizer.vocabSize()) + " tokens but " +
-                                       m_config.source() + " says vocab_size " +
-                                       std::to_string(vocabSize));
-  }
-}
-
-bool EncoderFamily::hasTensor(const std::string& name, const std::string& prefix) const {
-  return m_checkpoint.find(name) || m_checkpoint.find(prefix + name);
-}
-
 void EncoderFamily::load(torch::nn::Module& module, WeightRules rules, const std::string& summary) {
-  for (auto& p : module.parameters()) p.set_requires_grad(false);
   rules.ignoreUnexpected = true;
   // Buffers some checkpoints carry, which are not weights.
   rules.ignoredSuffixes.push_back("position_ids");
   rules.ignoredSuffixes.push_back("token_type_ids");
-  m_ignored = loadWeights(module, m_checkpoint, rules, summary);
+  m_ignored = loadFrozen(module, rules, summary);
 }
 
 }  // namespace attnscope

@@ -4,11 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/folder_tokenizer.h"
-#include "io/safetensors_checkpoint.h"
-#include "models/config_reader.h"
-#include "models/transformer_family.h"
-#include "models/weight_loader.h"
+#include "models/folder_family.h"
 
 namespace attnscope {
 
@@ -16,13 +12,9 @@ namespace attnscope {
 /// the folder's config, tokenizer (sentence pairs, the mask token) and checkpoint, token and
 /// token-type ids into the embedding, weights loaded with unknown head tensors tolerated and
 /// listed once. A family adds its modules, embedIds and layer.
-class EncoderFamily : public TransformerFamily {
+class EncoderFamily : public FolderFamily {
  public:
-  std::vector<Token> tokenize(const std::string& text) const override {
-    return m_tokenizer.encode(text);
-  }
   std::vector<Token> tokenizePair(const std::string& text, const std::string& pair) const override;
-  Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
   std::optional<int64_t> maskTokenId() const override;
   std::vector<std::string> notices() const override;
   Embedded embed(const BatchInput& batch, const RunRequest& request,
@@ -35,15 +27,8 @@ class EncoderFamily : public TransformerFamily {
   /// The ModelInfo fields every encoder shares.
   ModelInfo encoderInfo(const std::string& kind, int layers, int heads, int width,
                         int positions) const;
-  /// Refuses a tokenizer with more tokens than the embedding has rows, naming both.
-  void checkVocabulary(int vocabSize) const;
-  /// Whether the checkpoint holds a tensor of that name (with or without the family's prefix).
-  bool hasTensor(const std::string& name, const std::string& prefix) const;
+  /// loadFrozen, tolerating (and listing once in notices()) tensors of task heads.
   void load(torch::nn::Module& module, WeightRules rules, const std::string& summary);
-
-  ConfigReader m_config;
-  FolderTokenizer m_tokenizer;
-  SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the modules
 
  private:
   std::vector<std::string> m_ignored;

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/folder_family.h"
+
+#include <filesystem>
+
+#include "attnscope/error.h"
+#include "models/checkpoint_folder.h"
+#include "runtime/runtime_init.h"
+
+namespace attnscope {
+
+FolderFamily::FolderFamily(const std::string& folder)
+    : m_config(ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string())),
+      m_tokenizer(FolderTokenizer::open(folder)),
+      m_checkpoint(openCheckpointFolder(folder)) {
+  ensureRuntime();
+}
+
+ModelInfo FolderFamily::folderInfo(const std::string& kind, const std::string& variant, int layers,
+                                   int heads, int kvHeads, int width, int positions,
+                                   bool causal) const {
+  ModelInfo i;
+  i.kind = kind;
+  i.name = kind;
+  i.variant = variant;
+  i.layers = layers;
+  i.heads = heads;
+  i.kvHeads = kvHeads;
+  i.dModel = width;
+  i.maxPositions = positions;
+  i.causal = causal;
+  return i;
+}
+
+void FolderFamily::checkVocabulary(int vocabSize) const {
+  if (m_tokenizer.vocabSize() > static_cast<std::size_t>(vocabSize)) {
+    throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
+                                       std::to_string(m_tokenizer.vocabSize()) + " tokens but " +
+                                       m_config.source() + " says vocab_size " +
+                                       std::to_string(vocabSize));
+  }
+}
+
+bool FolderFamily::hasTensor(const std::string& name, const std::string& prefix) const {
+  return m_checkpoint.find(name) || m_checkpoint.find(prefix + name);
+}
+
+std::vector<std::string> FolderFamily::loadFrozen(torch::nn::Module& module,
+                                                  const WeightRules& rules,
+                                                  const std::string& summary) {
+  for (auto& p : module.parameters()) p.set_requires_grad(false);
+  return loadWeights(module, m_checkpoint, rules, summary);
+}
+
+}  // namespace attnscope
