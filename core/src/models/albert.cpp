@@ -16,26 +16,9 @@ namespace {
 
 /// encoder.albert_layer_groups.{g}.albert_layers.{j}: attention.{query,key,value,dense,LayerNorm},
 /// ffn, ffn_output, full_layer_layer_norm.
-struct AlbertLayer {
-  Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr}, up{nullptr}, down{nullptr};
-  LayerNorm attnNorm{nullptr}, outNorm{nullptr};
-
-  AlbertLayer(torch::nn::Module& root, const std::string& p, int64_t C, int64_t I, double eps)
-      : q(addModule(root, p + "attention.query", Linear(C, C))),
-        k(addModule(root, p + "attention.key", Linear(C, C))),
-        v(addModule(root, p + "attention.value", Linear(C, C))),
-        o(addModule(root, p + "attention.dense", Linear(C, C))),
-        up(addModule(root, p + "ffn", Linear(C, I))),
-        down(addModule(root, p + "ffn_output", Linear(I, C))),
-        attnNorm(addModule(root, p + "attention.LayerNorm", LayerNorm(C, eps))),
-        outNorm(addModule(root, p + "full_layer_layer_norm", LayerNorm(C, eps))) {}
-
-  PostNormEncoderParts parts() const {
-    return postNormParts(q, k, v, o, attnNorm, up, down, outNorm,
-                         {"attention.query", "attention.key", "attention.value", "attention.dense",
-                          "attention.LayerNorm", "ffn", "ffn_output", "full_layer_layer_norm"});
-  }
-};
+const PostNormNames kAlbertNames{"attention.query", "attention.key",        "attention.value",
+                                 "attention.dense", "attention.LayerNorm",  "ffn",
+                                 "ffn_output",      "full_layer_layer_norm"};
 
 class AlbertFamily final : public EncoderFamily {
  public:
@@ -72,10 +55,10 @@ class AlbertFamily final : public EncoderFamily {
     m_project = addModule(root, "encoder.embedding_hidden_mapping_in", Linear(embedding, m_width));
     for (int g = 0; g < m_groups; ++g) {
       for (int j = 0; j < m_inner; ++j) {
-        m_shared.emplace_back(root,
-                              "encoder.albert_layer_groups." + std::to_string(g) +
-                                  ".albert_layers." + std::to_string(j) + ".",
-                              m_width, inner, eps);
+        m_shared.push_back(addPostNormLayer(root,
+                                            "encoder.albert_layer_groups." + std::to_string(g) +
+                                                ".albert_layers." + std::to_string(j) + ".",
+                                            kAlbertNames, m_width, inner, eps));
       }
     }
     if (hasTensor("predictions.bias", "albert.")) {
@@ -110,8 +93,8 @@ class AlbertFamily final : public EncoderFamily {
     // Hugging Face: layer i uses group i / (L / G); each group runs its inner layers in turn.
     const int outer = index / m_inner, inner = index % m_inner;
     const int group = outer / (m_layers / m_groups);
-    const AlbertLayer& l = m_shared[static_cast<std::size_t>(group * m_inner + inner)];
-    return postNormEncoderLayer(x, l.parts(), m_heads, m_act, ctx.mask, ctx.buffers, *ctx.rec);
+    const PostNormEncoderParts& l = m_shared[static_cast<std::size_t>(group * m_inner + inner)];
+    return postNormEncoderLayer(x, l, m_heads, m_act, ctx.mask, ctx.buffers, *ctx.rec);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {
@@ -129,7 +112,7 @@ class AlbertFamily final : public EncoderFamily {
   LayerNorm m_embedNorm{nullptr}, m_headNorm{nullptr};
   Linear m_project{nullptr}, m_headDense{nullptr};
   torch::Tensor m_headBias;
-  std::vector<AlbertLayer> m_shared;
+  std::vector<PostNormEncoderParts> m_shared;
 };
 
 }  // namespace

@@ -19,28 +19,14 @@ enum class Flavour { Bert, Roberta, Electra };
 
 /// encoder.layer.{i}: attention.self.{query,key,value}, attention.output.{dense,LayerNorm},
 /// intermediate.dense, output.{dense,LayerNorm}.
-struct BertLayer {
-  Linear query{nullptr}, key{nullptr}, value{nullptr}, attnDense{nullptr}, up{nullptr},
-      down{nullptr};
-  LayerNorm attnNorm{nullptr}, outNorm{nullptr};
-
-  BertLayer(torch::nn::Module& root, const std::string& p, int64_t C, int64_t I, double eps)
-      : query(addModule(root, p + "attention.self.query", Linear(C, C))),
-        key(addModule(root, p + "attention.self.key", Linear(C, C))),
-        value(addModule(root, p + "attention.self.value", Linear(C, C))),
-        attnDense(addModule(root, p + "attention.output.dense", Linear(C, C))),
-        up(addModule(root, p + "intermediate.dense", Linear(C, I))),
-        down(addModule(root, p + "output.dense", Linear(I, C))),
-        attnNorm(addModule(root, p + "attention.output.LayerNorm", LayerNorm(C, eps))),
-        outNorm(addModule(root, p + "output.LayerNorm", LayerNorm(C, eps))) {}
-
-  PostNormEncoderParts parts() const {
-    return postNormParts(query, key, value, attnDense, attnNorm, up, down, outNorm,
-                         {"attention.self.query", "attention.self.key", "attention.self.value",
-                          "attention.output.dense", "attention.output.LayerNorm",
-                          "intermediate.dense", "output.dense", "output.LayerNorm"});
-  }
-};
+const PostNormNames kBertNames{"attention.self.query",
+                               "attention.self.key",
+                               "attention.self.value",
+                               "attention.output.dense",
+                               "attention.output.LayerNorm",
+                               "intermediate.dense",
+                               "output.dense",
+                               "output.LayerNorm"};
 
 class BertFamily final : public EncoderFamily {
  public:
@@ -77,7 +63,8 @@ class BertFamily final : public EncoderFamily {
     if (embedding != m_width)
       m_project = addModule(root, "embeddings_project", Linear(embedding, m_width));
     for (int l = 0; l < m_layers; ++l)
-      m_blocks.emplace_back(root, "encoder.layer." + std::to_string(l) + ".", m_width, inner, eps);
+      m_blocks.push_back(addPostNormLayer(root, "encoder.layer." + std::to_string(l) + ".",
+                                          kBertNames, m_width, inner, eps));
     // The masked-language-model head, when the checkpoint has one (not a BertModel's or ELECTRA's).
     const std::string head = flavour == Flavour::Roberta ? "lm_head." : "cls.predictions.";
     if (flavour != Flavour::Electra && hasTensor(head + "bias", prefix)) {
@@ -123,8 +110,8 @@ class BertFamily final : public EncoderFamily {
   }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
-    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads,
-                                m_act, ctx.mask, ctx.buffers, *ctx.rec);
+    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)], m_heads, m_act,
+                                ctx.mask, ctx.buffers, *ctx.rec);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {
@@ -142,7 +129,7 @@ class BertFamily final : public EncoderFamily {
   LayerNorm m_embedNorm{nullptr}, m_headNorm{nullptr};
   Linear m_project{nullptr}, m_headDense{nullptr};
   torch::Tensor m_headBias;
-  std::vector<BertLayer> m_blocks;
+  std::vector<PostNormEncoderParts> m_blocks;  // encoder.layer.{i}
 };
 
 }  // namespace

@@ -14,27 +14,11 @@
 namespace attnscope {
 namespace {
 
-struct DistilBertLayer {
-  Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr}, up{nullptr}, down{nullptr};
-  LayerNorm saNorm{nullptr}, outNorm{nullptr};
-
-  DistilBertLayer(torch::nn::Module& root, const std::string& p, int64_t C, int64_t I)
-      : q(addModule(root, p + "attention.q_lin", Linear(C, C))),
-        k(addModule(root, p + "attention.k_lin", Linear(C, C))),
-        v(addModule(root, p + "attention.v_lin", Linear(C, C))),
-        o(addModule(root, p + "attention.out_lin", Linear(C, C))),
-        up(addModule(root, p + "ffn.lin1", Linear(C, I))),
-        down(addModule(root, p + "ffn.lin2", Linear(I, C))),
-        saNorm(addModule(root, p + "sa_layer_norm", LayerNorm(C, 1e-12))),
-        outNorm(addModule(root, p + "output_layer_norm", LayerNorm(C, 1e-12))) {}
-
-  PostNormEncoderParts parts() const {
-    return postNormParts(
-        q, k, v, o, saNorm, up, down, outNorm,
-        {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
-         "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"});
-  }
-};
+/// transformer.layer.{i}: attention.{q,k,v,out}_lin, sa_layer_norm, ffn.lin1/lin2,
+/// output_layer_norm.
+const PostNormNames kDistilBertNames{"attention.q_lin",   "attention.k_lin",  "attention.v_lin",
+                                     "attention.out_lin", "sa_layer_norm",    "ffn.lin1",
+                                     "ffn.lin2",          "output_layer_norm"};
 
 class DistilBertFamily final : public EncoderFamily {
  public:
@@ -58,7 +42,8 @@ class DistilBertFamily final : public EncoderFamily {
         addModule(root, "embeddings.position_embeddings", EmbeddingTable(m_positions, m_width));
     m_embedNorm = addModule(root, "embeddings.LayerNorm", LayerNorm(m_width, 1e-12));
     for (int l = 0; l < m_layers; ++l)
-      m_blocks.emplace_back(root, "transformer.layer." + std::to_string(l) + ".", m_width, inner);
+      m_blocks.push_back(addPostNormLayer(root, "transformer.layer." + std::to_string(l) + ".",
+                                          kDistilBertNames, m_width, inner, 1e-12));
     if (hasTensor("vocab_transform.weight", "distilbert.")) {
       m_headDense = addModule(root, "vocab_transform", Linear(m_width, m_width));
       m_headNorm = addModule(root, "vocab_layer_norm", LayerNorm(m_width, 1e-12));
@@ -85,8 +70,8 @@ class DistilBertFamily final : public EncoderFamily {
   }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
-    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)].parts(), m_heads,
-                                m_act, ctx.mask, ctx.buffers, *ctx.rec);
+    return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)], m_heads, m_act,
+                                ctx.mask, ctx.buffers, *ctx.rec);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {
@@ -103,7 +88,7 @@ class DistilBertFamily final : public EncoderFamily {
   LayerNorm m_embedNorm{nullptr}, m_headNorm{nullptr};
   Linear m_headDense{nullptr};
   torch::Tensor m_headBias;
-  std::vector<DistilBertLayer> m_blocks;
+  std::vector<PostNormEncoderParts> m_blocks;  // transformer.layer.{i}
 };
 
 }  // namespace

@@ -3,11 +3,39 @@
 
 #include <cmath>
 
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
 #include "nn/mlp.h"
+#include "nn/module_path.h"
 #include "nn/qkv_layout.h"
 #include "nn/scaled_dot_product.h"
 
 namespace attnscope {
+
+PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string& prefix,
+                                      const PostNormNames& n, int64_t C, int64_t I, double eps) {
+  const auto call = [](auto module) {
+    return [module](const torch::Tensor& x) mutable { return module->forward(x); };
+  };
+  const auto linear = [&](const std::string& name, int64_t in, int64_t out) {
+    return call(addModule(root, prefix + name, Linear(in, out)));
+  };
+  const auto norm = [&](const std::string& name) {
+    return call(addModule(root, prefix + name, LayerNorm(C, eps)));
+  };
+  PostNormEncoderParts p;
+  p.query = linear(n.query, C, C);
+  p.key = linear(n.key, C, C);
+  p.value = linear(n.value, C, C);
+  p.attentionOutput = linear(n.attentionOutput, C, C);
+  p.up = linear(n.up, C, I);
+  p.down = linear(n.down, I, C);
+  p.attentionNorm = norm(n.attentionNorm);
+  p.outputNorm = norm(n.outputNorm);
+  p.names = {n.query,         n.key, n.value, n.attentionOutput,
+             n.attentionNorm, n.up,  n.down,  n.outputNorm};
+  return p;
+}
 
 torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& p,
                                    int64_t heads, Activation act, const torch::Tensor& mask,

@@ -26,16 +26,18 @@ struct PostNormEncoderParts {
   std::vector<std::string> names;
 };
 
-/// The parts from a family's eight modules (Linear / LayerNorm holders), in the order of `names`.
-template <class Proj, class Norm>
-PostNormEncoderParts postNormParts(Proj q, Proj k, Proj v, Proj o, Norm attentionNorm, Proj up,
-                                   Proj down, Norm outputNorm, std::vector<std::string> names) {
-  const auto call = [](auto module) {
-    return [module](const torch::Tensor& x) mutable { return module->forward(x); };
-  };
-  return {call(q),  call(k),    call(v),          call(o),         call(attentionNorm),
-          call(up), call(down), call(outputNorm), std::move(names)};
-}
+/// Where a family's checkpoint keeps the eight modules of one layer, relative to the layer's
+/// prefix: BERT's "attention.self.query", DistilBERT's "attention.q_lin", ALBERT's "ffn".
+struct PostNormNames {
+  std::string query, key, value, attentionOutput, attentionNorm, up, down, outputNorm;
+};
+
+/// Registers one layer's modules on `root` under prefix + names (q, k, v and the output
+/// projection C -> C, up C -> inner, down inner -> C, two LayerNorms of width C) and returns the
+/// parts that call them, with the names for the trace.
+PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string& prefix,
+                                      const PostNormNames& names, int64_t width, int64_t inner,
+                                      double eps);
 
 /// x = LayerNorm(x + Wo·attention(x)); x = LayerNorm(x + down(act(up(x)))): BERT's layer, with
 /// bidirectional scaled dot-product attention over separate q/k/v projections.
