@@ -74,6 +74,15 @@ def write_folder(folder, rng, extra=None, prefix="transformer."):
         w[p + "mlp.c_fc.bias"] = rng.normal(0, 0.1, inner)
         w[p + "mlp.c_proj.weight"] = rng.normal(0, 0.1, (inner, C))
         w[p + "mlp.c_proj.bias"] = rng.normal(0, 0.1, C)
+        # Learned activations keep their tensors in the MLP's "act" module (nn.PReLU, xIELU).
+        act = extra.get("activation_function")
+        if act == "prelu":
+            w[p + "mlp.act.weight"] = np.array([rng.uniform(0.1, 0.6)])
+        elif act == "xielu":
+            w[p + "mlp.act.alpha_p"] = np.array([rng.normal(0, 0.5)])
+            w[p + "mlp.act.alpha_n"] = np.array([rng.normal(0, 0.5)])
+            w[p + "mlp.act.beta"] = np.array(0.5)
+            w[p + "mlp.act.eps"] = np.array(-1e-6)
     w["ln_f.weight"] = 1 + rng.normal(0, 0.1, C)
     w["ln_f.bias"] = rng.normal(0, 0.1, C)
     w = {k: v.astype("<f4") for k, v in w.items()}
@@ -111,7 +120,17 @@ ACT = {
     "leaky_relu": lambda x: torch.where(x >= 0, x, 0.01 * x),
     "mish": lambda x: x * torch.tanh(torch.log1p(torch.exp(x))),
     "relu6": lambda x: torch.clamp(x, 0, 6),
+    "gelu_python_tanh": lambda x: 0.5 * x * (1 + torch.tanh(SQRT_2_PI * (x + 0.044715 * x ** 3))),
+    "hardswish": lambda x: x * torch.clamp(x + 3, 0, 6) / 6,
+    "sqrtsoftplus": lambda x: torch.sqrt(torch.log1p(torch.exp(x))),
+    # Learned: a: the layer's act.* tensors.
+    "prelu": lambda x, a: torch.where(x >= 0, x, a["weight"] * x),
+    "xielu": lambda x, a: torch.where(
+        x > 0, torch.log1p(torch.exp(a["alpha_p"])) * x * x + a["beta"] * x,
+        (torch.expm1(torch.minimum(x, a["eps"])) - x) * (a["beta"] + torch.log1p(torch.exp(a["alpha_n"])))
+        + a["beta"] * x),
 }
+LEARNED = {"prelu", "xielu"}
 
 
 # For each activation, the one most easily mistaken for it (the same within 1e-4 is no test).
@@ -119,7 +138,8 @@ CONFUSED_WITH = {"gelu": "gelu_new", "gelu_python": "gelu_new", "gelu_10": "gelu
                  "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu", "gelu_accurate": "gelu", "quick_gelu": "gelu",
                  "relu": "leaky_relu", "leaky_relu": "relu", "relu6": "gelu", "relu2": "relu", "silu": "quick_gelu",
                  "swish": "quick_gelu", "mish": "silu", "laplace": "sigmoid", "sigmoid": "laplace", "tanh": "linear",
-                 "linear": "tanh"}
+                 "linear": "tanh", "gelu_python_tanh": "gelu", "hardswish": "silu", "sqrtsoftplus": "relu",
+                 "prelu": "leaky_relu", "xielu": "relu2"}
 
 
 def gpt2_forward(w, ids, act="gelu_new", inverse_layer_idx=False):
@@ -143,7 +163,10 @@ def gpt2_forward(w, ids, act="gelu_new", inverse_layer_idx=False):
         y = (a @ v).transpose(0, 1).reshape(T, C)
         x = x + y @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         h = ln(x, p + "ln_2") @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
-        h = ACT[act](h)
+        if act in LEARNED:
+            h = ACT[act](h, {k[len(p + "mlp.act."):]: v for k, v in w.items() if k.startswith(p + "mlp.act.")})
+        else:
+            h = ACT[act](h)
         x = x + h @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = ln(x, "ln_f")
     return torch.stack(attentions), x, torch.softmax(x[-1] @ w["wte.weight"].T, -1)

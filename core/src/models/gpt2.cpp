@@ -46,12 +46,17 @@ struct Gpt2AttentionImpl : torch::nn::Module {
 };
 TORCH_MODULE(Gpt2Attention);
 
-/// Parameters: c_fc.{weight [C, n_inner], bias}, c_proj.{weight [n_inner, C], bias}.
+/// Parameters: c_fc.{weight [C, n_inner], bias}, c_proj.{weight [n_inner, C], bias}, and for a
+/// learned activation (prelu, xielu) its tensors under act.
 struct Gpt2MlpImpl : torch::nn::Module {
-  explicit Gpt2MlpImpl(const Gpt2Config& c)
+  Gpt2MlpImpl(const Gpt2Config& c, Activation activation)
       : c_fc(register_module("c_fc", Conv1D(c.nEmbd, c.innerDim()))),
-        c_proj(register_module("c_proj", Conv1D(c.innerDim(), c.nEmbd))) {}
+        c_proj(register_module("c_proj", Conv1D(c.innerDim(), c.nEmbd))) {
+    if (!activationParameters(activation).empty())
+      act = register_module("act", LearnedActivation(activation));
+  }
   Conv1D c_fc, c_proj;
+  LearnedActivation act{nullptr};
 };
 TORCH_MODULE(Gpt2Mlp);
 
@@ -61,7 +66,7 @@ struct Gpt2BlockImpl : torch::nn::Module {
       : ln_1(register_module("ln_1", LayerNorm(c.nEmbd, c.layerNormEpsilon))),
         attn(register_module("attn", Gpt2Attention(c, layer))),
         ln_2(register_module("ln_2", LayerNorm(c.nEmbd, c.layerNormEpsilon))),
-        mlp(register_module("mlp", Gpt2Mlp(c))) {}
+        mlp(register_module("mlp", Gpt2Mlp(c, parseActivation(c.activation)))) {}
   LayerNorm ln_1;
   Gpt2Attention attn;
   LayerNorm ln_2;
@@ -189,7 +194,8 @@ class Gpt2Family final : public TransformerFamily {
     const MlpProjection down{[&](const torch::Tensor& t) { return mlp.c_proj(t); },
                              "self.c_proj(h)"};
     h = feedForward(h, up, m_activation, down, nullptr, rec, s, &s,
-                    m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act");
+                    m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act",
+                    mlp.act ? mlp.act->parameters : std::vector<torch::Tensor>{});
     h.add_(residual);
     rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
     return h;

@@ -32,6 +32,11 @@ const std::map<std::string, Activation>& names() {
       {"leaky_relu", Activation::LeakyRelu},
       {"mish", Activation::Mish},
       {"relu6", Activation::Relu6},
+      {"gelu_python_tanh", Activation::GeluTanh},
+      {"hardswish", Activation::Hardswish},
+      {"sqrtsoftplus", Activation::SqrtSoftplus},
+      {"prelu", Activation::Prelu},
+      {"xielu", Activation::Xielu},
   };
   return table;
 }
@@ -85,12 +90,49 @@ std::string activationExpression(Activation a) {
       return "F.mish(h)";
     case Activation::Relu6:
       return "F.relu6(h)";
+    case Activation::Hardswish:
+      return "F.hardswish(h)";
+    case Activation::SqrtSoftplus:
+      return "F.softplus(h).sqrt()";
+    case Activation::Prelu:
+      return "self.act(h)  # nn.PReLU";
+    case Activation::Xielu:
+      return "self.act(h)  # xIELU";
   }
   return "h";
 }
 
-torch::Tensor activate(Activation a, const torch::Tensor& x) {
+std::vector<std::pair<std::string, std::vector<int64_t>>> activationParameters(Activation a) {
+  if (a == Activation::Prelu) return {{"weight", {1}}};
+  if (a == Activation::Xielu)
+    return {{"alpha_p", {1}}, {"alpha_n", {1}}, {"beta", {}}, {"eps", {}}};
+  return {};
+}
+
+LearnedActivationImpl::LearnedActivationImpl(Activation a) {
+  for (const auto& [name, shape] : activationParameters(a))
+    parameters.push_back(register_parameter(name, torch::empty(shape), /*requires_grad=*/false));
+}
+
+torch::Tensor activate(Activation a, const torch::Tensor& x,
+                       const std::vector<torch::Tensor>& params) {
+  if (params.size() < activationParameters(a).size())
+    throw Error(ErrorKind::InvalidArgument, activationExpression(a) + " needs its learned tensors");
+  // Weights may be kept as BF16/F16; the activation computes in the input's dtype.
+  const auto param = [&](std::size_t i) { return params[i].to(x.dtype()); };
   switch (a) {
+    case Activation::Hardswish:
+      return x * torch::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+    case Activation::SqrtSoftplus:
+      return torch::sqrt(torch::softplus(x));
+    case Activation::Prelu:
+      return torch::prelu(x, param(0));
+    case Activation::Xielu: {
+      const torch::Tensor alphaP = torch::softplus(param(0)), beta = param(2);
+      const torch::Tensor alphaN = beta + torch::softplus(param(1));
+      return torch::where(x > 0, alphaP * x * x + beta * x,
+                          (torch::expm1(torch::minimum(x, param(3))) - x) * alphaN + beta * x);
+    }
     case Activation::Gelu:
       return torch::gelu(x);
     case Activation::GeluTanh:

@@ -5,13 +5,14 @@ namespace attnscope {
 
 torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activation act,
                           const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec,
-                          int inStep, int* outStep, const std::string& actName) {
+                          int inStep, int* outStep, const std::string& actName,
+                          const std::vector<torch::Tensor>& actParams) {
   torch::Tensor h;
   int s = -1;
   if (gate) {
     torch::Tensor g = gate->forward(x);
     const int gStep = rec.record("mlp_gate", gate->expression, "linear", g, {inStep});
-    g = activate(act, g);
+    g = activate(act, g, actParams);
     const int aStep = rec.record(actName, activationExpression(act), "activation", g, {gStep});
     h = up.forward(x);
     const int uStep = rec.record("mlp_up", up.expression, "linear", h, {inStep});
@@ -20,7 +21,7 @@ torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activ
   } else {
     h = up.forward(x);
     s = rec.record("mlp_fc", up.expression, "linear", h, {inStep});
-    h = activate(act, h);
+    h = activate(act, h, actParams);
     s = rec.record(actName, activationExpression(act), "activation", h, {s});
   }
   h = down.forward(h);

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "nn/activation.h"
 #include "runtime/trace_recorder.h"
@@ -20,9 +21,11 @@ struct MlpProjection {
 /// The position-wise feed-forward block, every step in the trace ("mlp_fc", "mlp_act", "mlp_out"):
 /// plain  down(act(up(x)))            (GPT-2, BERT, GPT-NeoX, Bloom, T5 v1.0);
 /// gated  down(act(gate(x)) · up(x))  (Llama's SwiGLU, T5 v1.1's gated GELU) when `gate` is set.
-/// x: [B, T, C] -> [B, T, C]; *outStep receives the trace index of the result.
+/// x: [B, T, C] -> [B, T, C]; *outStep receives the trace index of the result. actParams: the
+/// tensors of a learned activation (PReLU, xIELU; see activationParameters).
 torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activation act,
                           const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec,
-                          int inStep, int* outStep, const std::string& actName = "mlp_act");
+                          int inStep, int* outStep, const std::string& actName = "mlp_act",
+                          const std::vector<torch::Tensor>& actParams = {});
 
 }  // namespace attnscope

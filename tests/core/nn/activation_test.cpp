@@ -50,8 +50,29 @@ const std::map<std::string, std::function<double(double)>>& formulas() {
       {"leaky_relu", [](double x) { return x >= 0 ? x : 0.01 * x; }},
       {"mish", [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }},
       {"relu6", [](double x) { return std::min(std::max(x, 0.0), 6.0); }},
+      {"gelu_python_tanh", geluTanh},
+      {"hardswish", [](double x) { return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0; }},
+      {"sqrtsoftplus", [](double x) { return std::sqrt(std::log1p(std::exp(x))); }},
+      // The learned ones with the tensors of kLearned below.
+      {"prelu", [](double x) { return x >= 0 ? x : 0.3 * x; }},
+      {"xielu",
+       [](double x) {
+         const double beta = 0.5, alphaP = std::log1p(std::exp(0.2)),
+                      alphaN = beta + std::log1p(std::exp(-0.1));
+         return x > 0 ? alphaP * x * x + beta * x
+                      : (std::expm1(std::min(x, -1e-6)) - x) * alphaN + beta * x;
+       }},
   };
   return table;
+}
+
+// prelu: weight 0.3; xielu: alpha_p 0.2, alpha_n -0.1, beta 0.5, eps -1e-6 (raw, before softplus).
+std::vector<torch::Tensor> learnedTensors(Activation a) {
+  if (a == Activation::Prelu) return {torch::full({1}, 0.3)};
+  if (a == Activation::Xielu)
+    return {torch::full({1}, 0.2), torch::full({1}, -0.1), torch::tensor(0.5),
+            torch::tensor(-1e-6)};
+  return {};
 }
 
 TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
@@ -67,7 +88,8 @@ TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
     const auto f = formulas().find(name);
     ASSERT_NE(f, formulas().end()) << name << " has no reference formula in this test";
     const Activation a = parseActivation(name);
-    const torch::Tensor y = activate(a, x);
+    const torch::Tensor y = activate(a, x, learnedTensors(a));
+    EXPECT_EQ(activationParameters(a).size(), learnedTensors(a).size()) << name;
     EXPECT_EQ(test::shapeOf(y), test::shapeOf(x)) << name;
     std::vector<double> want;
     for (double v : xv) want.push_back(f->second(v));
@@ -94,8 +116,11 @@ TEST(Activation, ExactAndTanhGeluDifferWhereTheTestLooks) {
 TEST(Activation, UnknownNameThrowsFormatListingTheSupportedOnes) {
   test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "gelu_foo");
   test::expectError([] { parseActivation("gelu_foo"); }, ErrorKind::Format, "supported");
-  test::expectError([] { parseActivation("prelu", "hidden_act"); }, ErrorKind::Format,
+  test::expectError([] { parseActivation("prelu_foo", "hidden_act"); }, ErrorKind::Format,
                     "hidden_act");
+  // A learned activation without its tensors is refused, not computed with garbage.
+  test::expectError([] { activate(Activation::Prelu, torch::ones({2})); },
+                    ErrorKind::InvalidArgument, "learned tensors");
   test::expectError([] { parseActivation("GELU"); }, ErrorKind::Format, "quick_gelu");  // the list
 }
 
