@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model_options.h"
 
+#include <algorithm>
+
 #include "attnscope/model_spec.h"
 #include "attnscope/runtime.h"
 #include "attnscope/safetensors.h"
@@ -32,7 +34,10 @@ void addModelFlags(ArgParser& p) {
       .option("--device", "D", "auto (default), cpu or cuda")
       .option("--threads", "N", "CPU threads; default all cores")
       .option("--max-tokens", "N", "refuse longer texts; default 4096")
-      .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192");
+      .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192")
+      .option("--layers", "LIST",
+              "keep the attention of these layers only, e.g. 0,5-7 (all are computed); for long "
+              "inputs to big models");
 }
 
 namespace {
@@ -103,7 +108,31 @@ RunRequest requestFromFlags(const ArgParser& p) {
   r.device = parseDevice(p.value("--device", "auto"));
   r.limits.maxTokens = static_cast<int>(p.integer("--max-tokens", 4096, 1, 1 << 20));
   r.limits.memoryLimitBytes = memoryLimitFromFlags(p);
+  if (p.has("--layers")) r.layers = layerListFromFlag(p.value("--layers"));
   return r;
+}
+
+std::vector<int> layerListFromFlag(const std::string& list) {
+  std::vector<int> out;
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--layers: '" + s + "' is not a layer number (give a list like 0,5-7)");
+    return std::stoi(s);
+  };
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string part = list.substr(start, comma - start);
+    const std::size_t dash = part.find('-');
+    const int lo = number(dash == std::string::npos ? part : part.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo) throw UsageError("--layers: the range '" + part + "' runs backwards");
+    for (int l = lo; l <= hi; ++l) out.push_back(l);
+    start = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace attnscope::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "arg_parser.h"
 #include "attnscope/model.h"
@@ -18,5 +19,8 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& parser);
 uint64_t memoryLimitFromFlags(const ArgParser& parser);
 /// Builds the request (texts, context, random input, device, limits). Throws UsageError.
 RunRequest requestFromFlags(const ArgParser& parser);
+/// "0,5-7" -> {0, 5, 6, 7}, sorted and unique. Throws UsageError for anything else; the model
+/// checks the range.
+std::vector<int> layerListFromFlag(const std::string& list);
 
 }  // namespace attnscope::cli

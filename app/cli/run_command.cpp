@@ -35,6 +35,12 @@ void printSummary(const AttentionResult& r) {
   std::printf("attention %s, output %s, forward %.2f ms\n",
               r.group().attention.shapeString().c_str(), r.output.shapeString().c_str(),
               r.timings.forwardMs);
+  if (!r.group().keptLayers.empty()) {
+    std::string kept;
+    for (int l : r.group().keptLayers) kept += (kept.empty() ? "" : ", ") + std::to_string(l);
+    std::printf("attention kept for layers %s of %d (--layers)\n", kept.c_str(),
+                r.group().layers());
+  }
 }
 
 // "41.2%", or "n/a" for a probability that is not a number (NaN weights), never "nan%".

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "attnscope/error.h"
 #include "attnscope/model.h"
@@ -30,6 +31,9 @@ struct ComputeJob {
   /// Above this estimate of the attention tensor the pre-softmax scores are not kept, which
   /// halves the memory of long inputs to big models (GPT-2 at 1024 tokens).
   uint64_t scoresLimitBytes = 256ull * 1024 * 1024;
+  /// The layers the user is looking at (the heatmap's, compare's second): when every layer's
+  /// attention would not fit under request.limits, the worker keeps these and their neighbours.
+  std::vector<int> focusLayers;
 };
 
 /// What came back for one job: a result, or an error for the banner.
@@ -40,6 +44,8 @@ struct ComputeOutcome {
   ErrorKind errorKind = ErrorKind::Internal;
   std::optional<ModelInfo> modelInfo;  // set when the model was (re)opened for this job
   QStringList notices;                 // the worker's own notices (scores not kept)
+  MemoryEstimate estimate;             // of the run as made (total 0 when the model cannot say)
+  uint64_t memoryLimitBytes = 0;       // the limit it was checked against
   double computeMs = 0;                // wall time in the worker, opening included
 };
 

@@ -32,7 +32,46 @@ uint64_t estimateAttentionBytes(const Model& model, const RunRequest& request) {
          sizeof(float);
 }
 
+// `count` layers of `layers`: the focus layers first, then their neighbours, nearest first.
+std::vector<int> layersAround(const std::vector<int>& focus, int count, int layers) {
+  std::vector<bool> chosen(static_cast<std::size_t>(layers), false);
+  int n = 0;
+  const auto take = [&](int l) {
+    if (l < 0 || l >= layers || n >= count || chosen[static_cast<std::size_t>(l)]) return;
+    chosen[static_cast<std::size_t>(l)] = true;
+    ++n;
+  };
+  for (int l : focus) take(l);
+  const int centre = focus.empty() ? 0 : std::clamp(focus.front(), 0, layers - 1);
+  for (int d = 1; n < count && d < layers; ++d) {
+    take(centre + d);
+    take(centre - d);
+  }
+  std::vector<int> out;
+  for (int l = 0; l < layers; ++l) {
+    if (chosen[static_cast<std::size_t>(l)]) out.push_back(l);
+  }
+  return out;
+}
+
 }  // namespace
+
+QString ComputeWorker::layerRanges(const std::vector<int>& layers) {
+  QStringList parts;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    parts << (j == i ? QString::number(layers[i])
+                     : QStringLiteral("%1–%2").arg(layers[i]).arg(layers[j]));
+    i = j + 1;
+  }
+  return parts.join(QStringLiteral(", "));
+}
+
+QString ComputeWorker::formatBytes(uint64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  return mib >= 1024 ? tr("%1 GiB").arg(mib / 1024, 0, 'f', 1) : tr("%1 MiB").arg(mib, 0, 'f', 0);
+}
 
 ComputeWorker::ComputeWorker(std::shared_ptr<const std::atomic<quint64>> latestGeneration,
                              QObject* parent)
@@ -69,13 +108,38 @@ void ComputeWorker::compute(const ComputeJob& job) {
           "This model reads one sentence at a time: the second sentence of the "
           "pair is not used.");
     }
-    const uint64_t attentionBytes = estimateAttentionBytes(*m_model, request);
+    // From the configuration and the tokens: nothing large exists yet.
+    MemoryEstimate estimate = m_model->estimate(request);
+    const uint64_t attentionBytes =
+        estimate.total > 0 ? estimate.attention : estimateAttentionBytes(*m_model, request);
     if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
       request.keepScores = false;
       outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
                             "%1 MB, and keeping the scores too would double that.")
                              .arg(attentionBytes / (1024 * 1024));
+      if (estimate.total > 0) estimate = m_model->estimate(request);
     }
+    const uint64_t limit = request.limits.memoryLimitBytes;
+    const uint64_t fixed = estimate.total - estimate.attention - estimate.scores;
+    if (estimate.total > limit && estimate.perLayer > 0 && estimate.layers > 1 && fixed < limit) {
+      // Every layer is computed, but only as many as fit are kept: the ones on screen and their
+      // neighbours. Opening another layer runs again keeping that one (Document::setViewState).
+      const uint64_t fit = std::min<uint64_t>((limit - fixed) / estimate.perLayer,
+                                              static_cast<uint64_t>(estimate.layers - 1));
+      if (fit >= 1) {
+        const uint64_t whole = estimate.total;
+        request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
+        estimate = m_model->estimate(request);
+        outcome.notices << tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
+                              "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
+                              "computed; opening another one computes its attention again.")
+                               .arg(layerRanges(request.layers))
+                               .arg(estimate.layers)
+                               .arg(formatBytes(whole), formatBytes(limit));
+      }
+    }
+    outcome.estimate = estimate;
+    outcome.memoryLimitBytes = limit;
     outcome.result = std::make_shared<const AttentionResult>(m_model->run(request));
   } catch (const Error& e) {
     outcome.error = QString::fromStdString(e.what());

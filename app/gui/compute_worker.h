@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "compute_job.h"
 
@@ -21,6 +22,12 @@ class ComputeWorker final : public QObject {
 
  public Q_SLOTS:
   void compute(const attnscope::gui::ComputeJob& job);
+
+ public:
+  /// "0, 3–7": ascending layer numbers with runs joined, for notices.
+  static QString layerRanges(const std::vector<int>& layers);
+  /// "820 MiB", "8.0 GiB".
+  static QString formatBytes(uint64_t bytes);
 
  Q_SIGNALS:
   void computed(const attnscope::gui::ComputeOutcome& outcome);

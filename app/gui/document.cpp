@@ -155,12 +155,29 @@ void Document::setViewState(const render::ViewState& state) {
   if (clamped == m_view) return;
   m_view = clamped;
   Q_EMIT viewStateChanged(m_view);
+  recomputeIfLayerMissing();
+}
+
+void Document::recomputeIfLayerMissing() {
+  // A run that kept only some layers (memory limit) computes the one the user opened now.
+  if (!m_result || m_result->group(m_view.group).keptLayers.empty()) return;
+  const AttentionGroup& g = m_result->group(m_view.group);
+  const bool compare = m_currentView == render::ViewKind::Compare;
+  if (!g.hasLayer(m_view.layer) || (compare && !g.hasLayer(m_view.vsLayer))) scheduleRecompute();
+}
+
+void Document::setMemoryLimitBytes(uint64_t bytes) {
+  if (bytes == m_memoryLimitBytes) return;
+  m_memoryLimitBytes = bytes;
+  Q_EMIT memoryEstimateChanged();
+  scheduleRecompute();
 }
 
 void Document::setCurrentView(render::ViewKind kind) {
   if (kind == m_currentView) return;
   m_currentView = kind;
   Q_EMIT currentViewChanged(kind);
+  recomputeIfLayerMissing();
 }
 
 void Document::selectHead(int layer, int head) {
@@ -257,6 +274,10 @@ void Document::recompute() {
   job.spec = m_spec;
   if (inMemory) job.model = m_memoryModel;
   job.scoresLimitBytes = m_scoresLimitBytes;
+  job.spec.memoryLimitBytes = m_memoryLimitBytes;
+  job.request.limits.memoryLimitBytes = m_memoryLimitBytes;
+  job.focusLayers = {m_view.layer};
+  if (m_currentView == render::ViewKind::Compare) job.focusLayers.push_back(m_view.vsLayer);
   for (const QString& item : items) job.request.texts.push_back(item.toStdString());
   if (m_run.useContext) job.request.context = m_run.context.toStdString();
   if (pair) job.request.pair = m_run.pair.toStdString();
@@ -285,6 +306,8 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   }
   m_computeMs = outcome.computeMs;
   m_result = outcome.result;
+  m_estimate = outcome.estimate;
+  Q_EMIT memoryEstimateChanged();
   m_resultTexts = m_pendingTexts;
   m_workerNotices = outcome.notices;
   setError(QString());

@@ -73,6 +73,12 @@ class Document final : public QObject {
   /// Above this estimate of the attention tensor the scores are not computed (ComputeJob).
   void setScoresLimitBytes(uint64_t bytes) { m_scoresLimitBytes = bytes; }
   int debounceInterval() const { return m_debounce.interval(); }
+  /// What runs and opening may use (RunLimits, ModelSpec): a run whose attention does not fit
+  /// keeps only the layers on screen and their neighbours (ComputeWorker).
+  void setMemoryLimitBytes(uint64_t bytes);
+  uint64_t memoryLimitBytes() const { return m_memoryLimitBytes; }
+  /// The estimate of the last successful run (total 0 before one, or for models that cannot say).
+  const MemoryEstimate& memoryEstimate() const { return m_estimate; }
 
  public Q_SLOTS:
   void setText(const QString& text);
@@ -107,6 +113,8 @@ class Document final : public QObject {
   void modelInfoChanged(const attnscope::ModelInfo& info);
   void sessionPathChanged(const QString& path);
   void modifiedChanged(bool modified);
+  /// memoryEstimate() or memoryLimitBytes() changed.
+  void memoryEstimateChanged();
   /// Emitted once per computation that was actually started (tests count these).
   void computeStarted(quint64 generation);
   /// Internal: queued to the worker thread.
@@ -114,6 +122,7 @@ class Document final : public QObject {
 
  private:
   void scheduleRecompute();
+  void recomputeIfLayerMissing();
   void onComputed(const attnscope::gui::ComputeOutcome& outcome);
   /// Supersedes any running job: a new generation, the old job's cancel flag set.
   quint64 nextGeneration();
@@ -139,6 +148,8 @@ class Document final : public QObject {
   std::optional<ModelInfo> m_modelInfo;
   bool m_busy = false;
   uint64_t m_scoresLimitBytes = ComputeJob().scoresLimitBytes;
+  uint64_t m_memoryLimitBytes = RunLimits().memoryLimitBytes;
+  MemoryEstimate m_estimate;
   double m_computeMs = 0;
 
   quint64 m_generation = 0;

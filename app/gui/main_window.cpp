@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -32,6 +33,7 @@
 
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
+#include "compute_worker.h"
 #include "document.h"
 #include "error_banner.h"
 #include "heatmap_view.h"
@@ -76,8 +78,31 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
     restoreState(m_settings->windowState());
     if (!m_settings->splitterState().isEmpty())
       m_splitter->restoreState(m_settings->splitterState());
+    m_document->setMemoryLimitBytes(uint64_t(m_settings->memoryLimitMiB()) * 1024 * 1024);
   }
   updateTitle();
+}
+
+void MainWindow::chooseMemoryLimit() {
+  const MemoryEstimate& e = m_document->memoryEstimate();
+  const int current = static_cast<int>(m_document->memoryLimitBytes() / (1024 * 1024));
+  QString label =
+      tr("Runs and model loading estimate their memory before allocating and refuse "
+         "above this limit. When every layer's attention does not fit, only the "
+         "layers on screen and their neighbours are kept.\n\n");
+  label += e.total > 0 ? tr("The last run needed about %1 (weights %2, attention %3).")
+                             .arg(ComputeWorker::formatBytes(e.total),
+                                  ComputeWorker::formatBytes(e.weights),
+                                  ComputeWorker::formatBytes(e.attention + e.scores))
+                       : tr("No estimate yet: run a model first.");
+  label += tr("\n\nMemory limit in MiB:");
+  bool ok = false;
+  const int mib =
+      QInputDialog::getInt(this, tr("Memory Limit"), label, current, Settings::kMinMemoryLimitMiB,
+                           Settings::kMaxMemoryLimitMiB, 256, &ok);
+  if (!ok) return;
+  if (m_settings) m_settings->setMemoryLimitMiB(mib);
+  m_document->setMemoryLimitBytes(uint64_t(mib) * 1024 * 1024);
 }
 
 MainWindow::~MainWindow() = default;
@@ -255,6 +280,7 @@ void MainWindow::buildActions() {
   edit->addSeparator();
   edit->addAction(
       action(tr("&Recompute Now"), QKeySequence(Qt::Key_F5), [this] { m_document->recompute(); }));
+  edit->addAction(action(tr("&Memory Limit…"), QKeySequence(), [this] { chooseMemoryLimit(); }));
 
   // View
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
@@ -380,6 +406,9 @@ void MainWindow::connectDocument() {
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);
   connect(d, &Document::busyChanged, m_status, &StatusPanel::setBusy);
+  connect(d, &Document::memoryEstimateChanged, this, [this] {
+    m_status->showMemory(m_document->memoryEstimate(), m_document->memoryLimitBytes());
+  });
   connect(m_exports, &ExportActions::failed, this, &MainWindow::showActionError);
   connect(m_exports, &ExportActions::finished, this, &MainWindow::showMessage);
   connect(m_sessions, &SessionActions::failed, this, &MainWindow::showActionError);

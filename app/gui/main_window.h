@@ -83,6 +83,8 @@ class MainWindow final : public QMainWindow {
   void openTextDialog();
   void showShortcuts();
   void showAbout();
+  /// Edit › Memory Limit…: the limit in MiB, with the last run's estimate beside it.
+  void chooseMemoryLimit();
 
   Document* m_document;
   Settings* m_settings;

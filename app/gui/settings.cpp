@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "settings.h"
 
+#include <algorithm>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
@@ -46,6 +48,18 @@ QString Settings::theme() const {
   return QStringList{"system", "light", "dark"}.contains(t) ? t : QStringLiteral("system");
 }
 void Settings::setTheme(const QString& t) { m_settings->setValue(QStringLiteral("view/theme"), t); }
+
+int Settings::memoryLimitMiB() const {
+  bool ok = false;
+  const int mib = m_settings->value(QStringLiteral("compute/memoryLimitMiB"), 8192).toInt(&ok);
+  // A hand-edited or corrupt value falls back to the default rather than to no limit at all.
+  return ok && mib >= kMinMemoryLimitMiB && mib <= kMaxMemoryLimitMiB ? mib : 8192;
+}
+
+void Settings::setMemoryLimitMiB(int mib) {
+  m_settings->setValue(QStringLiteral("compute/memoryLimitMiB"),
+                       std::clamp(mib, kMinMemoryLimitMiB, kMaxMemoryLimitMiB));
+}
 
 bool Settings::classroomMode() const { return m_settings->value(kClassroom, false).toBool(); }
 void Settings::setClassroomMode(bool on) { m_settings->setValue(kClassroom, on); }

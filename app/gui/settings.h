@@ -39,6 +39,11 @@ class Settings final {
   QString theme() const;  // system | light | dark
   void setTheme(const QString& theme);
   void setClassroomMode(bool on);
+  /// What a run or opening a model may use, in MiB (RunLimits; 8192 by default, 256 at least).
+  int memoryLimitMiB() const;
+  void setMemoryLimitMiB(int mib);
+  static constexpr int kMinMemoryLimitMiB = 256;
+  static constexpr int kMaxMemoryLimitMiB = 1 << 24;  // 16 TiB
 
   /// The configuration the window had when it was last closed, stored as session JSON.
   std::optional<Session> lastConfiguration() const;

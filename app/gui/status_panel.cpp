@@ -4,6 +4,8 @@
 #include <QLabel>
 #include <QStatusBar>
 
+#include "compute_worker.h"
+
 namespace attnscope::gui {
 
 StatusPanel::StatusPanel(QStatusBar* bar)
@@ -12,13 +14,17 @@ StatusPanel::StatusPanel(QStatusBar* bar)
       m_tokens(new QLabel(bar)),
       m_device(new QLabel(bar)),
       m_compute(new QLabel(bar)),
-      m_render(new QLabel(bar)) {
+      m_render(new QLabel(bar)),
+      m_memory(new QLabel(bar)) {
+  m_memory->setObjectName(QStringLiteral("statusMemory"));
   m_tokens->setObjectName(QStringLiteral("statusTokens"));
   m_device->setToolTip(tr("Where the last computation ran"));
   m_compute->setToolTip(tr("Time to open the model (when it changed) and run it"));
   m_render->setToolTip(tr("Time to draw the current view"));
   bar->addWidget(m_busy, 1);
-  for (QLabel* label : {m_tokens, m_device, m_compute, m_render}) bar->addPermanentWidget(label);
+  for (QLabel* label : {m_tokens, m_memory, m_device, m_compute, m_render})
+    bar->addPermanentWidget(label);
+  m_memory->hide();
   showResult(nullptr, 0, 0);
 }
 
@@ -38,6 +44,28 @@ void StatusPanel::showResult(const render::ResultPtr& r, double computeMs, doubl
   m_device->setText(tr("Device: %1").arg(QString::fromStdString(r->device)));
   m_compute->setText(tr("Compute %1 ms").arg(computeMs, 0, 'f', 1));
   m_render->setText(tr("Render %1 ms").arg(renderMs, 0, 'f', 1));
+}
+
+void StatusPanel::showMemory(const MemoryEstimate& e, uint64_t limit) {
+  if (e.total == 0) {
+    m_memory->hide();
+    return;
+  }
+  const auto bytes = [](uint64_t b) { return ComputeWorker::formatBytes(b); };
+  m_memory->setText(tr("Memory ≈ %1 of %2").arg(bytes(e.total), bytes(limit)));
+  QString layers = e.layersKept == e.layers
+                       ? tr("all %1 layers").arg(e.layers)
+                       : tr("%1 of %2 layers (memory limit)").arg(e.layersKept).arg(e.layers);
+  m_memory->setToolTip(tr("Estimated peak of the last run, checked before anything was allocated "
+                          "(limit: Edit › Memory Limit)\nweights %1\nattention kept %2 (%3)\n"
+                          "scores kept %4\nactivations and temporaries %5")
+                           .arg(bytes(e.weights), bytes(e.attention), layers,
+                                e.scores ? bytes(e.scores) : tr("none"), bytes(e.working)));
+  m_memory->show();
+}
+
+QString StatusPanel::memoryText() const {
+  return m_memory->isHidden() ? QString() : m_memory->text();
 }
 
 void StatusPanel::setBusy(bool busy) { m_busy->setText(busy ? tr("Computing…") : QString()); }

@@ -3,6 +3,7 @@
 
 #include <QObject>
 
+#include "attnscope/run_request.h"
 #include "view_state.h"
 
 class QLabel;
@@ -19,6 +20,9 @@ class StatusPanel final : public QObject {
 
   void showResult(const render::ResultPtr& result, double computeMs, double renderMs);
   void setBusy(bool busy);
+  /// "Memory ≈ 1.2 GiB of 8.0 GiB", the parts in the tooltip; hidden while total is 0.
+  void showMemory(const MemoryEstimate& estimate, uint64_t limitBytes);
+  QString memoryText() const;
   QString tokensText() const;
 
  private:
@@ -27,6 +31,7 @@ class StatusPanel final : public QObject {
   QLabel* m_device;
   QLabel* m_compute;
   QLabel* m_render;
+  QLabel* m_memory;
 };
 
 }  // namespace attnscope::gui

@@ -257,6 +257,7 @@ QString Exporter::exportAllHeads(const ResultPtr& result, const ViewState& state
   std::unique_ptr<AttentionView> view(createView(ViewKind::Heatmap));
   view->setResult(result);
   for (int l = 0; l < result->group().layers(); ++l) {
+    if (!result->group().hasLayer(l)) continue;  // not kept by the run: nothing to draw
     for (int h = 0; h < result->group().heads(); ++h) {
       ViewState s = state;
       s.layer = l;
@@ -331,6 +332,7 @@ QString Exporter::exportAttentionCsv(const AttentionResult& result, const QStrin
     QByteArray out = "layer,item,head,query,key,weight,query_token,key_token\n";
     char line[96];
     for (int l = 0; l < result.group().layers(); ++l) {
+      if (!result.group().hasLayer(l)) continue;  // layers the run did not keep have no weights
       for (int b = 0; b < result.group().batch(); ++b) {
         const int queries = realQueries(result.group(), b), keys = realKeys(result.group(), b);
         QList<QByteArray> queryTokens, keyTokens;

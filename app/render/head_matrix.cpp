@@ -148,8 +148,10 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
   m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
   m.scores = scores && !r.scores.empty();
   const float* data = m.scores ? r.scoreMatrix(layer, item, head) : r.headMatrix(layer, item, head);
-  m.values.resize(static_cast<std::size_t>(m.rows) * m.cols);
-  for (int q = 0; q < m.rows; ++q) {
+  m.missing = data == nullptr;
+  m.values.assign(static_cast<std::size_t>(m.rows) * m.cols,
+                  std::numeric_limits<float>::quiet_NaN());
+  for (int q = 0; q < m.rows && data != nullptr; ++q) {
     const float* in =
         data + static_cast<std::size_t>(m.rowTokens[static_cast<std::size_t>(q)]) * r.keys();
     float* out = m.values.data() + static_cast<std::size_t>(q) * m.cols;
@@ -170,6 +172,7 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
   for (const QString& t : m.rowTexts) m.rowLabels << axisLabel(t);
   for (const QString& t : m.colTexts) m.colLabels << axisLabel(t);
   updateRange(m);
+  m.hasMasked = m.hasMasked && !m.missing;
   return m;
 }
 

@@ -26,6 +26,7 @@ struct HeadMatrix {
   float minValue = 0, maxValue = 0;  // over finite values
   bool hasMasked = false;            // some score was -inf
   bool scores = false;               // pre-softmax scores rather than weights
+  bool missing = false;  // the run did not keep this layer's attention: values are all NaN
 
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
   /// The row showing token position `token`, or -1 when it is not shown.

@@ -184,14 +184,17 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   const HeadMatrix& m = m_matrix;
   x->setProperty("cols", m.cols);
   y->setProperty("rows", m.rows);
-  if (m.rows == 0 || m.cols == 0) {
+  if (m.rows == 0 || m.cols == 0 || m.missing) {
     x->setVisible(false);
     y->setVisible(false);
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptViewportRatio);
     text->position->setCoords(0.5, 0.5);
-    text->setText(m_result ? QStringLiteral("Selection out of range")
-                           : QStringLiteral("No result yet"));
+    text->setText(m.missing ? QStringLiteral("Layer %1's attention was not kept (memory limit): "
+                                             "it is computed when you open it")
+                                  .arg(m_state.layer)
+                  : m_result ? QStringLiteral("Selection out of range")
+                             : QStringLiteral("No result yet"));
     text->setColor(style.muted);
     text->setFont(style.font(14));
     return;

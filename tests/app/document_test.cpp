@@ -173,6 +173,46 @@ class DocumentTest : public QObject {
     QVERIFY(doc.result() != good);
   }
 
+  // Over the memory limit, the window keeps the attention of the layer on screen and its
+  // neighbours (all layers are still computed), says so, and computes another layer when the
+  // user opens it. The limit is set from the run's own estimate: fixed part + 2.5 layers.
+  void layersBeyondTheMemoryLimitAreKeptAroundTheOneOnScreen() {
+    Document doc;
+    attnscope::ModelSpec spec;
+    spec.source = "default";  // the bundled tiny GPT: several layers
+    doc.setModelSpec(spec);
+    primeWith(doc, QStringLiteral("To be, or not to be"));
+    const attnscope::MemoryEstimate full = doc.memoryEstimate();
+    QVERIFY(full.total > 0);
+    QVERIFY(full.layers >= 3);
+    QCOMPARE(full.layersKept, full.layers);
+    QVERIFY(doc.result()->group().keptLayers.empty());
+    const int last = full.layers - 1;
+    doc.selectHead(last, 0);
+
+    QSignalSpy results(&doc, &Document::resultChanged);
+    const uint64_t fixed = full.total - full.attention - full.scores;
+    doc.setMemoryLimitBytes(fixed + 2 * full.perLayer + full.perLayer / 2);
+    QVERIFY(results.wait(kWaitMs));
+    const attnscope::AttentionGroup& g = doc.result()->group();
+    QCOMPARE(g.keptLayers, std::vector<int>({last - 1, last}));
+    QCOMPARE(g.layers(), full.layers);
+    QCOMPARE(doc.memoryEstimate().layersKept, 2);
+    QVERIFY(doc.memoryEstimate().total <= doc.memoryLimitBytes());
+    QVERIFY2(doc.workerNotices().join(' ').contains(
+                 QStringLiteral("Attention kept for layers %1–%2 of %3")
+                     .arg(last - 1)
+                     .arg(last)
+                     .arg(full.layers)),
+             qPrintable(doc.workerNotices().join(' ')));
+
+    // Opening a layer that was not kept runs again around it.
+    doc.selectHead(0, 0);
+    QVERIFY(results.wait(kWaitMs));
+    QCOMPARE(doc.result()->group().keptLayers, std::vector<int>({0, 1}));
+    QVERIFY(doc.result()->group().hasLayer(0));
+  }
+
   void selectionStaysInsideTheResult() {
     Document doc;
     primeWith(doc, QStringLiteral("abc"));

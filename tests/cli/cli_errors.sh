@@ -49,6 +49,14 @@ fi
 touch "$tmp/file"
 expect 2 "cannot write $tmp/file/x.json" -- run --text hi --json "$tmp/file/x.json"
 
+# --layers keeps some layers' attention: a list of numbers and ranges, within the model's layers.
+expect 2 "--layers: 'x' is not a layer number" -- run --text hi --layers 0,x
+expect 2 "--layers: the range '3-1' runs backwards" -- run --text hi --layers 3-1
+expect 2 "layer 2 to keep is out of range" -- run --text hi --layers 0,2
+expect 0 "attention [1, 1, 4, 2, 2]" -- run --text hi --layers 0 --json "$tmp/kept.json"
+/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["kept_layers"]==[0], j.get("kept_layers")' "$tmp/kept.json" \
+  || { echo "FAIL: --layers 0 --json has no kept_layers [0]"; failures=$((failures + 1)); }
+
 # A folder of an architecture no family opens is refused by name, with the list of those that open.
 mkdir -p "$tmp/xlnet" "$tmp/hub/models--org--xlnet-base/snapshots/1" "$tmp/hub/models--gpt2/snapshots/2"
 echo '{"model_type": "xlnet"}' > "$tmp/xlnet/config.json"

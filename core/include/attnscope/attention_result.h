@@ -43,15 +43,31 @@ struct AttentionGroup {
   std::vector<int> queryLengths;  // [batch] real (non-padding) queries
   std::vector<int> keyLengths;    // [batch] real (non-padding) keys
 
-  FloatTensor attention;  // [layers, batch, heads, query, key]; padded keys are exactly 0,
+  FloatTensor attention;  // [kept layers, batch, heads, query, key]; padded keys are exactly 0,
                           // padded query rows are all 0
-  FloatTensor scores;     // [layers, batch, heads, query, key] scaled scores before softmax,
-                          // masked entries -inf; empty when not requested
+  std::vector<int> keptLayers;  // the model layers `attention` and `scores` hold, ascending, when
+                                // a run kept only some (RunRequest::layers); empty: every layer
+  int modelLayers = 0;          // the model's layer count when keptLayers is set
+  FloatTensor scores;           // [layers, batch, heads, query, key] scaled scores before softmax,
+                                // masked entries -inf; empty when not requested
   FloatTensor valueNorms;  // [layers, batch, heads, key] ‖f_h(x_k)‖ = ‖(x_k W_V^h + b_V^h) W_O^h‖:
                            // the norm of what key k would add to the output through head h
                            // (Kobayashi et al., 2020); padded keys 0; empty when not requested
 
-  int layers() const { return static_cast<int>(attention.dim(0)); }
+  /// The model's layers, kept or not (views offer every one; see hasLayer()).
+  int layers() const {
+    return keptLayers.empty() ? static_cast<int>(attention.dim(0)) : modelLayers;
+  }
+  /// Whether the attention of this model layer is held (a run can keep only some layers).
+  bool hasLayer(int layer) const { return slotOf(layer) >= 0; }
+  /// The index into attention's first axis of a model layer, or -1 when it was not kept.
+  int slotOf(int layer) const {
+    if (keptLayers.empty()) return layer >= 0 && layer < attention.dim(0) ? layer : -1;
+    for (std::size_t i = 0; i < keptLayers.size(); ++i) {
+      if (keptLayers[i] == layer) return static_cast<int>(i);
+    }
+    return -1;
+  }
   int batch() const { return static_cast<int>(attention.dim(1)); }
   int heads() const { return static_cast<int>(attention.dim(2)); }
   int queries() const { return static_cast<int>(attention.dim(3)); }
@@ -62,20 +78,23 @@ struct AttentionGroup {
     return contextTokens.empty() ? tokens[static_cast<std::size_t>(item)]
                                  : contextTokens[static_cast<std::size_t>(item)];
   }
-  /// The [query, key] matrix of one head, row-major, keys() floats per row.
+  /// The [query, key] matrix of one head of a model layer, row-major, keys() floats per row;
+  /// nullptr when that layer's attention was not kept.
   const float* headMatrix(int layer, int item, int head) const {
-    return matrixOf(attention, layer, item, head);
+    const int slot = slotOf(layer);
+    return slot < 0 ? nullptr : matrixOf(attention, slot, item, head);
   }
   const float* scoreMatrix(int layer, int item, int head) const {
-    return scores.empty() ? nullptr : matrixOf(scores, layer, item, head);
+    const int slot = slotOf(layer);
+    return scores.empty() || slot < 0 ? nullptr : matrixOf(scores, slot, item, head);
   }
 
  private:
-  static const float* matrixOf(const FloatTensor& t, int layer, int item, int head) {
+  static const float* matrixOf(const FloatTensor& t, int slot, int item, int head) {
     const std::size_t tq = static_cast<std::size_t>(t.dim(3)),
                       tk = static_cast<std::size_t>(t.dim(4));
     const std::size_t index =
-        ((static_cast<std::size_t>(layer) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
+        ((static_cast<std::size_t>(slot) * t.dim(1) + item) * t.dim(2) + head) * tq * tk;
     return t.data.data() + index;
   }
 };

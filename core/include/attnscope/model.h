@@ -46,6 +46,13 @@ class Model {
   /// Throws Error: InvalidArgument for bad input, ResourceLimit before allocating too much,
   /// Unavailable for a missing device, Cancelled when request.cancel was set.
   virtual AttentionResult run(const RunRequest& request) const = 0;
+  /// What run(request) would need, from the configuration and the tokens alone; the run refuses
+  /// when its total is over request.limits.memoryLimitBytes. Throws like run() for bad input.
+  /// A model that cannot say returns an estimate with total 0.
+  virtual MemoryEstimate estimate(const RunRequest& request) const {
+    (void)request;
+    return {};
+  }
   /// Every parameter under its PyTorch state-dict name, as float32 on the CPU.
   virtual std::vector<NamedTensor> parameters() const = 0;
 };

@@ -25,6 +25,21 @@ struct RandomInput {
   int seqLen = 1;
 };
 
+/// A run's peak memory beyond the process, from the configuration and the token counts alone
+/// (nothing is allocated to compute it). The run refuses when `total` is over the memory limit.
+struct MemoryEstimate {
+  uint64_t weights = 0;    // the parameters as held (BF16/F16 stay 2 bytes)
+  uint64_t attention = 0;  // the attention kept: kept layers x batch x heads x Tq x Tk floats
+  uint64_t scores = 0;     // the pre-softmax scores kept, as much again; 0 without scores
+  uint64_t perLayer = 0;   // attention (+ scores) of one layer: what each kept layer adds
+  uint64_t working = 0;    // activations, one layer's temporaries, tokens and copies
+  uint64_t total = 0;
+  int layersKept = 0;
+  int layers = 0;
+  int queries = 0;  // the longest item's tokens
+  int keys = 0;
+};
+
 /// What to run a model on.
 struct RunRequest {
   std::vector<std::string> texts;      // one batch item each (UTF-8)
@@ -36,6 +51,10 @@ struct RunRequest {
   bool keepScores = true;       // also return the pre-softmax scores
   bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;
                                 // other families refuse with Error(InvalidArgument))
+  /// The model layers whose attention (and scores) the result keeps, ascending and unique; empty:
+  /// every layer. Every layer is still computed; the others' attention is dropped as soon as the
+  /// next layer has it, so a long input to a big model fits (AttentionGroup::keptLayers).
+  std::vector<int> layers;
   RunLimits limits;
   const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
 };

@@ -50,6 +50,13 @@ AttentionRollout attentionRollout(const AttentionGroup& group, int item, int upT
                                                 " is out of range (the model has " +
                                                 std::to_string(group.layers()) + " layers, 0.." +
                                                 std::to_string(group.layers() - 1) + ")");
+  for (int l = 0; l <= last; ++l) {
+    if (!group.hasLayer(l))
+      throw Error(ErrorKind::InvalidArgument,
+                  "rollout up to layer " + std::to_string(last) +
+                      " needs the attention of every layer below it; this run did not keep layer " +
+                      std::to_string(l));
+  }
   const MatrixView shape = headView(group, 0, item, 0);
   const int n = std::min(shape.queries, shape.keys);
 

@@ -10,7 +10,7 @@ namespace attnscope {
 MatrixView headView(const AttentionGroup& result, int layer, int item, int head) {
   MatrixView m;
   m.data = result.headMatrix(layer, item, head);
-  m.stride = result.keys();
+  m.stride = result.keys();  // data is null for a layer the run did not keep
   m.queries = item < static_cast<int>(result.queryLengths.size()) ? result.queryLengths[item]
                                                                   : result.queries();
   m.keys =
@@ -23,6 +23,10 @@ MatrixView headView(const AttentionGroup& result, int layer, int item, int head)
 HeadStatistics headStatistics(const MatrixView& m) {
   HeadStatistics s;
   if (m.queries <= 0 || m.keys <= 0) return s;
+  if (m.data == nullptr) {  // a layer the run did not keep: unknown ("n/a"), not 0
+    const double nan = std::nan("");
+    return {nan, nan, nan, nan, nan, nan};
+  }
   double previousSum = 0, diagonalSum = 0;
   int previousCount = 0, diagonalCount = 0;
   for (int q = 0; q < m.queries; ++q) {
@@ -78,6 +82,7 @@ double jensenShannonDistance(const float* p, const float* q, int n) {
 double meanJensenShannonDistance(const MatrixView& a, const MatrixView& b) {
   const int queries = std::min(a.queries, b.queries), keys = std::min(a.keys, b.keys);
   if (queries <= 0 || keys <= 0) return 0;
+  if (a.data == nullptr || b.data == nullptr) return std::nan("");  // a layer not kept
   double sum = 0;
   for (int q = 0; q < queries; ++q) sum += jensenShannonDistance(a.row(q), b.row(q), keys);
   return sum / queries;
@@ -90,7 +95,16 @@ std::vector<double> headSimilarity(const AttentionGroup& result, int item) {
   for (int l = 0; l < layers; ++l)
     for (int h = 0; h < heads; ++h) views.push_back(headView(result, l, item, h));
   for (int i = 0; i < n; ++i) {
+    // A head of a layer that was not kept is like no other head, not like every one.
+    if (views[i].data == nullptr) {
+      for (int j = 0; j < n; ++j) {
+        similarity[static_cast<std::size_t>(i) * n + j] = std::nan("");
+        similarity[static_cast<std::size_t>(j) * n + i] = std::nan("");
+      }
+      continue;
+    }
     for (int j = i + 1; j < n; ++j) {
+      if (views[j].data == nullptr) continue;
       const double s = 1.0 - meanJensenShannonDistance(views[i], views[j]);
       similarity[static_cast<std::size_t>(i) * n + j] = s;
       similarity[static_cast<std::size_t>(j) * n + i] = s;

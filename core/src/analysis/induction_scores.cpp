@@ -2,6 +2,7 @@
 #include "attnscope/induction_scores.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <unordered_map>
 
@@ -44,6 +45,10 @@ InductionScores inductionScores(const AttentionGroup& group, int item) {
     for (int h = 0; h < r.heads; ++h) {
       const MatrixView m = headView(group, l, item, h);
       const std::size_t cell = static_cast<std::size_t>(l) * r.heads + h;
+      if (m.data == nullptr) {  // a layer the run did not keep: unknown, not 0
+        r.induction[cell] = r.duplicateToken[cell] = r.previousToken[cell] = std::nan("");
+        continue;
+      }
       double induction = 0, duplicate = 0, previous = 0;
       for (const auto& [t, s] : repeats) {
         induction += m.at(t, s + 1);

@@ -19,6 +19,11 @@ ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item) {
     throw Error(
         ErrorKind::InvalidArgument,
         "value-weighted norms need the value norms of the run (RunRequest::keepValueNorms)");
+  if (!group.keptLayers.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "value-weighted norms need the attention of every layer; this run kept " +
+                    std::to_string(group.keptLayers.size()) + " of " +
+                    std::to_string(group.layers()));
   if (item < 0 || item >= group.batch())
     throw Error(ErrorKind::InvalidArgument,
                 "value-weighted norms: batch item " + std::to_string(item) +

@@ -82,6 +82,8 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
   j["shapes"] = {{"attention", r.group().attention.shape},
                  {"output", r.output.shape},
                  {"input", r.input.shape}};
+  // The attention's first axis holds these model layers when the run kept only some.
+  if (!r.group().keptLayers.empty()) j["kept_layers"] = r.group().keptLayers;
   j["trace"] = traceToJson(r)["layers"];
   j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs},
                      {"forward", r.timings.forwardMs},

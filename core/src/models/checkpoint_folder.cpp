@@ -51,4 +51,23 @@ SafetensorsCheckpoint openCheckpointFolder(const std::string& folder) {
   return SafetensorsCheckpoint::fromMemory(safetensorsOf(records), "pytorch_model.bin");
 }
 
+uint64_t checkpointLoadBytes(const std::string& folder) {
+  std::error_code ec;
+  const fs::path dir(folder);
+  uint64_t safetensors = 0;
+  // model.safetensors, or the shards model-00001-of-00002.safetensors... beside their index.
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("model", 0) != 0 || it->path().extension() != ".safetensors") continue;
+    if (!it->is_regular_file(ec)) continue;
+    const uintmax_t size = it->file_size(ec);
+    if (!ec) safetensors += size;
+  }
+  if (safetensors > 0) return safetensors;
+  const fs::path bin = dir / "pytorch_model.bin";
+  if (!fs::is_regular_file(bin, ec)) return 0;
+  const uintmax_t size = fs::file_size(bin, ec);
+  return ec ? 0 : 3 * static_cast<uint64_t>(size);
+}
+
 }  // namespace attnscope

@@ -10,8 +10,10 @@
 #include "attnscope/model_registry.h"
 #include "io/file_io.h"
 #include "models/bert.h"
+#include "models/checkpoint_folder.h"
 #include "models/decoder_models.h"
 #include "models/gpt2.h"
+#include "runtime/batch_input.h"
 
 namespace attnscope {
 namespace {
@@ -83,7 +85,8 @@ std::string supportedModelTypes() {
   return out;
 }
 
-std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::string& name) {
+std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::string& name,
+                                       uint64_t memoryLimitBytes) {
   const std::string configPath = (std::filesystem::path(folder) / "config.json").string();
   const nlohmann::json config = nlohmann::json::parse(readFile(configPath, kMaxConfigBytes),
                                                       nullptr, /*allow_exceptions=*/false);
@@ -96,7 +99,14 @@ std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::str
     modelType = config["model_type"].get<std::string>();
   }
   for (const Entry& e : entries()) {
-    if (e.architecture.modelType == modelType) return e.open(folder, name);
+    if (e.architecture.modelType != modelType) continue;
+    if (const uint64_t weights = checkpointLoadBytes(folder); weights > memoryLimitBytes) {
+      throw Error(ErrorKind::ResourceLimit,
+                  name + ": loading its weights needs about " + formatBytes(weights) +
+                      ", more than the memory limit of " + formatBytes(memoryLimitBytes) +
+                      " (raise --memory-limit, or the limit in Settings)");
+    }
+    return e.open(folder, name);
   }
   throw Error(ErrorKind::Format, configPath + ": model_type '" + modelType +
                                      "' is not supported; supported: " + supportedModelTypes());

@@ -32,8 +32,10 @@ std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
     return TinyGpt::load(source).asModel(file.filename().string());
 
   std::error_code ec;
-  if (std::filesystem::is_directory(source, ec)) return openModelFolder(source, folderName(source));
-  if (const auto cached = resolveCachedModel(source)) return openModelFolder(*cached, source);
+  if (std::filesystem::is_directory(source, ec))
+    return openModelFolder(source, folderName(source), spec.memoryLimitBytes);
+  if (const auto cached = resolveCachedModel(source))
+    return openModelFolder(*cached, source, spec.memoryLimitBytes);
 
   std::string searched;
   for (const std::string& dir : huggingFaceCacheDirs())

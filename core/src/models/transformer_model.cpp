@@ -46,8 +46,10 @@ std::string firstNonFinite(const AttentionGroup& g) {
   const int64_t matrix = static_cast<int64_t>(g.queries()) * g.keys();
   const int64_t at = (bad - a.begin()) / std::max<int64_t>(1, matrix);
   const int64_t heads = g.heads(), batch = g.batch();
-  return "layer " + std::to_string(at / (heads * batch)) + ", item " +
-         std::to_string((at / heads) % batch + 1) + ", head " + std::to_string(at % heads);
+  const int64_t slot = at / (heads * batch);
+  const int64_t layer = g.keptLayers.empty() ? slot : g.keptLayers[static_cast<std::size_t>(slot)];
+  return "layer " + std::to_string(layer) + ", item " + std::to_string((at / heads) % batch + 1) +
+         ", head " + std::to_string(at % heads);
 }
 
 }  // namespace
@@ -72,21 +74,72 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
   return stateDict(m_family->module());
 }
 
-uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores) const {
+MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
+                                               int64_t keptLayers) const {
   const ModelInfo mi = m_family->info();
   // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
   // small number that passes the limit.
+  const auto bytes = [](double v) {
+    return v >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(v);
+  };
   const double layerAttention = static_cast<double>(B) * mi.heads * Tq * Tk * 4;
-  const double results = layerAttention * mi.layers * (keepScores ? 2 : 1);
-  // One layer's scores while its softmax is written, and a copy on the way off another device.
+  const double attention = layerAttention * keptLayers;
+  const double scores = keepScores ? attention : 0;
+  // One layer's scores while its softmax is written, and a copy on the way off another device
+  // (or the buffer of the layers that are not kept).
   const double transient = layerAttention * 2;
   const double activations =
       static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
   // The tokens themselves (text, label, ids), and the input and output copied into the result.
   const double tokens = static_cast<double>(B) * (Tq + Tk) * (sizeof(Token) + 16);
-  const double total =
-      static_cast<double>(mi.parameterBytes) + results + transient + activations + tokens;
-  return total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
+  MemoryEstimate e;
+  e.weights = mi.parameterBytes;
+  e.attention = bytes(attention);
+  e.scores = bytes(scores);
+  e.perLayer = bytes(layerAttention * (keepScores ? 2 : 1));
+  e.working = bytes(transient + activations + tokens);
+  e.total = bytes(static_cast<double>(mi.parameterBytes) + attention + scores + transient +
+                  activations + tokens);
+  e.layersKept = static_cast<int>(keptLayers);
+  e.layers = mi.layers;
+  e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));
+  e.keys = static_cast<int>(std::min<int64_t>(Tk, std::numeric_limits<int>::max()));
+  return e;
+}
+
+int64_t TransformerModel::keptLayerCount(const RunRequest& request) const {
+  const int layers = m_family->info().layers;
+  if (request.layers.empty()) return layers;
+  int previous = -1;
+  for (const int l : request.layers) {
+    if (l < 0 || l >= layers)
+      throw Error(ErrorKind::InvalidArgument, "layer " + std::to_string(l) +
+                                                  " to keep is out of range: " + m_name +
+                                                  " has layers 0.." + std::to_string(layers - 1));
+    if (l <= previous)
+      throw Error(ErrorKind::InvalidArgument,
+                  "the layers to keep must be ascending and distinct (layer " + std::to_string(l) +
+                      " after " + std::to_string(previous) + ")");
+    previous = l;
+  }
+  return static_cast<int64_t>(request.layers.size());
+}
+
+MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
+  return withTorchErrors(m_name, [&] {
+    const ModelInfo mi = info();
+    const int64_t kept = keptLayerCount(request);
+    if (request.random) {
+      const RandomInput& in = *request.random;
+      return estimateParts(in.batch, in.seqLen, in.seqLen, request.keepScores, kept);
+    }
+    const auto tokenize = [&](const std::string& s) {
+      return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
+    };
+    const BatchInput batch = tokenizeBatch(request, tokenize, mi.maxPositions);
+    return estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, batch.maxKey,
+                         request.keepScores, kept);
+  });
 }
 
 AttentionResult TransformerModel::run(const RunRequest& request) const {
@@ -108,11 +161,13 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   const auto tokenize = [&](const std::string& s) {
     return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
   };
+  const int64_t kept = keptLayerCount(request);
   if (request.random && request.random->batch > 0 && request.random->seqLen > 0 &&
       request.random->seqLen <= request.limits.maxTokens) {
     // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
     const int64_t B = request.random->batch, T = request.random->seqLen;
-    checkMemory(estimateBytes(B, T, T, request.keepScores), request.limits.memoryLimitBytes,
+    checkMemory(estimateParts(B, T, T, request.keepScores, kept).total,
+                request.limits.memoryLimitBytes,
                 m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
                     " tokens");
   }
@@ -122,10 +177,12 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
-  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
-              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
-                  std::to_string(L) + " layers x " + std::to_string(H) + " heads of " +
-                  std::to_string(Tq) + " x " + std::to_string(Tk) + " attention)");
+  checkMemory(
+      estimateParts(B, Tq, Tk, request.keepScores, kept).total, request.limits.memoryLimitBytes,
+      m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
+          std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : "") + " layers x " +
+          std::to_string(H) + " heads of " + std::to_string(Tq) + " x " + std::to_string(Tk) +
+          " attention" + (request.keepScores ? ", scores kept too" : "") + ")");
   throwIfCancelled(request);
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -175,12 +232,23 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   AttentionGroup& group = r.groups.emplace_back();
   group.name = in.context.defined() ? "cross" : "self";
   group.kvHeads = mi.kvHeadsOrHeads();
-  group.attention = FloatTensor({L, B, H, Tq, Tk});
-  const torch::Tensor attention = torch::from_blob(group.attention.data.data(), {L, B, H, Tq, Tk});
+  // The slot of each model layer in the result, -1 for a layer whose attention is not kept.
+  std::vector<int64_t> slot(static_cast<std::size_t>(L), -1);
+  if (request.layers.empty()) {
+    for (int64_t l = 0; l < L; ++l) slot[static_cast<std::size_t>(l)] = l;
+  } else {
+    for (std::size_t i = 0; i < request.layers.size(); ++i)
+      slot[static_cast<std::size_t>(request.layers[i])] = static_cast<int64_t>(i);
+    group.keptLayers = request.layers;
+    group.modelLayers = static_cast<int>(L);
+  }
+  group.attention = FloatTensor({kept, B, H, Tq, Tk});
+  const torch::Tensor attention =
+      torch::from_blob(group.attention.data.data(), {kept, B, H, Tq, Tk});
   torch::Tensor scores;
   if (request.keepScores) {
-    group.scores = FloatTensor({L, B, H, Tq, Tk});
-    scores = torch::from_blob(group.scores.data.data(), {L, B, H, Tq, Tk});
+    group.scores = FloatTensor({kept, B, H, Tq, Tk});
+    scores = torch::from_blob(group.scores.data.data(), {kept, B, H, Tq, Tk});
   }
   torch::Tensor valueNorms;  // [L, B, H, Tk] over the result's buffer
   if (request.keepValueNorms) {
@@ -190,6 +258,8 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   const auto deviceBuffer = [&] {
     return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev));
   };
+  // Where the layers that are not kept write their attention: one buffer, reused by each.
+  torch::Tensor dropped;
 
   torch::Tensor x = in.x;
   for (int64_t l = 0; l < L; ++l) {
@@ -204,8 +274,14 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     ctx.context = in.context;
     ctx.keyLengths = &batch.keyLengths;
     ctx.rec = &rec;
-    ctx.buffers.attention = direct ? attention[l] : deviceBuffer();
-    if (scores.defined()) ctx.buffers.scores = direct ? scores[l] : deviceBuffer();
+    const int64_t at = slot[static_cast<std::size_t>(l)];
+    if (at < 0) {
+      if (!dropped.defined()) dropped = deviceBuffer();
+      ctx.buffers.attention = dropped;
+    } else {
+      ctx.buffers.attention = direct ? attention[at] : deviceBuffer();
+      if (scores.defined()) ctx.buffers.scores = direct ? scores[at] : deviceBuffer();
+    }
     if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
     x = m_family->layer(static_cast<int>(l), x, ctx);
     if (valueNorms.defined()) {
@@ -216,12 +292,14 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
         valueNorms[l][b].narrow(1, real, Tk - real).zero_();
       }
     }
-    if (!direct) {
-      attention[l].copy_(ctx.buffers.attention);
-      if (scores.defined()) scores[l].copy_(ctx.buffers.scores);
+    if (at >= 0) {
+      if (!direct) {
+        attention[at].copy_(ctx.buffers.attention);
+        if (scores.defined()) scores[at].copy_(ctx.buffers.scores);
+      }
+      torch::Tensor layerAttention = attention[at];
+      zeroPaddedQueries(layerAttention, batch.queryLengths, 0, 2);
     }
-    torch::Tensor layerAttention = attention[l];
-    zeroPaddedQueries(layerAttention, batch.queryLengths, 0, 2);
     r.traces.push_back(std::move(trace));
   }
   const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]

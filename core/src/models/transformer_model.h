@@ -20,13 +20,18 @@ class TransformerModel final : public Model {
   std::vector<Token> tokenize(const std::string& text) const override;
   AttentionResult run(const RunRequest& request) const override;
   std::vector<NamedTensor> parameters() const override;
+  MemoryEstimate estimate(const RunRequest& request) const override;
 
-  /// The run's peak memory beyond the process: parameters, the [L, B, H, Tq, Tk] result (twice
-  /// with scores), one layer's temporaries and the activations.
-  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores) const;
+  /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
+  /// (twice with scores), one layer's temporaries and the activations.
+  MemoryEstimate estimateParts(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
+                               int64_t keptLayers) const;
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;
+  /// How many layers' attention the request keeps; throws Error(InvalidArgument) for a layer out
+  /// of range or a list that is not ascending.
+  int64_t keptLayerCount(const RunRequest& request) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
   // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's

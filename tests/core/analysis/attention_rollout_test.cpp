@@ -159,5 +159,29 @@ TEST(AttentionRollout, RefusesBadRequests) {
   EXPECT_THROW(attentionRollout(AttentionGroup{}), Error);
 }
 
+// A run that kept layers 0 and 2 of 3 (RunRequest::layers) holds them in slots 0 and 1.
+AttentionGroup keptZeroAndTwo() {
+  AttentionGroup g = syntheticGroup(
+      2, 2, 4, {positionIds(4)},
+      [](int l, int b, int h, int q, int k) { return randomCausal(l == 0 ? 0 : 2, b, h, q, k); });
+  g.keptLayers = {0, 2};
+  g.modelLayers = 3;
+  return g;
+}
+
+TEST(AttentionRollout, NeedsEveryLayerBelowTheLastOne) {
+  const AttentionGroup full = syntheticGroup(3, 2, 4, {positionIds(4)}, randomCausal);
+  const AttentionGroup partial = keptZeroAndTwo();
+  ASSERT_EQ(partial.layers(), 3);
+  EXPECT_EQ(attentionRollout(partial, 0, 0).values, attentionRollout(full, 0, 0).values);
+  try {
+    attentionRollout(partial, 0, 2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("did not keep layer 1"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace attnscope

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "synthetic_attention.h"
+
 namespace attnscope {
 namespace {
 
@@ -111,6 +113,38 @@ TEST(HeadView, CropsToRealTokens) {
   EXPECT_EQ(m.keys, 3);
   EXPECT_EQ(m.stride, 4);
   EXPECT_EQ(m.data, r.group().attention.data.data() + 16);
+}
+
+// A layer the run did not keep (RunRequest::layers) is unknown: its statistics and its similarity
+// to every head are NaN ("n/a" in the window), and the kept heads compare as in the full run.
+TEST(HeadStatistics, LayersNotKeptAreUnknownNotZero) {
+  const auto cell = [](int l, int, int h, int q, int k) {
+    return k > q ? 0.0f : (k == (q * (l + 1) + h) % (q + 1) ? 1.0f : 0.0f);
+  };
+  const AttentionGroup full = syntheticGroup(3, 2, 4, {positionIds(4)}, cell);
+  AttentionGroup partial = syntheticGroup(
+      2, 2, 4, {positionIds(4)},
+      [&](int l, int b, int h, int q, int k) { return cell(l == 0 ? 0 : 2, b, h, q, k); });
+  partial.keptLayers = {0, 2};
+  partial.modelLayers = 3;
+  const HeadStatistics missing = headStatistics(headView(partial, 1, 0, 1));
+  EXPECT_TRUE(std::isnan(missing.entropy));
+  EXPECT_TRUE(std::isnan(missing.firstToken));
+  const HeadStatistics kept = headStatistics(headView(partial, 2, 0, 1));
+  EXPECT_EQ(kept.entropy, headStatistics(headView(full, 2, 0, 1)).entropy);
+  const std::vector<double> a = headSimilarity(full, 0), b = headSimilarity(partial, 0);
+  ASSERT_EQ(a.size(), b.size());
+  const int n = 6;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const bool unknown = i / 2 == 1 || j / 2 == 1;
+      const double v = b[static_cast<std::size_t>(i) * n + j];
+      if (unknown) {
+        EXPECT_TRUE(std::isnan(v)) << i << "," << j;
+      } else {
+        EXPECT_EQ(v, a[static_cast<std::size_t>(i) * n + j]) << i << "," << j;
+      }
+    }
 }
 
 }  // namespace

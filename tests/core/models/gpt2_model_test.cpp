@@ -303,6 +303,92 @@ TEST_F(Gpt2Fixture, MemoryGuardRefusesBeforeRunning) {
                     "memory limit");
 }
 
+// Keeping some layers changes what is held, not what is computed: the kept layers, the scores
+// and the output are bit for bit those of the full run.
+TEST(Gpt2KeptLayers, HoldExactlyThoseLayersOfTheFullRun) {
+  TempDir dir;
+  TinyGpt2 spec;
+  spec.layers = 4;
+  test::writeTinyGpt2(dir.path("model"), spec);
+  const std::shared_ptr<Model> model = open(dir.path("model"));
+  const RunRequest full = textRequest({"hello the world", "hi"});
+  RunRequest some = full;
+  some.layers = {1, 3};
+  const AttentionResult a = model->run(full), b = model->run(some);
+  const AttentionGroup &ga = a.group(), &gb = b.group();
+  EXPECT_EQ(gb.layers(), 4);
+  EXPECT_EQ(gb.attention.dim(0), 2);
+  EXPECT_EQ(gb.keptLayers, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(gb.hasLayer(0));
+  EXPECT_FALSE(gb.hasLayer(2));
+  EXPECT_EQ(gb.headMatrix(2, 0, 0), nullptr);
+  EXPECT_EQ(gb.scoreMatrix(0, 0, 0), nullptr);
+  const std::size_t cells = static_cast<std::size_t>(ga.queries()) * ga.keys();
+  for (int l : {1, 3})
+    for (int item = 0; item < 2; ++item)
+      for (int h = 0; h < spec.heads; ++h) {
+        ASSERT_TRUE(gb.hasLayer(l));
+        EXPECT_TRUE(std::equal(ga.headMatrix(l, item, h), ga.headMatrix(l, item, h) + cells,
+                               gb.headMatrix(l, item, h)))
+            << "layer " << l << " item " << item << " head " << h;
+        EXPECT_TRUE(std::equal(ga.scoreMatrix(l, item, h), ga.scoreMatrix(l, item, h) + cells,
+                               gb.scoreMatrix(l, item, h)));
+      }
+  EXPECT_EQ(a.output.data, b.output.data) << "every layer is still computed";
+  EXPECT_EQ(b.traces.size(), 4u);
+}
+
+TEST(Gpt2KeptLayers, OutOfRangeOrUnsortedListsAreRefused) {
+  TempDir dir;
+  test::writeTinyGpt2(dir.path("model"), TinyGpt2{});
+  const std::shared_ptr<Model> model = open(dir.path("model"));
+  RunRequest request = textRequest({"hello"});
+  request.layers = {0, 2};
+  test::expectError([&] { model->run(request); }, ErrorKind::InvalidArgument, "layers 0..1");
+  request.layers = {1, 0};
+  test::expectError([&] { model->estimate(request); }, ErrorKind::InvalidArgument, "ascending");
+}
+
+// The estimate a front end shows is the one the run checks: a limit of exactly its total runs,
+// one byte less is refused; keeping one layer of four holds a quarter of the attention.
+TEST(Gpt2KeptLayers, EstimateIsWhatTheRunChecks) {
+  TempDir dir;
+  TinyGpt2 spec;
+  spec.layers = 4;
+  test::writeTinyGpt2(dir.path("model"), spec);
+  const std::shared_ptr<Model> model = open(dir.path("model"));
+  RunRequest request = textRequest({"hello the world"});
+  const MemoryEstimate all = model->estimate(request);
+  const int T = static_cast<int>(model->tokenize("hello the world").size());
+  EXPECT_EQ(all.queries, T);
+  EXPECT_EQ(all.attention, uint64_t(4) * spec.heads * T * T * 4);
+  EXPECT_EQ(all.scores, all.attention);
+  EXPECT_EQ(all.perLayer, 2 * all.attention / 4);
+  EXPECT_EQ(all.layersKept, 4);
+  EXPECT_EQ(all.total, all.weights + all.attention + all.scores + all.working);
+  EXPECT_GT(all.weights, 0u);
+  request.limits.memoryLimitBytes = all.total;
+  EXPECT_NO_THROW(model->run(request));
+  request.limits.memoryLimitBytes = all.total - 1;
+  test::expectError([&] { model->run(request); }, ErrorKind::ResourceLimit, "memory limit");
+  request.layers = {2};
+  const MemoryEstimate one = model->estimate(request);
+  EXPECT_EQ(one.attention, all.attention / 4);
+  EXPECT_EQ(one.layersKept, 1);
+  EXPECT_NO_THROW(model->run(request)) << "one layer fits where four did not";
+}
+
+// Before a byte of the weights is read: the limit is checked against the files' sizes.
+TEST_F(Gpt2Fixture, OpeningRefusesWeightsOverTheMemoryLimit) {
+  const uint64_t weights = fs::file_size(fs::path(folder()) / "model.safetensors");
+  ModelSpec spec;
+  spec.source = folder();
+  spec.memoryLimitBytes = weights - 1;
+  test::expectError([&] { openModel(spec); }, ErrorKind::ResourceLimit, "loading its weights");
+  spec.memoryLimitBytes = weights + (1 << 20);
+  EXPECT_NO_THROW(openModel(spec));
+}
+
 TEST_F(Gpt2Fixture, CancelledRunsStop) {
   const std::atomic<bool> cancel{true};
   RunRequest request = textRequest({"hello"});
