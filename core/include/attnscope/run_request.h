@@ -36,6 +36,7 @@ struct RunRequest {
   bool keepScores = true;       // also return the pre-softmax scores
   bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;
                                 // other families refuse with Error(InvalidArgument))
+  bool keepQueryKey = false;  // also return AttentionGroup::queryVectors, keyVectors (every family)
   RunLimits limits;
   const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
 };

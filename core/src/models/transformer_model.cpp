@@ -50,6 +50,26 @@ std::string firstNonFinite(const AttentionGroup& g) {
          std::to_string((at / heads) % batch + 1) + ", head " + std::to_string(at % heads);
 }
 
+// Copies one layer's kept queries or keys ([B, H, T, hd]) into the result's [L, B, H, T, hd],
+// allocated on the first layer from the shape scaledDotProduct saw (head_dim is the family's), and
+// zeroes the rows of padding. False when the layer kept none (its attention did not go through
+// scaledDotProduct) or kept another shape than layer 0.
+bool keepLayer(FloatTensor& out, const torch::Tensor& t, int64_t layer, int64_t layers,
+               const std::vector<int>& lengths) {
+  if (!t.defined() || t.dim() != 4) return false;
+  if (out.empty()) {
+    out = FloatTensor({layers, t.size(0), t.size(1), t.size(2), t.size(3)});
+  } else if (out.dim(1) != t.size(0) || out.dim(2) != t.size(1) || out.dim(3) != t.size(2) ||
+             out.dim(4) != t.size(3)) {
+    return false;
+  }
+  torch::Tensor dst = torch::from_blob(out.data.data(),
+                                       {layers, t.size(0), t.size(1), t.size(2), t.size(3)})[layer];
+  dst.copy_(t);
+  zeroPaddedQueries(dst, lengths, 0, 2);
+  return true;
+}
+
 }  // namespace
 
 TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name)
@@ -72,7 +92,8 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
   return stateDict(m_family->module());
 }
 
-uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores) const {
+uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
+                                         bool keepQueryKey) const {
   const ModelInfo mi = m_family->info();
   // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
   // small number that passes the limit.
@@ -80,12 +101,15 @@ uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool
   const double results = layerAttention * mi.layers * (keepScores ? 2 : 1);
   // One layer's scores while its softmax is written, and a copy on the way off another device.
   const double transient = layerAttention * 2;
+  // heads × head_dim is d_model in every family so far; the copy back from a device is one layer.
+  const double queryKey =
+      keepQueryKey ? static_cast<double>(B) * (Tq + Tk) * mi.dModel * 4 * (mi.layers + 1) : 0.0;
   const double activations =
       static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
   // The tokens themselves (text, label, ids), and the input and output copied into the result.
   const double tokens = static_cast<double>(B) * (Tq + Tk) * (sizeof(Token) + 16);
-  const double total =
-      static_cast<double>(mi.parameterBytes) + results + transient + activations + tokens;
+  const double total = static_cast<double>(mi.parameterBytes) + results + transient + queryKey +
+                       activations + tokens;
   return total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
 }
 
@@ -112,7 +136,8 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
       request.random->seqLen <= request.limits.maxTokens) {
     // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
     const int64_t B = request.random->batch, T = request.random->seqLen;
-    checkMemory(estimateBytes(B, T, T, request.keepScores), request.limits.memoryLimitBytes,
+    checkMemory(estimateBytes(B, T, T, request.keepScores, request.keepQueryKey),
+                request.limits.memoryLimitBytes,
                 m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
                     " tokens");
   }
@@ -122,7 +147,8 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
-  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
+  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores, request.keepQueryKey),
+              request.limits.memoryLimitBytes,
               m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
                   std::to_string(L) + " layers x " + std::to_string(H) + " heads of " +
                   std::to_string(Tq) + " x " + std::to_string(Tk) + " attention)");
@@ -192,6 +218,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   };
 
   torch::Tensor x = in.x;
+  bool keepQueryKey = request.keepQueryKey;
   for (int64_t l = 0; l < L; ++l) {
     throwIfCancelled(request);
     LayerTrace trace;
@@ -207,7 +234,24 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     ctx.buffers.attention = direct ? attention[l] : deviceBuffer();
     if (scores.defined()) ctx.buffers.scores = direct ? scores[l] : deviceBuffer();
     if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
+    KeptQueryKey kept;
+    if (keepQueryKey) ctx.buffers.queryKey = &kept;
     x = m_family->layer(static_cast<int>(l), x, ctx);
+    if (keepQueryKey) {
+      if (keepLayer(group.queryVectors, kept.queries, l, L, batch.queryLengths) &&
+          keepLayer(group.keyVectors, kept.keys, l, L, batch.keyLengths)) {
+        group.queryKeyScales.push_back(kept.scale);
+      } else {
+        // Not worth failing the run over: the views that need them say they are missing.
+        keepQueryKey = false;
+        group.queryVectors = FloatTensor();
+        group.keyVectors = FloatTensor();
+        group.queryKeyScales.clear();
+        r.notices.push_back("layer " + std::to_string(l) + " of " + m_name +
+                            " does not compute its attention through scaledDotProduct: its "
+                            "queries and keys are not kept");
+      }
+    }
     if (valueNorms.defined()) {
       valueNorms[l].copy_(ctx.valueNorms);
       // Padded keys carry no token: their norms are 0, like their attention.

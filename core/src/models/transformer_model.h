@@ -22,8 +22,10 @@ class TransformerModel final : public Model {
   std::vector<NamedTensor> parameters() const override;
 
   /// The run's peak memory beyond the process: parameters, the [L, B, H, Tq, Tk] result (twice
-  /// with scores), one layer's temporaries and the activations.
-  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores) const;
+  /// with scores), the kept queries and keys (about d_model floats per token and layer each), one
+  /// layer's temporaries and the activations.
+  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
+                         bool keepQueryKey = false) const;
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;
