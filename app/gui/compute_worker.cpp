@@ -76,6 +76,8 @@ void ComputeWorker::compute(const ComputeJob& job) {
                             "%1 MB, and keeping the scores too would double that.")
                              .arg(attentionBytes / (1024 * 1024));
     }
+    // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
+    request.keepQueryKey = true;
     outcome.result = std::make_shared<const AttentionResult>(m_model->run(request));
   } catch (const Error& e) {
     outcome.error = QString::fromStdString(e.what());
