@@ -10,7 +10,6 @@
 #include <QSignalBlocker>
 #include <QToolButton>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -77,10 +76,7 @@ LinesView::LinesView(QWidget* parent)
     edited.lineThreshold = v;
     Q_EMIT viewStateEdited(edited);
   });
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_bar);
-  layout->addStretch(1);
+  setControlBar(m_bar);
   updateBar();
 }
 
@@ -321,10 +317,6 @@ void LinesView::renderTo(QPainter& painter, const QRect& rect, const QString& ti
       QRectF(lay.caption.left(), y + cfm.height() * 1.2, lay.caption.width(), cfm.height()),
       Qt::AlignLeft | Qt::AlignVCenter, cfm.elidedText(note, Qt::ElideRight, lay.caption.width()));
   painter.restore();
-}
-
-QRect LinesView::canvas() const {
-  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
 }
 
 void LinesView::paintEvent(QPaintEvent*) {

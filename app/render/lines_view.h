@@ -70,7 +70,6 @@ class LinesView final : public AttentionView {
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
   QRectF labelRect(const Layout& lay, bool key, int index) const;
-  QRect canvas() const;
   bool hit(const QPointF& pos, bool* key, int* index) const;
   void rebuild();
   void updateBar();

@@ -9,7 +9,6 @@
 #include <QPainter>
 #include <QSignalBlocker>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -96,10 +95,7 @@ QueryKeyView::QueryKeyView(QWidget* parent)
     edited.pinnedKey = m_key->itemData(index).toInt();
     Q_EMIT viewStateEdited(edited);
   });
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_bar);
-  layout->addStretch(1);
+  setControlBar(m_bar);
 }
 
 void QueryKeyView::setResult(ResultPtr result) {
@@ -358,10 +354,6 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
       QRectF(area.left() + 8, y + fm.height() * 1.3, area.width() - 16, fm.height() * 1.2),
       Qt::AlignLeft | Qt::AlignVCenter, line2);
   painter.restore();
-}
-
-QRect QueryKeyView::canvas() const {
-  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
 }
 
 void QueryKeyView::paintEvent(QPaintEvent*) {

@@ -64,7 +64,6 @@ class QueryKeyView final : public AttentionView {
     double labelRight = 0;
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
-  QRect canvas() const;
   void rebuild();
   void updateSelectors();
 

@@ -9,7 +9,6 @@
 #include <QPainter>
 #include <QSignalBlocker>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -66,10 +65,7 @@ TextView::TextView(QWidget* parent)
     edited.textSource = static_cast<TextSource>(m_source->itemData(index).toInt());
     Q_EMIT viewStateEdited(edited);
   });
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_bar);
-  layout->addStretch(1);
+  setControlBar(m_bar);
 }
 
 void TextView::setResult(ResultPtr result) {
@@ -367,10 +363,6 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
       Qt::AlignLeft | Qt::AlignVCenter,
       cfm.elidedText(note, Qt::ElideRight, L.right() - bar.right() - 30));
   painter.restore();
-}
-
-QRect TextView::canvas() const {
-  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
 }
 
 void TextView::paintEvent(QPaintEvent*) {

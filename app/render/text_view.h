@@ -62,7 +62,6 @@ class TextView final : public AttentionView {
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
   bool wrap(const QRectF& area, const RenderStyle& style, double pixels, Layout* out) const;
-  QRect canvas() const;
   int hit(const QPointF& pos) const;
   void rebuild();
   QString sourceText() const;
