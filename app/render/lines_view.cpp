@@ -159,7 +159,7 @@ LinesView::Layout LinesView::layoutFor(const QRectF& area, const RenderStyle& st
   const int rows = std::max({m.rows, m.cols, 1});
   lay.rowHeight = std::min(kMaxRowHeight, std::max(0.5, (bottom - top) / rows));
   lay.top = top;
-  lay.fontPixels = std::clamp(lay.rowHeight * 0.72, kMinLabelPixels, 14.0);
+  lay.fontPixels = std::clamp(lay.rowHeight * 0.85, kMinLabelPixels, 14.0);
   const QFont font = style.font(lay.fontPixels);
   const QFontMetricsF fm(font);
   lay.labelStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 0.95 / lay.rowHeight)));
