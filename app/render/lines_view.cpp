@@ -107,6 +107,7 @@ void LinesView::rebuild() {
       m_matrices.push_back(
           HeadMatrix::of(g, m_state.layer, m_state.item, h, false, m_state.hideSpecial));
   }
+  m_cache = QImage();
   updateBar();
   update();
 }
@@ -185,7 +186,10 @@ QRectF LinesView::tokenRect(bool key, int index) const {
 }
 
 void LinesView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const bool onScreen = painter.device() == this;
+  draw(painter, rect, title, painter.device() == this);
+}
+
+void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title, bool onScreen) {
   const RenderStyle style =
       onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
   painter.save();
@@ -321,7 +325,32 @@ void LinesView::renderTo(QPainter& painter, const QRect& rect, const QString& ti
 
 void LinesView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
-  renderTo(painter, canvas(), QString());
+  const QRect area = canvas();
+  if (m_hoverIndex >= 0 || m_state.pinnedQuery >= 0) {
+    renderTo(painter, area, QString());  // one token's lines: quick to draw
+    return;
+  }
+  // Every line of every head can take a good part of a second at 256 tokens: kept as an image
+  // until the result, the state, the size or the palette changes, so leaving a hovered token
+  // redraws at once.
+  const qreal ratio = devicePixelRatioF();
+  if (m_cache.isNull() || m_cache.size() != area.size() * ratio) {
+    m_cache = QImage(area.size() * ratio, QImage::Format_ARGB32_Premultiplied);
+    m_cache.setDevicePixelRatio(ratio);
+    QPainter p(&m_cache);
+    p.translate(-area.topLeft());  // draw in widget coordinates: the layout is hit-tested in them
+    draw(p, area, QString(), true);
+    m_cacheDrawn = m_drawn;
+  }
+  painter.drawImage(area.topLeft(), m_cache);
+  m_drawn = m_cacheDrawn;
+  m_lastLayout = m_screenLayout;
+}
+
+void LinesView::changeEvent(QEvent* event) {
+  AttentionView::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+    m_cache = QImage();
 }
 
 bool LinesView::hit(const QPointF& pos, bool* key, int* index) const {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QImage>
 #include <QRectF>
 
 #include <vector>
@@ -53,6 +54,7 @@ class LinesView final : public AttentionView {
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void changeEvent(QEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
@@ -70,6 +72,8 @@ class LinesView final : public AttentionView {
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
   QRectF labelRect(const Layout& lay, bool key, int index) const;
+  /// renderTo with the screen's style and hover (onScreen) or the export's.
+  void draw(QPainter& painter, const QRect& rect, const QString& title, bool onScreen);
   bool hit(const QPointF& pos, bool* key, int* index) const;
   void rebuild();
   void updateBar();
@@ -90,6 +94,8 @@ class LinesView final : public AttentionView {
   bool m_hoverKey = false;
   Drawn m_drawn;
   Layout m_lastLayout, m_screenLayout;
+  QImage m_cache;  // the widget's drawing without an isolated token; null: draw it again
+  Drawn m_cacheDrawn;
 };
 
 }  // namespace attnscope::render

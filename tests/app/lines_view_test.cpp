@@ -152,6 +152,11 @@ class LinesViewTest : public QObject {
     QVERIFY(!view.lastDrawn().focusKey);
     QCOMPARE(view.lastDrawn().lines, 8);  // query 7 sees keys 0..7
     QVERIFY(one != all);
+    // Off the labels every line is back, drawn as before (from the kept image).
+    QTest::mouseMove(&view, QPoint(view.width() / 2, view.height() - 5));
+    QCOMPARE(view.grab().toImage(), all);
+    QCOMPARE(view.lastDrawn().lines, 78);
+    QCOMPARE(view.lastDrawn().focusRow, -1);
     // A key isolates the lines into it: key 4 is seen by queries 4..11.
     QTest::mouseMove(&view, view.tokenRect(true, 4).center().toPoint());
     view.grab();
