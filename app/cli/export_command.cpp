@@ -3,10 +3,12 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "arg_parser.h"
 #include "attnscope/error.h"
@@ -42,19 +44,55 @@ int indexFlag(const ArgParser& p, const std::string& flag, int fallback, int cou
   return static_cast<int>(v);
 }
 
+// "all" or a comma-separated list of heads, each checked against the result.
+std::vector<int> headList(const std::string& text, int heads) {
+  std::vector<int> out;
+  if (text == "all") {
+    for (int h = 0; h < heads; ++h) out.push_back(h);
+    return out;
+  }
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 0 || v >= heads) {
+      throw UsageError("--line-heads must be 'all' or heads 0.." + std::to_string(heads - 1) +
+                       " separated by commas, got '" + text + "'");
+    }
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end())
+      out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+// --query/--key: a token position of the batch item, checked against its real length.
+int tokenFlag(const ArgParser& p, const std::string& flag, int count) {
+  return p.has(flag) ? indexFlag(p, flag, -1, count, "token") : -1;
+}
+
 }  // namespace
 
 int exportCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli export",
               "Run a model and render one view of its attention to PNG, SVG or PDF.");
   addModelFlags(p);
-  p.option("--view", "V", "heatmap (default), grid, compare, stats or pipeline")
+  p.option("--view", "V", "heatmap (default), grid, compare, stats, pipeline, lines, text or qk")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
       .option("--batch-item", "B", "batch item shown; default 0")
       .option("--vs-layer", "L", "compare: layer of head B; default --layer")
       .option("--vs-head", "H", "compare: head B; default the head after --head")
       .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
+      .option("--line-heads", "LIST", "lines: heads overlaid, 'all' or e.g. 0,3,5; default --head")
+      .option("--threshold", "W", "lines: weights below W are not drawn; default 0.02")
+      .option("--query", "I",
+              "lines, text, qk: the query token's position; default none (lines), "
+              "the last token (text, qk)")
+      .option("--key", "I", "qk: the key token's position; default the query's strongest key")
+      .option("--source", "S",
+              "text: colour by head (default), mean (over the layer's heads) or "
+              "rollout (through --layer)")
       .option("--format", "F", "png, svg or pdf; default from --out's extension, else png")
       .option("--out", "FILE", "the file to write (required)")
       .option("--width", "W", "drawing width in logical pixels (1/96 inch); default 1200")
@@ -75,8 +113,9 @@ int exportCommand(const std::vector<std::string>& args) {
   // Everything that needs no model is checked first, so mistakes fail fast.
   render::ViewKind kind = render::ViewKind::Heatmap;
   if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
-    throw UsageError("--view must be heatmap, grid, compare, stats or pipeline, got '" +
-                     p.value("--view") + "'");
+    throw UsageError(
+        "--view must be heatmap, grid, compare, stats, pipeline, lines, text or qk, got '" +
+        p.value("--view") + "'");
   }
   if (!p.has("--out")) throw UsageError("--out FILE is required");
   const QString out = QString::fromStdString(p.value("--out"));
@@ -103,6 +142,11 @@ int exportCommand(const std::vector<std::string>& args) {
   state.perHeadScale = p.has("--per-head-scale");
   state.hideSpecial = p.has("--hide-special");
   state.classroom = p.has("--classroom");
+  state.lineThreshold = p.number("--threshold", 0.02, 0.0, 1.0);
+  if (p.has("--source") &&
+      !render::parseTextSource(QString::fromStdString(p.value("--source")), &state.textSource)) {
+    throw UsageError("--source must be head, mean or rollout, got '" + p.value("--source") + "'");
+  }
   const QFileInfo outInfo(out);
   const QFileInfo folder(outInfo.absolutePath());
   if (!folder.isDir() || !folder.isWritable()) {
@@ -113,7 +157,8 @@ int exportCommand(const std::vector<std::string>& args) {
   if (outInfo.isDir())
     throw UsageError("--out " + p.value("--out") + " is a folder; give a file name");
 
-  const RunRequest request = requestFromFlags(p);
+  RunRequest request = requestFromFlags(p);
+  request.keepQueryKey = kind == render::ViewKind::QueryKey;
   const auto model = modelFromFlags(p);
   auto result = std::make_shared<AttentionResult>(model->run(request));
   for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
@@ -125,6 +170,10 @@ int exportCommand(const std::vector<std::string>& args) {
   state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % result->group().heads(),
                            result->group().heads(), "head");
   state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->group().batch(), "batch item");
+  if (p.has("--line-heads"))
+    state.lineHeads = headList(p.value("--line-heads"), result->group().heads());
+  state.pinnedQuery = tokenFlag(p, "--query", render::realQueries(result->group(), state.item));
+  state.pinnedKey = tokenFlag(p, "--key", render::realKeys(result->group(), state.item));
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));
   } else {
@@ -154,9 +203,30 @@ int exportCommand(const std::vector<std::string>& args) {
       case render::ViewKind::Pipeline:
         options.title = QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
         break;
+      case render::ViewKind::Lines:
+        options.title =
+            state.lineHeads.size() > 1
+                ? QStringLiteral("%1 · layer %2, %3 heads")
+                      .arg(model)
+                      .arg(state.layer)
+                      .arg(state.lineHeads.size())
+                : QStringLiteral("%1 · layer %2, head %3")
+                      .arg(model)
+                      .arg(state.layer)
+                      .arg(state.lineHeads.empty() ? state.head : state.lineHeads.front());
+        break;
+      case render::ViewKind::Text:
+        options.title = QStringLiteral("%1 · attention as text").arg(model);
+        break;
+      case render::ViewKind::QueryKey:
+        options.title = QStringLiteral("%1 · query · key, layer %2, head %3")
+                            .arg(model)
+                            .arg(state.layer)
+                            .arg(state.head);
+        break;
     }
     const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
-                            kind == render::ViewKind::Compare;
+                            kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
     if (state.hideSpecial && matrixView && render::hasSpecialTokens(result->group(), state.item))
       options.title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
   }

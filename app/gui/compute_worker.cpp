@@ -108,6 +108,8 @@ void ComputeWorker::compute(const ComputeJob& job) {
           "This model reads one sentence at a time: the second sentence of the "
           "pair is not used.");
     }
+    // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
+    request.keepQueryKey = true;
     // From the configuration and the tokens: nothing large exists yet.
     MemoryEstimate estimate = m_model->estimate(request);
     const uint64_t attentionBytes =

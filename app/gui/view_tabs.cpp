@@ -26,6 +26,15 @@ const TabText kTabs[] = {
      QT_TRANSLATE_NOOP("ViewTabs", "Entropy and focus of every head")},
     {render::ViewKind::Pipeline, QT_TRANSLATE_NOOP("ViewTabs", "Pipeline"),
      QT_TRANSLATE_NOOP("ViewTabs", "The tensor shapes of each step of the layer")},
+    {render::ViewKind::Lines, QT_TRANSLATE_NOOP("ViewTabs", "Lines"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "Queries left, keys right, a line per weight; several heads in colours")},
+    {render::ViewKind::Text, QT_TRANSLATE_NOOP("ViewTabs", "Text"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "The text coloured by the attention one token pays to every other")},
+    {render::ViewKind::QueryKey, QT_TRANSLATE_NOOP("ViewTabs", "Q · K"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "A query and a key vector and the per-dimension products behind a score")},
 };
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -106,10 +105,7 @@ CompareView::CompareView(QWidget* parent)
   rowA->addStretch(1);
   rowB->addStretch(1);
   connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_bar);
-  layout->addStretch(1);
+  setControlBar(m_bar);
   updateSelectors();
 }
 
@@ -186,10 +182,6 @@ void CompareView::resizeEvent(QResizeEvent* event) {
   const QBoxLayout::Direction wanted =
       width() >= oneRow ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
   if (m_barLayout->direction() != wanted) m_barLayout->setDirection(wanted);
-}
-
-QRect CompareView::canvas() const {
-  return rect().adjusted(0, m_bar->isVisible() ? m_bar->geometry().bottom() + 1 : 0, 0, 0);
 }
 
 QRectF CompareView::panelRect(int panel) const {

@@ -57,7 +57,6 @@ class CompareView final : public AttentionView {
   Layout layoutFor(const QRect& area, const RenderStyle& style) const;
   Layout layoutIn(const QRect& area, const RenderStyle& style, bool stacked) const;
   /// The widget's drawing area: below the selector bar.
-  QRect canvas() const;
   void rebuild();
   void updateSelectors();
   void emitSelection();

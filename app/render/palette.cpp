@@ -57,6 +57,16 @@ Palette Palette::diverging() {
                  QColor(QStringLiteral("#d9d9d9")));
 }
 
+QColor Palette::categorical(int index) {
+  static const char* const kTab20[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+                                       "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+                                       "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"};
+  if (index >= 0 && index < 20) return QColor(QLatin1String(kTab20[index]));
+  // Golden-angle steps keep neighbouring heads apart however many there are.
+  return QColor::fromHsvF(std::fmod(std::max(index, 0) * 0.381966, 1.0), 0.65, 0.8);
+}
+
 QColor Palette::colorAt(double t) const {
   if (!std::isfinite(t)) return m_masked;
   t = std::clamp(t, 0.0, 1.0);

@@ -20,6 +20,9 @@ class Palette final {
   static QStringList names();
   /// Blue – white – red for signed differences, 0.5 (white) meaning 0.
   static Palette diverging();
+  /// The colour of head `index` where several heads are drawn together (the lines view): the ten
+  /// of matplotlib's tab10, then their lighter tab20 partners, then hues around the circle.
+  static QColor categorical(int index);
 
   const QString& name() const { return m_name; }
   const QMap<double, QColor>& stops() const { return m_stops; }

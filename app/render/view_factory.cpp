@@ -4,8 +4,11 @@
 #include "compare_view.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
+#include "lines_view.h"
 #include "pipeline_view.h"
+#include "query_key_view.h"
 #include "stats_view.h"
+#include "text_view.h"
 
 namespace attnscope::render {
 
@@ -21,6 +24,12 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
       return new StatsView(parent);
     case ViewKind::Pipeline:
       return new PipelineView(parent);
+    case ViewKind::Lines:
+      return new LinesView(parent);
+    case ViewKind::Text:
+      return new TextView(parent);
+    case ViewKind::QueryKey:
+      return new QueryKeyView(parent);
   }
   return new HeatmapView(parent);
 }

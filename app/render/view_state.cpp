@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view_state.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
 namespace attnscope::render {
 namespace {
 
-const std::array<std::pair<ViewKind, const char*>, 5> kNames = {{
+const std::array<std::pair<ViewKind, const char*>, 8> kNames = {{
     {ViewKind::Heatmap, "heatmap"},
     {ViewKind::Grid, "grid"},
     {ViewKind::Compare, "compare"},
     {ViewKind::Stats, "stats"},
     {ViewKind::Pipeline, "pipeline"},
+    {ViewKind::Lines, "lines"},
+    {ViewKind::Text, "text"},
+    {ViewKind::QueryKey, "qk"},
+}};
+
+const std::array<std::pair<TextSource, const char*>, 3> kSources = {{
+    {TextSource::Head, "head"},
+    {TextSource::MeanOverHeads, "mean"},
+    {TextSource::Rollout, "rollout"},
 }};
 
 }  // namespace
@@ -33,11 +43,37 @@ bool parseViewKind(const QString& s, ViewKind* out) {
   return false;
 }
 
+QString toString(TextSource source) {
+  for (const auto& [s, name] : kSources)
+    if (s == source) return QString::fromLatin1(name);
+  return QString();
+}
+
+bool parseTextSource(const QString& text, TextSource* out) {
+  for (const auto& [s, name] : kSources) {
+    if (text.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
+      if (out) *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool ViewState::operator==(const ViewState& o) const {
   return group == o.group && layer == o.layer && head == o.head && item == o.item &&
          vsLayer == o.vsLayer && vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
          showScores == o.showScores && perHeadScale == o.perHeadScale &&
-         pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial;
+         pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial &&
+         pinnedKey == o.pinnedKey && lineHeads == o.lineHeads && lineThreshold == o.lineThreshold &&
+         textSource == o.textSource;
+}
+
+std::vector<int> ViewState::overlaidHeads(int heads) const {
+  std::vector<int> out;
+  for (int h : lineHeads)
+    if (h >= 0 && h < heads && std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  if (out.empty() && head >= 0 && head < heads) out.push_back(head);
+  return out;
 }
 
 }  // namespace attnscope::render

@@ -5,14 +5,21 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnscope/attention_result.h"
 
 namespace attnscope::render {
 
-enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline };
-QString toString(ViewKind kind);  // "heatmap" | "grid" | "compare" | "stats" | "pipeline"
+enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline, Lines, Text, QueryKey };
+/// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk"
+QString toString(ViewKind kind);
 bool parseViewKind(const QString& s, ViewKind* out);
+
+/// What the text view colours the tokens by.
+enum class TextSource { Head, MeanOverHeads, Rollout };
+QString toString(TextSource source);  // "head" | "mean" | "rollout"
+bool parseTextSource(const QString& s, TextSource* out);
 
 /// What the user has selected: shared by every view, owned by the document, saved in sessions.
 struct ViewState {
@@ -22,11 +29,18 @@ struct ViewState {
   QString palette = QStringLiteral("viridis");  // viridis | magma | cividis | greyscale
   bool showScores = false;                      // pre-softmax scores instead of weights
   bool perHeadScale = false;                    // grid: each cell scaled to its own max
-  int pinnedQuery = -1;      // heatmap: highlighted query's token position, -1 for none
+  int pinnedQuery = -1;         // heatmap: highlighted query's token position, -1 for none; lines,
+                                // text and Q/K: the query (token) whose attention they show
+  int pinnedKey = -1;           // Q/K: the key's token position; -1: the query's strongest key
+  std::vector<int> lineHeads;   // lines: the heads of the layer overlaid; empty: the selected one
+  double lineThreshold = 0.02;  // lines: weights below this are not drawn
+  TextSource textSource = TextSource::Head;  // text: the selected head, the layer's mean, rollout
   bool hideSpecial = false;  // leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows
   bool classroom = false;    // large fonts for projectors
 
   bool operator==(const ViewState& o) const;
+  /// The heads the lines view overlays: lineHeads within [0, heads), else the selected head.
+  std::vector<int> overlaidHeads(int heads) const;
   bool operator!=(const ViewState& o) const { return !(*this == o); }
 };
 

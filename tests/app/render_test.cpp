@@ -121,7 +121,7 @@ class RenderTest : public QObject {
     b.pinnedQuery = 3;
     QVERIFY(a != b);
     for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
-                       ViewKind::Pipeline}) {
+                       ViewKind::Pipeline, ViewKind::Lines, ViewKind::Text, ViewKind::QueryKey}) {
       ViewKind parsed;
       QVERIFY(parseViewKind(toString(k), &parsed));
       QVERIFY(parsed == k);
@@ -138,7 +138,7 @@ class RenderTest : public QObject {
   void everyViewRendersToPng_data() {
     QTest::addColumn<int>("kind");
     for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
-                       ViewKind::Pipeline})
+                       ViewKind::Pipeline, ViewKind::Lines, ViewKind::Text})
       QTest::newRow(toString(k).toLatin1().constData()) << static_cast<int>(k);
   }
   void everyViewRendersToPng() {
@@ -357,7 +357,8 @@ class RenderTest : public QObject {
   }
 
   void svgParses() {
-    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Pipeline}) {
+    for (ViewKind k :
+         {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Pipeline, ViewKind::Lines, ViewKind::Text}) {
       std::unique_ptr<AttentionView> view(createView(k));
       view->setResult(fakeResult(1, 3, 8, true));
       view->setViewState(ViewState());

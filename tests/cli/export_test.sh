@@ -19,7 +19,7 @@ expect_magic() {  # file, format
   esac
 }
 
-for view in heatmap grid compare stats pipeline; do
+for view in heatmap grid compare stats pipeline lines text qk; do
   for format in png svg pdf; do
     file="$out/$view.$format"
     if ! "$cli" export "${toy[@]}" --view "$view" --format "$format" --out "$file" --width 800 --height 600 \
@@ -38,6 +38,20 @@ done
 "$cli" export "${toy[@]}" --view compare --head 1 --vs-head 3 --out "$out/cmp.svg" >/dev/null 2>&1 ||
   fail "compare --head 1 --vs-head 3"
 
+# The views of issue 14 and their options; the SVGs say what they show as text.
+"$cli" export "${toy[@]}" --view lines --line-heads all --threshold 0.05 --query 2 --out "$out/lines.svg" \
+  >/dev/null 2>&1 || fail "lines --line-heads all --threshold 0.05 --query 2"
+grep -q "lines below 0.05 not drawn" "$out/lines.svg" || fail "lines.svg must state its threshold"
+grep -q "only from query" "$out/lines.svg" || fail "lines.svg must say it isolates --query"
+"$cli" export "${toy[@]}" --view text --source rollout --query 3 --out "$out/text.svg" >/dev/null 2>&1 ||
+  fail "text --source rollout --query 3"
+grep -q "rollout of layer 0" "$out/text.svg" || fail "text.svg must name its source"
+grep -q ">m<" "$out/text.svg" || fail "text.svg must hold the tokens as text"
+"$cli" export "${toy[@]}" --view qk --query 4 --key 1 --out "$out/qk.svg" >/dev/null 2>&1 ||
+  fail "qk --query 4 --key 1"
+grep -q "score before softmax" "$out/qk.svg" || fail "qk.svg must print the score"
+grep -q "(#4)" "$out/qk.svg" || fail "qk.svg must name query #4"
+
 expect_exit() {  # code, description, args...
   local want=$1 what=$2
   shift 2
@@ -50,6 +64,9 @@ expect_exit 2 "--layer out of range" export "${toy[@]}" --layer 5 --out "$out/x.
 grep -q -- "--layer" "$out/log.txt" && grep -q "0..0" "$out/log.txt" || fail "--layer message must name the flag and range"
 expect_exit 2 "--head out of range" export "${toy[@]}" --head 4 --out "$out/x.png"
 expect_exit 2 "--batch-item out of range" export "${toy[@]}" --batch-item 1 --out "$out/x.png"
+expect_exit 2 "bad --line-heads" export "${toy[@]}" --view lines --line-heads 0,9 --out "$out/x.png"
+expect_exit 2 "bad --source" export "${toy[@]}" --view text --source tea --out "$out/x.png"
+expect_exit 2 "--query out of range" export "${toy[@]}" --view qk --query 22 --out "$out/x.png"
 expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
 expect_exit 2 "unwritable --out" export "${toy[@]}" --out "$out/no/such/dir/x.png"
 expect_exit 2 "missing --out" export "${toy[@]}"

@@ -53,6 +53,14 @@ struct AttentionGroup {
   FloatTensor valueNorms;  // [layers, batch, heads, key] ‖f_h(x_k)‖ = ‖(x_k W_V^h + b_V^h) W_O^h‖:
                            // the norm of what key k would add to the output through head h
                            // (Kobayashi et al., 2020); padded keys 0; empty when not requested
+  FloatTensor queryVectors;  // [layers, batch, heads, query, head_dim] what each head's q·kᵀ reads,
+                             // after rotary where the family applies it, so that
+                             // Σ_d q_d·k_d · scale (+ position bias) is the kept score; padded rows
+                             // 0; empty unless RunRequest::keepQueryKey
+  FloatTensor keyVectors;  // [layers, batch, heads, key, head_dim] likewise (grouped-query heads
+                           // already repeated: one row per query head); padded keys 0
+  std::vector<double> queryKeyScales;  // [layers] the factor of q·kᵀ in each layer's scores
+                                       // (1/√head_dim mostly; 1 for T5); kept with them
 
   /// The model's layers, kept or not (views offer every one; see hasLayer()).
   int layers() const {
@@ -87,6 +95,17 @@ struct AttentionGroup {
   const float* scoreMatrix(int layer, int item, int head) const {
     const int slot = slotOf(layer);
     return scores.empty() || slot < 0 ? nullptr : matrixOf(scores, slot, item, head);
+  }
+  int headDim() const { return static_cast<int>(queryVectors.dim(4)); }  // 0 without kept q and k
+  /// The head_dim floats of one query's (or key's) vector; nullptr when they were not kept.
+  const float* queryVector(int layer, int item, int head, int query) const {
+    return queryVectors.empty()
+               ? nullptr
+               : matrixOf(queryVectors, layer, item, head) + query * queryVectors.dim(4);
+  }
+  const float* keyVector(int layer, int item, int head, int key) const {
+    return keyVectors.empty() ? nullptr
+                              : matrixOf(keyVectors, layer, item, head) + key * keyVectors.dim(4);
   }
 
  private:

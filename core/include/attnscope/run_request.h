@@ -51,6 +51,7 @@ struct RunRequest {
   bool keepScores = true;       // also return the pre-softmax scores
   bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;
                                 // other families refuse with Error(InvalidArgument))
+  bool keepQueryKey = false;  // also return AttentionGroup::queryVectors, keyVectors (every family)
   /// The model layers whose attention (and scores) the result keeps, ascending and unique; empty:
   /// every layer. Every layer is still computed; the others' attention is dropped as soon as the
   /// next layer has it, so a long input to a big model fits (AttentionGroup::keptLayers).

@@ -52,6 +52,26 @@ std::string firstNonFinite(const AttentionGroup& g) {
          ", head " + std::to_string(at % heads);
 }
 
+// Copies one layer's kept queries or keys ([B, H, T, hd]) into the result's [L, B, H, T, hd],
+// allocated on the first layer from the shape scaledDotProduct saw (head_dim is the family's), and
+// zeroes the rows of padding. False when the layer kept none (its attention did not go through
+// scaledDotProduct) or kept another shape than layer 0.
+bool keepLayer(FloatTensor& out, const torch::Tensor& t, int64_t layer, int64_t layers,
+               const std::vector<int>& lengths) {
+  if (!t.defined() || t.dim() != 4) return false;
+  if (out.empty()) {
+    out = FloatTensor({layers, t.size(0), t.size(1), t.size(2), t.size(3)});
+  } else if (out.dim(1) != t.size(0) || out.dim(2) != t.size(1) || out.dim(3) != t.size(2) ||
+             out.dim(4) != t.size(3)) {
+    return false;
+  }
+  torch::Tensor dst = torch::from_blob(out.data.data(),
+                                       {layers, t.size(0), t.size(1), t.size(2), t.size(3)})[layer];
+  dst.copy_(t);
+  zeroPaddedQueries(dst, lengths, 0, 2);
+  return true;
+}
+
 }  // namespace
 
 TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name)
@@ -75,7 +95,7 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
 }
 
 MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
-                                               int64_t keptLayers) const {
+                                               int64_t keptLayers, bool keepQueryKey) const {
   const ModelInfo mi = m_family->info();
   // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
   // small number that passes the limit.
@@ -88,6 +108,9 @@ MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk
   // One layer's scores while its softmax is written, and a copy on the way off another device
   // (or the buffer of the layers that are not kept).
   const double transient = layerAttention * 2;
+  // heads × head_dim is d_model in every family so far; the copy back from a device is one layer.
+  const double queryKey =
+      keepQueryKey ? static_cast<double>(B) * (Tq + Tk) * mi.dModel * 4 * (mi.layers + 1) : 0.0;
   const double activations =
       static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
   // The tokens themselves (text, label, ids), and the input and output copied into the result.
@@ -97,9 +120,9 @@ MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk
   e.attention = bytes(attention);
   e.scores = bytes(scores);
   e.perLayer = bytes(layerAttention * (keepScores ? 2 : 1));
-  e.working = bytes(transient + activations + tokens);
+  e.working = bytes(transient + queryKey + activations + tokens);
   e.total = bytes(static_cast<double>(mi.parameterBytes) + attention + scores + transient +
-                  activations + tokens);
+                  queryKey + activations + tokens);
   e.layersKept = static_cast<int>(keptLayers);
   e.layers = mi.layers;
   e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));
@@ -131,14 +154,15 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
     const int64_t kept = keptLayerCount(request);
     if (request.random) {
       const RandomInput& in = *request.random;
-      return estimateParts(in.batch, in.seqLen, in.seqLen, request.keepScores, kept);
+      return estimateParts(in.batch, in.seqLen, in.seqLen, request.keepScores, kept,
+                           request.keepQueryKey);
     }
     const auto tokenize = [&](const std::string& s) {
       return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
     };
     const BatchInput batch = tokenizeBatch(request, tokenize, mi.maxPositions);
     return estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, batch.maxKey,
-                         request.keepScores, kept);
+                         request.keepScores, kept, request.keepQueryKey);
   });
 }
 
@@ -166,7 +190,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
       request.random->seqLen <= request.limits.maxTokens) {
     // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
     const int64_t B = request.random->batch, T = request.random->seqLen;
-    checkMemory(estimateParts(B, T, T, request.keepScores, kept).total,
+    checkMemory(estimateParts(B, T, T, request.keepScores, kept, request.keepQueryKey).total,
                 request.limits.memoryLimitBytes,
                 m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
                     " tokens");
@@ -177,12 +201,13 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
-  checkMemory(
-      estimateParts(B, Tq, Tk, request.keepScores, kept).total, request.limits.memoryLimitBytes,
-      m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
-          std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : "") + " layers x " +
-          std::to_string(H) + " heads of " + std::to_string(Tq) + " x " + std::to_string(Tk) +
-          " attention" + (request.keepScores ? ", scores kept too" : "") + ")");
+  checkMemory(estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey).total,
+              request.limits.memoryLimitBytes,
+              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
+                  std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : "") +
+                  " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
+                  std::to_string(Tk) + " attention" +
+                  (request.keepScores ? ", scores kept too" : "") + ")");
   throwIfCancelled(request);
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -262,6 +287,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   torch::Tensor dropped;
 
   torch::Tensor x = in.x;
+  bool keepQueryKey = request.keepQueryKey;
   for (int64_t l = 0; l < L; ++l) {
     throwIfCancelled(request);
     LayerTrace trace;
@@ -283,7 +309,24 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
       if (scores.defined()) ctx.buffers.scores = direct ? scores[at] : deviceBuffer();
     }
     if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
+    KeptQueryKey keptQk;
+    if (keepQueryKey) ctx.buffers.queryKey = &keptQk;
     x = m_family->layer(static_cast<int>(l), x, ctx);
+    if (keepQueryKey) {
+      if (keepLayer(group.queryVectors, keptQk.queries, l, L, batch.queryLengths) &&
+          keepLayer(group.keyVectors, keptQk.keys, l, L, batch.keyLengths)) {
+        group.queryKeyScales.push_back(keptQk.scale);
+      } else {
+        // Not worth failing the run over: the views that need them say they are missing.
+        keepQueryKey = false;
+        group.queryVectors = FloatTensor();
+        group.keyVectors = FloatTensor();
+        group.queryKeyScales.clear();
+        r.notices.push_back("layer " + std::to_string(l) + " of " + m_name +
+                            " does not compute its attention through scaledDotProduct: its "
+                            "queries and keys are not kept");
+      }
+    }
     if (valueNorms.defined()) {
       valueNorms[l].copy_(ctx.valueNorms);
       // Padded keys carry no token: their norms are 0, like their attention.

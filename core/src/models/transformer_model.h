@@ -23,9 +23,10 @@ class TransformerModel final : public Model {
   MemoryEstimate estimate(const RunRequest& request) const override;
 
   /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
-  /// (twice with scores), one layer's temporaries and the activations.
+  /// (twice with scores), the kept queries and keys (about d_model floats per token and layer
+  /// each, counted as working memory), one layer's temporaries and the activations.
   MemoryEstimate estimateParts(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
-                               int64_t keptLayers) const;
+                               int64_t keptLayers, bool keepQueryKey = false) const;
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;

@@ -12,12 +12,21 @@ struct AttentionOutput {
   torch::Tensor scores;     // [B, H, Tq, Tk], scaled and masked (-inf) before softmax
 };
 
+/// The queries and keys one attention's q·kᵀ read, kept for the Q/K view
+/// (RunRequest::keepQueryKey).
+struct KeptQueryKey {
+  torch::Tensor queries;  // [B, H, Tq, hd] after rotary, as scaledDotProduct saw them
+  torch::Tensor keys;     // [B, H, Tk, hd] likewise (grouped-query heads already repeated)
+  double scale = 1.0;     // what q·kᵀ was multiplied by
+};
+
 /// Where attention is written when the caller owns the memory: a model writes each layer straight
 /// into its result (an [L, B, H, T, T] FloatTensor), with no copy afterwards. Each tensor, when
 /// defined, must be contiguous with the result's exact shape ([..., Tq, Tk]).
 struct AttentionBuffers {
   torch::Tensor attention;
   torch::Tensor scores;
+  KeptQueryKey* queryKey = nullptr;  // when set, scaledDotProduct hands its q and k here
 };
 
 /// The inputs every attention module takes besides its weights.

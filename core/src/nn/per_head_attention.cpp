@@ -24,6 +24,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
 
   std::vector<torch::Tensor> outs, attentions, scores;
   std::vector<int> outSteps;
+  std::vector<KeptQueryKey> kept(static_cast<std::size_t>(m_heads));  // [H] of [B, T, hs]
   for (int h = 0; h < m_heads; ++h) {
     HeadImpl* head = this->heads[h]->as<HeadImpl>();
     const std::string p = "heads[" + std::to_string(h) + "].";
@@ -38,6 +39,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     sdpa.scale = in.scale;
     sdpa.scaleText = in.scaleText;
     sdpa.head = h;
+    if (in.buffers.queryKey) sdpa.buffers.queryKey = &kept[static_cast<std::size_t>(h)];
     ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
     outs.push_back(sdp.values);
     attentions.push_back(sdp.attention);
@@ -50,6 +52,14 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
   torch::Tensor out = proj(cat);
   rec.record("out", "proj(out)", "linear", out, {catStep});
   if (!in.keepAttention) return {out, {}, {}};
+  if (in.buffers.queryKey) {
+    std::vector<torch::Tensor> q, k;
+    for (const KeptQueryKey& h : kept) {
+      q.push_back(h.queries);
+      k.push_back(h.keys);
+    }
+    *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale};  // [B, H, T, hs]
+  }
   // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns: straight into the
   // caller's buffers when it gave them (one copy instead of two), and scores only when asked.
   if (in.buffers.attention.defined()) {

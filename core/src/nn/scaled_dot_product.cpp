@@ -7,6 +7,8 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
                                   const torch::Tensor& v, const SdpaOptions& o, TraceRecorder& rec,
                                   int qStep, int kStep, int vStep) {
   ScaledDotProduct r;
+  // Handles, not copies: the caller copies them into the result once the layer is done.
+  if (o.buffers.queryKey) *o.buffers.queryKey = {q.detach(), k.detach(), o.scale};
   const int head = o.head;
   const bool perHead = head >= 0;
   torch::Tensor scoresOut = o.buffers.scores,

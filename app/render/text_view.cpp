@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "text_view.h"
+
+#include <QComboBox>
+#include <QFontMetricsF>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSignalBlocker>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnscope/attention_rollout.h"
+#include "attnscope/error.h"
+#include "head_matrix.h"
+#include "matrix_painter.h"
+#include "palette.h"
+#include "render_style.h"
+
+namespace attnscope::render {
+namespace {
+
+constexpr double kMaxFontPixels = 17, kMinFontPixels = 6;
+constexpr double kPad = 1;  // inside a token's box, around its text
+
+// What a token's box says: its text as typed (BPE's byte pieces that are not whole characters,
+// and special tokens, by their label), tabs as spaces, and a line break as "⏎".
+QString displayText(const Token& t, bool* newline) {
+  QString s = QString::fromUtf8(t.text.data(), static_cast<int>(t.text.size()));
+  *newline = s.contains(QLatin1Char('\n'));
+  if (t.special || s.isEmpty() || s.contains(QChar(0xFFFD))) {
+    s = QString::fromStdString(t.label.empty() ? t.text : t.label);
+  }
+  s.replace(QLatin1Char('\t'), QLatin1Char(' '));
+  s.remove(QLatin1Char('\r'));
+  if (*newline) s.replace(QLatin1Char('\n'), QChar(0x23CE));
+  return axisLabel(s);
+}
+
+}  // namespace
+
+TextView::TextView(QWidget* parent)
+    : AttentionView(parent), m_bar(new QWidget(this)), m_source(new QComboBox(m_bar)) {
+  setMouseTracking(true);
+  setMinimumSize(240, 160);
+  auto* bar = new QHBoxLayout(m_bar);
+  bar->setContentsMargins(8, 4, 8, 0);
+  bar->addWidget(new QLabel(tr("Colour by:"), m_bar));
+  m_source->setObjectName(QStringLiteral("textSource"));
+  m_source->addItem(tr("the selected head"), static_cast<int>(TextSource::Head));
+  m_source->addItem(tr("the mean over the layer's heads"),
+                    static_cast<int>(TextSource::MeanOverHeads));
+  m_source->addItem(tr("rollout through the layer"), static_cast<int>(TextSource::Rollout));
+  m_source->setToolTip(
+      tr("Rollout composes every layer up to the selected one, with the residual as ½·I "
+         "(Abnar & Zuidema, 2020)"));
+  bar->addWidget(m_source);
+  bar->addStretch(1);
+  connect(m_source, &QComboBox::currentIndexChanged, this, [this](int index) {
+    ViewState edited = m_state;
+    edited.textSource = static_cast<TextSource>(m_source->itemData(index).toInt());
+    Q_EMIT viewStateEdited(edited);
+  });
+  setControlBar(m_bar);
+}
+
+void TextView::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  m_hover = -1;
+  rebuild();
+}
+
+void TextView::setViewState(const ViewState& state) {
+  const bool same = state.layer == m_state.layer && state.head == m_state.head &&
+                    state.item == m_state.item && state.group == m_state.group &&
+                    state.hideSpecial == m_state.hideSpecial &&
+                    state.textSource == m_state.textSource;
+  m_state = state;
+  if (!same || m_values.empty()) rebuild();
+  const QSignalBlocker block(m_source);
+  m_source->setCurrentIndex(m_source->findData(static_cast<int>(state.textSource)));
+  update();
+}
+
+void TextView::rebuild() {
+  m_positions.clear();
+  m_texts.clear();
+  m_labels.clear();
+  m_newline.clear();
+  m_values.clear();
+  m_problem.clear();
+  m_hiddenSpecial = 0;
+  update();
+  if (!m_result) {
+    m_problem = QStringLiteral("No result yet");
+    return;
+  }
+  const AttentionGroup& g = m_result->group(m_state.group);
+  const ViewState& s = m_state;
+  if (s.layer < 0 || s.layer >= g.layers() || s.item < 0 || s.item >= g.batch() || s.head < 0 ||
+      s.head >= g.heads()) {
+    m_problem = QStringLiteral("Selection out of range");
+    return;
+  }
+  // Rollout multiplies every layer up to this one.
+  for (int l = s.textSource == TextSource::Rollout ? 0 : s.layer; l <= s.layer; ++l) {
+    if (!g.hasLayer(l)) {
+      m_problem = QStringLiteral(
+                      "Layer %1's attention was not kept (memory limit): it is computed when you "
+                      "open it")
+                      .arg(l);
+      return;
+    }
+  }
+  if (!g.contextTokens.empty()) {
+    m_problem = QStringLiteral(
+        "The text view shows self-attention: here the keys are another text (cross-attention)");
+    return;
+  }
+  const HeadMatrix selected = HeadMatrix::of(g, s.layer, s.item, s.head, false, s.hideSpecial);
+  const int n = selected.rows;
+  if (n == 0 || selected.cols != n) {
+    m_problem = QStringLiteral("No tokens to show");
+    return;
+  }
+  m_positions = selected.rowTokens;
+  m_hiddenSpecial = selected.hiddenSpecial;
+  const std::vector<Token>* tokens = s.item < static_cast<int>(g.tokens.size())
+                                         ? &g.tokens[static_cast<std::size_t>(s.item)]
+                                         : nullptr;
+  for (int i = 0; i < n; ++i) {
+    const int p = m_positions[static_cast<std::size_t>(i)];
+    bool newline = false;
+    if (tokens && p < static_cast<int>(tokens->size())) {
+      m_texts << displayText((*tokens)[static_cast<std::size_t>(p)], &newline);
+    } else {
+      m_texts << QString::number(p);  // random input: positions stand in
+    }
+    m_labels << selected.rowTexts.value(i);
+    m_newline.push_back(newline);
+  }
+  m_values.assign(static_cast<std::size_t>(n) * n, 0.0);
+  switch (s.textSource) {
+    case TextSource::Head:
+      std::copy(selected.values.begin(), selected.values.end(), m_values.begin());
+      break;
+    case TextSource::MeanOverHeads:
+      for (int h = 0; h < g.heads(); ++h) {
+        const HeadMatrix m = HeadMatrix::of(g, s.layer, s.item, h, false, s.hideSpecial);
+        for (std::size_t i = 0; i < m_values.size(); ++i) m_values[i] += m.values[i] / g.heads();
+      }
+      break;
+    case TextSource::Rollout: {
+      try {
+        const AttentionRollout rollout = attentionRollout(g, s.item, s.layer);
+        for (int q = 0; q < n; ++q) {
+          double sum = 0;
+          for (int k = 0; k < n; ++k) {
+            const double v = rollout.at(m_positions[static_cast<std::size_t>(q)],
+                                        m_positions[static_cast<std::size_t>(k)]);
+            m_values[static_cast<std::size_t>(q) * n + k] = v;
+            sum += v;
+          }
+          // Without special tokens the rest of each row is renormalised, as in every view.
+          if (s.hideSpecial && sum > 0)
+            for (int k = 0; k < n; ++k) m_values[static_cast<std::size_t>(q) * n + k] /= sum;
+        }
+      } catch (const Error& e) {
+        m_problem = QString::fromStdString(e.what());
+        m_values.clear();
+        return;
+      }
+      break;
+    }
+  }
+  // A causal model leaves every later key at exactly 0: those boxes stay unfilled.
+  m_causal = true;
+  for (int q = 0; q < n && m_causal; ++q)
+    for (int k = q + 1; k < n; ++k)
+      if (m_values[static_cast<std::size_t>(q) * n + k] != 0.0) {
+        m_causal = false;
+        break;
+      }
+}
+
+double TextView::value(int query, int key) const {
+  const int n = static_cast<int>(m_positions.size());
+  if (m_values.empty() || query < 0 || key < 0 || query >= n || key >= n)
+    return std::numeric_limits<double>::quiet_NaN();
+  return m_values[static_cast<std::size_t>(query) * n + key];
+}
+
+QString TextView::sourceText() const {
+  switch (m_state.textSource) {
+    case TextSource::Head:
+      return QStringLiteral("layer %1, head %2").arg(m_state.layer).arg(m_state.head);
+    case TextSource::MeanOverHeads:
+      return QStringLiteral("mean over the heads of layer %1").arg(m_state.layer);
+    case TextSource::Rollout:
+      return m_state.layer == 0 ? QStringLiteral("rollout of layer 0")
+                                : QStringLiteral("rollout through layers 0–%1").arg(m_state.layer);
+  }
+  return {};
+}
+
+bool TextView::wrap(const QRectF& area, const RenderStyle& style, double pixels,
+                    Layout* out) const {
+  const QFontMetricsF fm(style.font(pixels));
+  const double boxHeight = fm.height() + 2, lineHeight = boxHeight + std::max(2.0, pixels * 0.35);
+  const double space = fm.horizontalAdvance(QLatin1Char(' '));
+  const int n = static_cast<int>(m_texts.size());
+  // Each box: the leading spaces before it (a gap) and its text, which the box hugs.
+  std::vector<double> gaps(static_cast<std::size_t>(n)), widths(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const QString& text = m_texts[i];
+    int lead = 0;
+    while (lead < text.size() && text[lead] == QLatin1Char(' ')) ++lead;
+    if (lead == text.size()) lead = 0;  // a token of spaces only is a box as wide as they are
+    gaps[static_cast<std::size_t>(i)] = lead * space;
+    widths[static_cast<std::size_t>(i)] =
+        std::max(fm.horizontalAdvance(text.mid(lead)), 3.0) + 2 * kPad;
+  }
+  // A word starts after a space or a line break: lines wrap between words, so a character-level
+  // model's text wraps like text, and between tokens only inside a word longer than a line.
+  const auto startsWord = [&](int i) {
+    return i == 0 || gaps[static_cast<std::size_t>(i)] > 0 ||
+           m_texts[i - 1].endsWith(QLatin1Char(' ')) || m_newline[static_cast<std::size_t>(i - 1)];
+  };
+  out->boxes.clear();
+  out->fontPixels = pixels;
+  double x = area.left(), y = area.top();
+  for (int i = 0; i < n; ++i) {
+    double gap = gaps[static_cast<std::size_t>(i)],
+           need = gap + widths[static_cast<std::size_t>(i)];
+    if (startsWord(i)) {
+      for (int j = i + 1; j < n && !startsWord(j); ++j) need += widths[static_cast<std::size_t>(j)];
+    }
+    const bool fits = x + need <= area.right();
+    const bool wholeWordFits = area.left() + need <= area.right();
+    if (x > area.left() && ((startsWord(i) && !fits && wholeWordFits) ||
+                            x + gap + widths[static_cast<std::size_t>(i)] > area.right())) {
+      x = area.left();
+      y += lineHeight;
+      gap = 0;
+    }
+    out->boxes.emplace_back(x + gap, y, widths[static_cast<std::size_t>(i)], boxHeight);
+    x += gap + widths[static_cast<std::size_t>(i)];  // boxes abut, as letters do
+    if (m_newline[static_cast<std::size_t>(i)]) {
+      x = area.left();
+      y += lineHeight;
+    }
+  }
+  return y + boxHeight <= area.bottom();
+}
+
+TextView::Layout TextView::layoutFor(const QRectF& area, const RenderStyle& style) const {
+  Layout lay;
+  const QFontMetricsF small(style.font(12));
+  lay.legend = QRectF(area.left() + 8, area.top() + 4, area.width() - 16, small.height() * 3.2);
+  const QRectF text(area.left() + 10, lay.legend.bottom() + 10, area.width() - 20,
+                    area.bottom() - lay.legend.bottom() - 16);
+  // The largest font at which the whole text fits, in half-pixel steps.
+  for (double px = kMaxFontPixels; px >= kMinFontPixels; px -= 0.5) {
+    if (wrap(text, style, px, &lay)) return lay;
+  }
+  wrap(text, style, kMinFontPixels, &lay);  // too long even so: the end is clipped
+  return lay;
+}
+
+QRectF TextView::tokenRect(int index) const {
+  return index >= 0 && index < static_cast<int>(m_lastBoxes.size())
+             ? m_lastBoxes[static_cast<std::size_t>(index)]
+             : QRectF();
+}
+
+void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
+  const bool onScreen = painter.device() == this;
+  const RenderStyle style =
+      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  painter.save();
+  painter.fillRect(rect, style.background);
+  const QRect area = style.drawTitle(painter, rect, title);
+  m_lastQuery = -1;
+  m_lastMax = 0;
+  m_lastBoxes.clear();
+  if (!m_problem.isEmpty() || m_values.empty()) {
+    style.drawMessage(painter, area,
+                      m_problem.isEmpty() ? QStringLiteral("Nothing to show") : m_problem);
+    painter.restore();
+    return;
+  }
+  const int n = static_cast<int>(m_positions.size());
+  int query = n - 1;  // the last token: what a decoder predicts from
+  if (onScreen && m_hover >= 0 && m_hover < n) {
+    query = m_hover;
+  } else if (m_state.pinnedQuery >= 0) {
+    const auto it = std::find(m_positions.begin(), m_positions.end(), m_state.pinnedQuery);
+    if (it != m_positions.end()) query = static_cast<int>(it - m_positions.begin());
+  }
+  double hi = 0;
+  for (int k = 0; k < n; ++k) hi = std::max(hi, value(query, k));
+  hi = std::max(hi, 1e-9);
+  m_lastQuery = query;
+  m_lastMax = hi;
+
+  const Layout lay = layoutFor(area, style);
+  m_lastBoxes = lay.boxes;
+  if (onScreen) m_screenBoxes = lay.boxes;
+  const Palette palette = Palette::named(m_state.palette);
+  const QFont font = style.font(lay.fontPixels);
+  painter.setFont(font);
+  painter.setClipRect(area);
+  for (int k = 0; k < n; ++k) {
+    const QRectF& box = lay.boxes[static_cast<std::size_t>(k)];
+    if (box.top() > area.bottom()) break;
+    const double v = value(query, k);
+    const bool unseen = m_causal && k > query;
+    QColor ink = style.muted;
+    if (!unseen) {
+      const QColor fill = palette.colorAt(v / hi);
+      painter.fillRect(box, fill);
+      ink = fill.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+    }
+    painter.setPen(ink);
+    QString body = m_texts[k];
+    while (body.size() > 1 && body.startsWith(QLatin1Char(' '))) body.remove(0, 1);
+    painter.drawText(box, Qt::AlignCenter, body);
+    if (k == query) {
+      painter.setPen(QPen(style.accent, 2));
+      painter.setBrush(Qt::NoBrush);
+      painter.drawRect(box.adjusted(-1, -1, 1, 1));
+    }
+  }
+  painter.setClipping(false);
+
+  // Legend: which query, which source, and the colour scale.
+  const QFont captionFont = style.font(12);
+  const QFontMetricsF cfm(captionFont);
+  painter.setFont(captionFont);
+  painter.setPen(style.text);
+  const QRectF& L = lay.legend;
+  painter.drawText(QRectF(L.left(), L.top(), L.width(), cfm.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   cfm.elidedText(QStringLiteral("attention from '%1' (#%2) · %3 · item %4")
+                                      .arg(m_labels.value(query))
+                                      .arg(m_positions[static_cast<std::size_t>(query)])
+                                      .arg(sourceText())
+                                      .arg(m_state.item),
+                                  Qt::ElideMiddle, L.width()));
+  const QRectF bar(L.left(), L.top() + cfm.height() * 1.35, std::min(240.0, L.width() / 3), 10);
+  QImage ramp(256, 1, QImage::Format_RGB32);
+  const QVector<unsigned int> lut = palette.lookupTable(256);
+  for (int i = 0; i < 256; ++i) ramp.setPixel(i, 0, lut[i]);
+  MatrixPainter::drawCells(painter, bar, ramp);
+  painter.setPen(QPen(style.frame, 0));
+  painter.drawRect(bar);
+  painter.setPen(style.text);
+  const double textY = bar.bottom() + 2;
+  painter.drawText(QRectF(bar.left() - 20, textY, 40, cfm.height()),
+                   Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("0"));
+  painter.drawText(QRectF(bar.right() - 40, textY, 80, cfm.height()),
+                   Qt::AlignHCenter | Qt::AlignTop, MatrixPainter::formatValue(hi));
+  QString note = QStringLiteral("hover or click a token to colour by its attention");
+  if (m_causal) note += QStringLiteral(" · unfilled: later tokens it cannot see");
+  if (m_hiddenSpecial > 0) note += QStringLiteral(" · ") + hiddenSpecialNote(false);
+  painter.setPen(style.muted);
+  painter.drawText(
+      QRectF(bar.right() + 30, bar.top() - 3, L.right() - bar.right() - 30, cfm.height() * 1.2),
+      Qt::AlignLeft | Qt::AlignVCenter,
+      cfm.elidedText(note, Qt::ElideRight, L.right() - bar.right() - 30));
+  painter.restore();
+}
+
+void TextView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  renderTo(painter, canvas(), QString());
+}
+
+int TextView::hit(const QPointF& pos) const {
+  for (std::size_t i = 0; i < m_screenBoxes.size(); ++i)
+    if (m_screenBoxes[i].contains(pos)) return static_cast<int>(i);
+  return -1;
+}
+
+void TextView::mouseMoveEvent(QMouseEvent* event) {
+  const int i = hit(event->position());
+  if (i != m_hover) {
+    m_hover = i;
+    update();
+  }
+  if (i >= 0 && m_lastQuery >= 0) {
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("'%1' (#%2): click to pin")
+                           .arg(m_labels.value(i))
+                           .arg(m_positions[static_cast<std::size_t>(i)]),
+                       this);
+  } else {
+    QToolTip::hideText();
+  }
+}
+
+void TextView::leaveEvent(QEvent* event) {
+  AttentionView::leaveEvent(event);
+  if (m_hover >= 0) {
+    m_hover = -1;
+    update();
+  }
+}
+
+void TextView::mouseReleaseEvent(QMouseEvent* event) {
+  const int i = event->button() == Qt::LeftButton ? hit(event->position()) : -1;
+  if (i < 0) return;
+  const int token = m_positions[static_cast<std::size_t>(i)];
+  ViewState edited = m_state;
+  edited.pinnedQuery = m_state.pinnedQuery == token ? -1 : token;
+  Q_EMIT viewStateEdited(edited);
+}
+
+}  // namespace attnscope::render

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QRectF>
+#include <QString>
+#include <QStringList>
+
+#include <vector>
+
+#include "attention_view.h"
+
+class QComboBox;
+
+namespace attnscope::render {
+
+struct RenderStyle;
+
+/// One batch item as wrapped text, each token on a box coloured by the attention it receives
+/// from one query token: from the selected head, the mean over the layer's heads, or attention
+/// rollout through the selected layer (ViewState::textSource). The query is the token under the
+/// mouse on screen, else the pinned query (a click pins it), else the last token. Colours map
+/// [0, the largest value of that query's row] onto the palette, with a legend; keys a causal
+/// query cannot see are left unfilled. The font shrinks until the whole text fits, so a thousand
+/// tokens stay readable where a 1000 × 1000 heatmap is not. Self-attention only.
+class TextView final : public AttentionView {
+  Q_OBJECT
+ public:
+  explicit TextView(QWidget* parent = nullptr);
+
+  ViewKind kind() const override { return ViewKind::Text; }
+  void setResult(ResultPtr result) override;
+  void setViewState(const ViewState& state) override;
+  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
+
+  /// The token positions shown (special tokens left out when hidden), in reading order.
+  const std::vector<int>& positions() const { return m_positions; }
+  /// The text drawn for shown token `index`.
+  QString tokenText(int index) const { return m_texts.value(index); }
+  /// The value shown token `key` receives from shown token `query` under the current source
+  /// (rows renormalised without special tokens when they are hidden); NaN without a matrix.
+  double value(int query, int key) const;
+  /// What the last renderTo coloured by: the query's shown index (-1: nothing drawn), the
+  /// scale's top, and each token's box in that painter's coordinates.
+  int lastQuery() const { return m_lastQuery; }
+  double lastMax() const { return m_lastMax; }
+  QRectF tokenRect(int index) const;
+  /// Why nothing is drawn, or empty.
+  QString problem() const { return m_problem; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+
+ private:
+  struct Layout {
+    std::vector<QRectF> boxes;  // [shown tokens]
+    std::vector<bool> breakAfter;
+    double fontPixels = 14;
+    QRectF legend;
+  };
+  Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
+  bool wrap(const QRectF& area, const RenderStyle& style, double pixels, Layout* out) const;
+  int hit(const QPointF& pos) const;
+  void rebuild();
+  QString sourceText() const;
+
+  QWidget* m_bar;
+  QComboBox* m_source;
+
+  ResultPtr m_result;
+  ViewState m_state;
+  std::vector<int> m_positions;  // [n] token positions shown
+  QStringList m_texts;           // [n] what each box says
+  QStringList m_labels;          // [n] readable labels (tooltips, legend)
+  std::vector<bool> m_newline;   // [n] the token ends a line of the text
+  std::vector<double> m_values;  // [n, n] query row, key column
+  bool m_causal = false;         // no query attends to a later key anywhere
+  int m_hiddenSpecial = 0;
+  QString m_problem;
+  int m_hover = -1;
+  int m_lastQuery = -1;
+  double m_lastMax = 0;
+  std::vector<QRectF> m_lastBoxes, m_screenBoxes;
+};
+
+}  // namespace attnscope::render
