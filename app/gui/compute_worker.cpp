@@ -132,12 +132,13 @@ void ComputeWorker::compute(const ComputeJob& job) {
         const uint64_t whole = estimate.total;
         request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
         estimate = m_model->estimate(request);
-        outcome.notices << tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
+        // First: the banner's one line must say what is missing from the views.
+        outcome.notices.prepend(tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
                               "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
                               "computed; opening another one computes its attention again.")
                                .arg(layerRanges(request.layers))
                                .arg(estimate.layers)
-                               .arg(formatBytes(whole), formatBytes(limit));
+                               .arg(formatBytes(whole), formatBytes(limit)));
       }
     }
     outcome.estimate = estimate;

@@ -470,11 +470,12 @@ void MainWindow::onResult(const render::ResultPtr& result) {
   m_tabs->setResult(result);
 
   updateNextTokens(result);
-  QStringList notices;
+  // The worker's first: the banner shows one line, and the layers kept (memory limit) decide what
+  // the views can show.
+  QStringList notices = m_document->workerNotices();
   if (result) {
     for (const std::string& n : result->notices) notices << QString::fromStdString(n);
   }
-  notices << m_document->workerNotices();
   if (!notices.isEmpty() && m_document->error().isEmpty()) {
     m_banner->showMessage(notices.join(QLatin1Char('\n')), ErrorBanner::Level::Notice);
     m_bannerFromDocument = true;
