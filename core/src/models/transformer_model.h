@@ -20,6 +20,9 @@ class TransformerModel final : public Model {
   std::vector<Token> tokenize(const std::string& text) const override;
   AttentionResult run(const RunRequest& request) const override;
   std::vector<NamedTensor> parameters() const override;
+  /// Exact: L·H forwards of the layers above each ablated one (about half of L·H full forwards);
+  /// estimate: one forward and one backward. See HeadAblator.
+  HeadAblation ablateHeads(const AblationRequest& request) const override;
 
   /// The run's peak memory beyond the process: parameters, the [L, B, H, Tq, Tk] result (twice
   /// with scores), one layer's temporaries and the activations.
@@ -27,6 +30,9 @@ class TransformerModel final : public Model {
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;
+  HeadAblation ablateUnguarded(const AblationRequest& request) const;
+  /// Under the family's lock: finds non-finite weights once, moves the modules to dev, eval().
+  void prepareModules(const torch::Device& dev) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
   // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's
