@@ -29,7 +29,12 @@ class HeadAblator final {
                        const RunRequest& request, std::vector<torch::Tensor>* inputs = nullptr);
   /// Chooses the position read (and whether it is a mask fill) from the request; its logits [V].
   torch::Tensor chooseTarget(const torch::Tensor& x, const AblationRequest& request);
-  /// x: the last layer's output [1, T, C] -> the logits [V] at the chosen position.
+  /// x: the last layer's output [1, T, C] -> the final-normed hidden state [C] at the position.
+  torch::Tensor finalHidden(const torch::Tensor& x);
+  /// hidden: [C] or [N, C] -> the logits [V] or [N, V] of the next token or the mask fill. The
+  /// families' heads work row by row, so N states take one matmul.
+  torch::Tensor headLogits(const torch::Tensor& hidden);
+  /// headLogits(finalHidden(x)): [V]
   torch::Tensor readout(const torch::Tensor& x);
   /// log softmax(logits)[target] in doubles. logits: [V]
   double logProbability(const torch::Tensor& logits) const;

@@ -289,9 +289,10 @@ HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) c
   };
   const BatchInput batch = tokenizeBatch(run, tokenize, mi.maxPositions);
   const int64_t T = batch.maxQuery, Tk = batch.maxKey;
-  // Exact: one forward at a time, its attention a temporary, plus the L saved layer inputs.
-  // Estimate: autograd keeps every layer's softmax and activations for the backward, about what
-  // a run that keeps scores holds, plus a second copy of the activations per layer.
+  // A bound: a run's estimate counts the [L, H, T, T] result, which the ablation never keeps
+  // (one layer's attention is a temporary), plus the L saved layer inputs. The estimate's
+  // autograd keeps every layer's softmax and activations for the backward: about what a run
+  // that keeps scores holds, plus a copy of the activations per layer.
   uint64_t bytes = estimateBytes(1, T, Tk, request.estimate);
   bytes += static_cast<uint64_t>(mi.layers + 1) * static_cast<uint64_t>(T) * mi.dModel * 4;
   if (request.estimate)
