@@ -129,6 +129,42 @@ def hf_tokenizers_section(w, o, hf, single, summary):
     w("")
 
 
+def ablation_section(w, o, summary):
+    """Head ablation of GPT-2 small shapes at T = 128 (bench/ablation_bench.cpp): its ratios to one
+    warm forward of the same model and text come from the benchmark itself (CPU time, one process)."""
+    ex = o.get("BM_Gpt2AblationExact", {})
+    es = o.get("BM_Gpt2AblationEstimate", {})
+    heads = int(ex.get("heads", 144)) or 144
+    w("## Head ablation, GPT-2 small shapes, T = 128\n")
+    w(f"Every one of the {heads} heads of the random-weight GPT-2 small folder, against one warm forward "
+      "of the same model and text (`Model::run` without scores), all in CPU time within one process. "
+      "Exact ablation reruns only the layers from the ablated head's upward, from the saved inputs of "
+      "the layers below: (L + 1) / 2L = 13/24 ≈ 0.54 of all the full forwards in layer passes. The "
+      "estimate is attribution patching (−head output · ∂ log p / ∂ head output, one forward and one "
+      "backward); its rank agreement is Spearman's ρ of its Δ log p with the exact Δ log p over all "
+      "heads.\n")
+    fwd = ex.get("forward_cpu_ms", es.get("forward_cpu_ms"))
+    w(f"One forward: {fmt_ms(fwd)} ms CPU.\n")
+    w(f"| measure | CPU ms | × one forward | × {heads} forwards | target |\n|---|---|---|---|---|")
+    r_ex, r_all = ex.get("x_forward"), ex.get("x_all_forwards")
+    ok_ex = None if r_all is None else r_all <= 0.6
+    w(f"| exact, all heads | {fmt_ms(ex.get('cpu_ms'))} | {fmt_ratio(r_ex)} | {fmt_ratio(r_all)} | "
+      f"{verdict(ok_ex)} (≈ 0.5×, ≤ 0.6× of {heads} forwards) |")
+    r_es = es.get("x_forward")
+    ok_es = None if r_es is None else r_es <= 3.0
+    w(f"| estimate (attribution patching) | {fmt_ms(es.get('cpu_ms'))} | {fmt_ratio(r_es)} | — | "
+      f"{verdict(ok_es)} (≤ 3× one forward) |")
+    rho = es.get("spearman")
+    w(f"\nRank agreement of the estimate with the exact ablation (Spearman's ρ over {heads} heads, "
+      f"random weights): {'—' if rho is None else f'{rho:.3f}'}.\n")
+    if r_all is not None:
+        summary.append((f"exact ablation of {heads} heads ≈ half of {heads} forwards", f"{r_all:.2f}×", verdict(ok_ex)))
+    if r_es is not None:
+        summary.append(("ablation estimate ≤ 3× one forward", f"{r_es:.2f}×", verdict(ok_es)))
+    if rho is not None:
+        summary.append(("ablation estimate's rank agreement (Spearman, information)", f"{rho:.3f}", "—"))
+
+
 def main():
     d = sys.argv[1]
     machine = load(os.path.join(d, "machine.json"), {})
@@ -279,6 +315,8 @@ def main():
     summary.append(("every heavier forward ≤ 1.0× Python",
                     f"{heavy_ok}/{heavy_total} pass" + (f"; worst {worst[0][0]:.2f}× ({worst[0][1]})" if worst else ""),
                     verdict(heavy_ok == heavy_total if heavy_total else None)))
+
+    ablation_section(w, o, summary)
 
     # FLOP rate.
     w("## Attention FLOP rate at T = 4096\n")

@@ -6,6 +6,7 @@
 
 #include "arg_parser.h"
 #include "attnscope/attention_rollout.h"
+#include "attnscope/head_ablation.h"
 #include "attnscope/induction_probe.h"
 #include "attnscope/induction_scores.h"
 #include "attnscope/result_json.h"
@@ -68,44 +69,108 @@ void useProbe(const Model& model, const ArgParser& p, RunRequest& request) {
                  probe.expectedIds().size(), seen.size());
 }
 
+// --measure ablation: every head's effect on the model's top prediction, exact or estimated.
+json ablationJson(const Model& model, const ArgParser& p, RunRequest request, int item) {
+  if (item >= static_cast<int>(request.texts.size()))
+    throw UsageError("--item " + std::to_string(item) + " is out of range: the batch has " +
+                     std::to_string(request.texts.size()) + " item(s)");
+  AblationRequest a;
+  a.run = std::move(request);
+  a.run.texts = {a.run.texts[static_cast<std::size_t>(item)]};
+  a.estimate = p.has("--estimate");
+  a.maskPosition = static_cast<int>(p.integer("--position", -1, 0, 1 << 20));
+  const HeadAblation r = model.ablateHeads(a);
+  for (const std::string& n : r.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  json tokens = json::array();
+  for (const Token& t : r.tokens)
+    tokens.push_back({{"id", t.id}, {"text", t.text}, {"label", t.label}});
+  const auto matrix = [&](const FloatTensor& t) {
+    return matrixJson(std::vector<double>(t.data.begin(), t.data.end()), r.layers, r.heads);
+  };
+  std::printf("%s of %d heads: p(%s) = %.4f %s position %d\n",
+              r.estimate ? "attribution-patching estimate" : "exact ablation", r.layers * r.heads,
+              r.target.label.c_str(), r.baseline, r.maskFill ? "filling the mask at" : "after",
+              r.position);
+  std::vector<double> drop(r.logProbChange.data.begin(), r.logProbChange.data.end());
+  for (double& d : drop) d = -d;
+  printTopHeads(r.estimate ? "largest estimated drops of log p" : "largest drops of log p", drop,
+                r.heads);
+  return {{"tokens", std::move(tokens)},
+          {"ablation",
+           {{"token", r.target.id},
+            {"text", r.target.text},
+            {"label", r.target.label},
+            {"position", r.position},
+            {"mask_fill", r.maskFill},
+            {"estimate", r.estimate},
+            {"baseline", r.baseline},
+            {"heads", matrix(r.probabilities)},
+            {"log_prob_change", matrix(r.logProbChange)}}}};
+}
+
 }  // namespace
 
 int analyzeCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli analyze",
-              "Compute a measure beyond raw attention: attention rollout, induction scores or "
-              "value-weighted norms.");
+              "Compute a measure beyond raw attention: attention rollout, induction scores, "
+              "value-weighted norms or head ablation.");
   addModelFlags(p);
   p.option("--measure", "M",
            "rollout (attention composed across layers, T x T), induction (per-head induction, "
            "previous-token and duplicate-token scores, L x H) or value-norm (||a_ij f_h(x_j)||, "
-           "L x H x T x T; GPT-2 and the tiny GPT)")
+           "L x H x T x T; GPT-2 and the tiny GPT) or ablation (p of the top prediction with "
+           "each head's output zeroed, L x H)")
       .option("--json", "FILE", "write the measure and the tokens as JSON")
       .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")
       .option("--item", "N", "batch item to analyse; default 0")
       .option("--probe", "N",
               "induction: run on N distinct pieces of --text in seeded random order, written twice")
-      .option("--probe-seed", "N", "seed of --probe; default 0");
+      .option("--probe-seed", "N", "seed of --probe; default 0")
+      .flag("--estimate",
+            "ablation: estimate every head's effect by attribution patching (one forward and one "
+            "backward: -head output . d log p / d head output) instead of L x H exact reruns")
+      .option("--position", "N",
+              "ablation of an encoder: the mask token whose fill is read; default the first");
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();
     return 0;
   }
   if (!p.has("--measure"))
-    throw UsageError("--measure is required: rollout, induction or value-norm");
+    throw UsageError("--measure is required: rollout, induction, value-norm or ablation");
   const std::string measure = p.value("--measure");
-  if (measure != "rollout" && measure != "induction" && measure != "value-norm")
-    throw UsageError("unknown --measure '" + measure + "' (rollout, induction or value-norm)");
+  if (measure != "rollout" && measure != "induction" && measure != "value-norm" &&
+      measure != "ablation")
+    throw UsageError("unknown --measure '" + measure +
+                     "' (rollout, induction, value-norm or ablation)");
+  if ((p.has("--estimate") || p.has("--position")) && measure != "ablation")
+    throw UsageError(std::string(p.has("--estimate") ? "--estimate" : "--position") +
+                     " belongs to the ablation measure; use it with --measure ablation");
   if (p.has("--layer") && measure != "rollout")
     throw UsageError("--layer limits rollout only; leave it out for --measure " + measure);
   if ((p.has("--probe") || p.has("--probe-seed")) && measure != "induction")
     throw UsageError("--probe feeds the induction measure; use it with --measure induction");
   if (p.has("--probe-seed") && !p.has("--probe")) throw UsageError("--probe-seed needs --probe");
   RunRequest request = requestFromFlags(p);
-  if (request.random && measure == "induction")
-    throw UsageError("induction scores need token ids; give --text, not random input");
+  if (request.random && (measure == "induction" || measure == "ablation"))
+    throw UsageError(std::string(measure == "induction" ? "induction scores need token ids"
+                                                        : "head ablation reads a prediction") +
+                     "; give --text, not random input");
   request.keepScores = false;  // the measures read the weights only
   request.keepValueNorms = measure == "value-norm";
+  const auto writeJson = [&](const json& out) {
+    if (p.has("--json"))
+      writeTextFile(p.value("--json"),
+                    out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  };
   const auto model = modelFromFlags(p);
+  if (measure == "ablation") {
+    const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
+    json out = {{"model", model->info().name}, {"measure", measure}, {"item", item}};
+    out.update(ablationJson(*model, p, request, item));
+    writeJson(out);
+    return 0;
+  }
   if (p.has("--probe")) useProbe(*model, p, request);
   const AttentionResult result = model->run(request);
   for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
@@ -156,9 +221,7 @@ int analyzeCommand(const std::vector<std::string>& args) {
     printTopHeads("previous token", s.previousToken, s.heads);
     printTopHeads("duplicate token", s.duplicateToken, s.heads);
   }
-  if (p.has("--json"))
-    writeTextFile(p.value("--json"),
-                  out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  writeJson(out);
   return 0;
 }
 

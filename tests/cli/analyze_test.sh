@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # attnscope-cli analyze: the JSON shape of every measure on the bundled tiny GPT (checked with
-# Python's json module, not our writer), rollout rows summing to 1, and the exit codes of mistakes.
+# Python's json module, not our writer), rollout rows summing to 1, the ablation's baseline being
+# the run's own top prediction, and the exit codes of mistakes.
 # Usage: analyze_test.sh CLI OUTDIR
 set -u
 cli=$1
@@ -11,12 +12,16 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 model=(--model default --text "to be or not to be")
 
-for measure in rollout induction value-norm; do
+for measure in rollout induction value-norm ablation; do
   if ! "$cli" analyze "${model[@]}" --measure "$measure" --json "$out/$measure.json" \
       >"$out/log.txt" 2>&1; then
     fail "$measure exited $?: $(cat "$out/log.txt")"
   fi
 done
+"$cli" analyze "${model[@]}" --measure ablation --estimate --json "$out/estimate.json" \
+  >"$out/log.txt" 2>&1 || fail "ablation --estimate exited $?: $(cat "$out/log.txt")"
+"$cli" run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
+  fail "run exited $?: $(cat "$out/log.txt")"
 "$cli" analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
   >"$out/log.txt" 2>&1 || fail "rollout --layer 0 exited $?: $(cat "$out/log.txt")"
 "$cli" analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
@@ -53,6 +58,20 @@ check(len(vn) == 4 and all(len(l) == 4 for l in vn), "value_norm is L x H x ..."
 check(all(len(h) == T and all(len(row) == T and min(row) >= 0 for row in h)
           for l in vn for h in l), "value_norm heads are T x T, non-negative")
 check(any(x > 0 for l in vn for h in l for row in h for x in row), "value norms not all zero")
+a, e = load("ablation")["ablation"], load("estimate")["ablation"]
+check(len(load("ablation")["tokens"]) == T, "ablation: the tokens")
+for key, x in (("ablation", a), ("estimate", e)):
+    check(len(x["heads"]) == 4 and all(len(row) == 4 for row in x["heads"]), f"{key}: heads is L x H (4 x 4)")
+    check(len(x["log_prob_change"]) == 4, f"{key}: log_prob_change is L x H")
+    check(x["position"] == T - 1 and x["mask_fill"] is False, f"{key}: the next token after the last position")
+check(a["estimate"] is False and e["estimate"] is True, "the estimate is labelled")
+check(all(0 <= p <= 1 for row in a["heads"] for p in row), "ablation: probabilities")
+check(any(abs(p - a["baseline"]) > 1e-4 for row in a["heads"] for p in row), "ablation: some head matters")
+check(a["token"] == e["token"] and abs(a["baseline"] - e["baseline"]) < 1e-6, "estimate: same target and baseline")
+run = load("run")
+top = run["next_token"][0] if "next_token" in run else None
+check(top is not None and top["id"] == a["token"] and abs(top["p"] - a["baseline"]) < 1e-6,
+      f"ablation: the baseline is the run's top prediction ({top} vs {a['token']}, {a['baseline']})")
 p = load("probe")
 ids = [t["id"] for t in p["tokens"]]
 check(len(ids) == 24 and ids[:12] == ids[12:] and len(set(ids)) == 12,
@@ -76,7 +95,11 @@ expect() {  # code substring args...
   fi
 }
 expect 2 "--measure is required" analyze "${model[@]}"
-expect 2 "unknown --measure 'ablation'" analyze "${model[@]}" --measure ablation
+expect 2 "unknown --measure 'bogus'" analyze "${model[@]}" --measure bogus
+expect 2 "--estimate belongs to the ablation measure" analyze "${model[@]}" --measure rollout --estimate
+expect 2 "fills no masks" analyze "${model[@]}" --measure ablation --position 1
+expect 2 "head ablation reads a prediction" analyze --batch 1 --seq-len 4 --measure ablation
+expect 2 "predicts no token" analyze --text "hi there" --measure ablation
 expect 2 "--layer limits rollout only" analyze "${model[@]}" --measure induction --layer 1
 expect 2 "layer 9 is out of range" analyze "${model[@]}" --measure rollout --layer 9
 expect 2 "--item 3 is out of range" analyze "${model[@]}" --measure rollout --item 3

@@ -50,7 +50,7 @@ Matrix conv1d(const Matrix& x, const FloatTensor& W, const FloatTensor& b) {
 }  // namespace
 
 ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers, int heads,
-                            const std::vector<int64_t>& ids, double eps) {
+                            const std::vector<int64_t>& ids, double eps, HeadScale scaled) {
   std::map<std::string, const FloatTensor*> w;
   for (const NamedTensor& t : weights) w[t.name] = &t.tensor;
   const FloatTensor& wte = get(w, "wte.weight");
@@ -74,6 +74,8 @@ ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers,
     Matrix merged(T, std::vector<double>(C, 0.0));
     const FloatTensor& wo = get(w, p + "attn.c_proj.weight");  // [C, C], y = z W_O
     for (std::size_t h = 0; h < H; ++h) {
+      const double factor =
+          scaled.layer == l && static_cast<std::size_t>(scaled.head) == h ? scaled.factor : 1.0;
       // f[j] = v_j^h W_O^h: what key j sends through head h before its attention weight.
       Matrix f(T, std::vector<double>(C, 0.0));
       for (std::size_t j = 0; j < T; ++j)
@@ -99,7 +101,7 @@ ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers,
           ref.valueNorms[((static_cast<std::size_t>(l) * H + h) * T + i) * T + j] =
               std::sqrt(squared);
           for (std::size_t d = 0; d < hd; ++d)
-            merged[i][h * hd + d] += p_ij * qkv[j][2 * C + h * hd + d];
+            merged[i][h * hd + d] += factor * p_ij * qkv[j][2 * C + h * hd + d];
         }
       }
     }

@@ -16,7 +16,15 @@ struct ReferenceGpt2 {
   std::vector<double> lastLogits;  // [V] for the last position
 };
 
+/// One head's output (its attention @ v, before c_proj) multiplied by `factor`: 0 ablates it.
+struct HeadScale {
+  int layer = -1;  // -1: no head is scaled
+  int head = 0;
+  double factor = 1.0;
+};
+
 ReferenceGpt2 referenceGpt2(const std::vector<NamedTensor>& weights, int layers, int heads,
-                            const std::vector<int64_t>& ids, double eps = 1e-5);
+                            const std::vector<int64_t>& ids, double eps = 1e-5,
+                            HeadScale scaled = {});
 
 }  // namespace attnscope::test

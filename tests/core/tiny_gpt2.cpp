@@ -114,6 +114,20 @@ std::string rawSafetensors(const std::vector<RawTensor>& tensors) {
   return out + json + data;
 }
 
+std::vector<NamedTensor> writeTinyGpt2WithSilentHead(const std::string& folder,
+                                                     const TinyGpt2& spec, int layer, int head) {
+  std::vector<NamedTensor> weights = writeTinyGpt2(folder, spec);
+  const int hd = spec.embd / spec.heads;
+  for (NamedTensor& t : weights) {
+    if (t.name != "h." + std::to_string(layer) + ".attn.c_proj.weight") continue;
+    for (int row = head * hd; row < (head + 1) * hd; ++row)
+      for (int c = 0; c < spec.embd; ++c)
+        t.tensor.data[static_cast<std::size_t>(row) * spec.embd + c] = 0;
+  }
+  writeSafetensors((std::filesystem::path(folder) / "model.safetensors").string(), weights);
+  return weights;
+}
+
 std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2& s) {
   namespace fs = std::filesystem;
   fs::create_directories(folder);

@@ -30,6 +30,12 @@ std::vector<NamedTensor> tinyGpt2Weights(const TinyGpt2& spec);
 /// returns the weights as the model will see them (rounded through F16/BF16 for those storages).
 std::vector<NamedTensor> writeTinyGpt2(const std::string& folder, const TinyGpt2& spec);
 
+/// writeTinyGpt2, then the weights rewritten (as F32, bare names) with head `head` of layer
+/// `layer` cut off from the output: the rows of its attn.c_proj.weight ([C, C], y = z W_O) that
+/// read the head set to 0. Returns the weights as written.
+std::vector<NamedTensor> writeTinyGpt2WithSilentHead(const std::string& folder,
+                                                     const TinyGpt2& spec, int layer, int head);
+
 /// One tensor of a hand-built safetensors file, in any dtype.
 struct RawTensor {
   std::string name;

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "attnscope/attention_result.h"
+#include "attnscope/error.h"
+#include "attnscope/head_ablation.h"
 #include "attnscope/run_request.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/token.h"
@@ -55,6 +57,13 @@ class Model {
   }
   /// Every parameter under its PyTorch state-dict name, as float32 on the CPU.
   virtual std::vector<NamedTensor> parameters() const = 0;
+  /// Each head's effect on the model's top prediction for request.run's first text, exact or
+  /// estimated (see HeadAblation). Throws like run(), and InvalidArgument for a model that
+  /// predicts nothing (no language-model head, or an encoder's text without a mask token).
+  virtual HeadAblation ablateHeads(const AblationRequest& request) const {
+    (void)request;
+    throw Error(ErrorKind::InvalidArgument, info().name + " cannot ablate heads");
+  }
 };
 
 struct ToyConfig;

@@ -183,7 +183,9 @@ class LlamaFamily final : public DecoderFamily {
   /// rotates by the same angles).
   const std::pair<torch::Tensor, torch::Tensor>& cosSin(const torch::Tensor& positions) {
     if (!m_cosSin.first.defined() || m_cosSin.first.size(0) != positions.size(0) ||
-        m_cosSin.first.device() != positions.device())
+        m_cosSin.first.device() != positions.device() ||
+        // Tensors made in inference mode cannot be saved for the backward of an attribution.
+        (m_cosSin.first.is_inference() && !c10::InferenceMode::is_enabled()))
       m_cosSin = m_rotary.cosSin(positions);
     return m_cosSin;
   }

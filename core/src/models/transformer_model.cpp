@@ -7,6 +7,7 @@
 
 #include "attnscope/error.h"
 #include "attnscope/runtime.h"
+#include "models/head_ablator.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
 #include "runtime/stopwatch.h"
@@ -166,6 +167,29 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
   });
 }
 
+void TransformerModel::prepareModules(const torch::Device& dev) const {
+  torch::nn::Module& module = m_family->module();
+  if (!m_nonFiniteWeight) {
+    // Once: NaN or Inf weights give NaN attention that looks like masked cells, so every run
+    // says which tensor is broken. One pass over the weights, which the run reads anyway.
+    torch::NoGradGuard noGrad;
+    m_nonFiniteWeight = std::string();
+    for (const auto& p : module.named_parameters()) {
+      if (!allFinite(p.value())) {
+        m_nonFiniteWeight = p.key();
+        break;
+      }
+    }
+  }
+  {
+    // Outside inference mode: moved parameters must stay ordinary tensors for training.
+    torch::NoGradGuard noGrad;
+    const auto params = module.parameters();
+    if (!params.empty() && params.front().device() != dev) module.to(dev);
+    module.eval();
+  }
+}
+
 AttentionResult TransformerModel::run(const RunRequest& request) const {
   return withTorchErrors(m_name, [&] { return runUnguarded(request); });
 }
@@ -213,26 +237,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   std::lock_guard<std::mutex> lock(m_family->mutex());
   const Stopwatch t1;
   const torch::Device dev(device);
-  torch::nn::Module& module = m_family->module();
-  if (!m_nonFiniteWeight) {
-    // Once: NaN or Inf weights give NaN attention that looks like masked cells, so every run
-    // says which tensor is broken. One pass over the weights, which the run reads anyway.
-    torch::NoGradGuard noGrad;
-    m_nonFiniteWeight = std::string();
-    for (const auto& p : module.named_parameters()) {
-      if (!allFinite(p.value())) {
-        m_nonFiniteWeight = p.key();
-        break;
-      }
-    }
-  }
-  {
-    // Outside inference mode: moved parameters must stay ordinary tensors for training.
-    torch::NoGradGuard noGrad;
-    const auto params = module.parameters();
-    if (!params.empty() && params.front().device() != dev) module.to(dev);
-    module.eval();
-  }
+  prepareModules(dev);
   c10::InferenceMode inference;
   const Embedded in = m_family->embed(batch, request, dev);
   r.input = withoutPadding(in.x, batch.queryLengths);
@@ -381,6 +386,57 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   r.timings.forwardMs = t1.ms();
   moveTokensInto(std::move(batch), r);
   r.timings.totalMs = t0.ms();
+  return r;
+}
+
+HeadAblation TransformerModel::ablateHeads(const AblationRequest& request) const {
+  return withTorchErrors(m_name, [&] { return ablateUnguarded(request); });
+}
+
+HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) const {
+  const Stopwatch t0;
+  const ModelInfo mi = info();
+  RunRequest run = request.run;
+  if (run.random)
+    throw Error(ErrorKind::InvalidArgument,
+                "head ablation reads the prediction for a text: give a text, not random input");
+  if (run.texts.size() > 1) run.texts.resize(1);  // batch item 0
+  run.keepScores = false;
+  run.keepValueNorms = false;
+  m_family->checkRequest(run);
+  const std::string device = resolveDevice(run.device);
+  const auto tokenize = [&](const std::string& s) {
+    return run.pair ? m_family->tokenizePair(s, *run.pair) : m_family->tokenize(s);
+  };
+  const BatchInput batch = tokenizeBatch(run, tokenize, mi.maxPositions);
+  const int64_t T = batch.maxQuery, Tk = batch.maxKey;
+  // A bound: a run's estimate counts the [L, H, T, T] result, which the ablation never keeps
+  // (one layer's attention is a temporary), plus the L saved layer inputs. The estimate's
+  // autograd keeps every layer's softmax and activations for the backward: about what a run
+  // that keeps scores holds, plus a copy of the activations per layer.
+  uint64_t bytes = estimateParts(1, T, Tk, request.estimate, mi.layers).total;
+  bytes += static_cast<uint64_t>(mi.layers + 1) * static_cast<uint64_t>(T) * mi.dModel * 4;
+  if (request.estimate)
+    bytes += static_cast<uint64_t>(mi.layers) * static_cast<uint64_t>(T + Tk) *
+             m_family->activationBytesPerToken();
+  checkMemory(bytes, run.limits.memoryLimitBytes,
+              m_name + (request.estimate ? " estimating" : " ablating") + " the " +
+                  std::to_string(mi.layers * mi.heads) + " heads on " + std::to_string(T) +
+                  " tokens");
+  throwIfCancelled(run);
+
+  std::lock_guard<std::mutex> lock(m_family->mutex());
+  const torch::Device dev(device);
+  prepareModules(dev);
+  HeadAblator ablator(*m_family, batch, dev);
+  AblationRequest inner = request;
+  inner.run = run;
+  HeadAblation r = request.estimate ? ablator.estimate(inner) : ablator.exact(inner);
+  for (std::string& n : m_family->notices()) r.notices.push_back(std::move(n));
+  if (!m_nonFiniteWeight->empty())
+    r.notices.push_back("the weights hold NaN or infinite values (first in tensor '" +
+                        *m_nonFiniteWeight + "'): the probabilities are not meaningful");
+  r.milliseconds = t0.ms();
   return r;
 }
 

@@ -21,6 +21,9 @@ class TransformerModel final : public Model {
   AttentionResult run(const RunRequest& request) const override;
   std::vector<NamedTensor> parameters() const override;
   MemoryEstimate estimate(const RunRequest& request) const override;
+  /// Exact: L·H forwards of the layers above each ablated one (about half of L·H full forwards);
+  /// estimate: one forward and one backward. See HeadAblator.
+  HeadAblation ablateHeads(const AblationRequest& request) const override;
 
   /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
   /// (twice with scores), the kept queries and keys (about d_model floats per token and layer
@@ -33,6 +36,9 @@ class TransformerModel final : public Model {
   /// How many layers' attention the request keeps; throws Error(InvalidArgument) for a layer out
   /// of range or a list that is not ascending.
   int64_t keptLayerCount(const RunRequest& request) const;
+  HeadAblation ablateUnguarded(const AblationRequest& request) const;
+  /// Under the family's lock: finds non-finite weights once, moves the modules to dev, eval().
+  void prepareModules(const torch::Device& dev) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
   // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's

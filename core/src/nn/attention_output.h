@@ -23,10 +23,16 @@ struct KeptQueryKey {
 /// Where attention is written when the caller owns the memory: a model writes each layer straight
 /// into its result (an [L, B, H, T, T] FloatTensor), with no copy afterwards. Each tensor, when
 /// defined, must be contiguous with the result's exact shape ([..., Tq, Tk]).
+/// They also carry the head mask, because every family hands them unchanged to the attention: a
+/// per-run switch the caller sets reaches every family's heads without per-family code.
 struct AttentionBuffers {
   torch::Tensor attention;
   torch::Tensor scores;
   KeptQueryKey* queryKey = nullptr;  // when set, scaledDotProduct hands its q and k here
+  torch::Tensor headMask;  // [H] float on the device: each head's output (attention @ v) is
+                           // multiplied by its entry before the heads are merged and projected
+                           // (0 ablates the head; ones that require grad give ∂/∂head output);
+                           // undefined: unchanged
 };
 
 /// The inputs every attention module takes besides its weights.

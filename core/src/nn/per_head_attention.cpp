@@ -40,6 +40,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     sdpa.scaleText = in.scaleText;
     sdpa.head = h;
     if (in.buffers.queryKey) sdpa.buffers.queryKey = &kept[static_cast<std::size_t>(h)];
+    sdpa.buffers.headMask = in.buffers.headMask;
     ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
     outs.push_back(sdp.values);
     attentions.push_back(sdp.attention);
@@ -92,7 +93,8 @@ AttentionOutput PerHeadAttentionImpl::forwardBatched(const AttentionInput& in) {
                       v = split(kvSource, wv, Tk);
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * in.scale;
   if (in.mask.defined()) scores = scores + in.mask;
-  const torch::Tensor values = torch::matmul(torch::softmax(scores, -1), v);
+  torch::Tensor values = torch::matmul(torch::softmax(scores, -1), v);
+  if (in.buffers.headMask.defined()) values = values * in.buffers.headMask.view({-1, 1, 1});
   return {proj(values.transpose(1, 2).reshape({B, Tq, m_dModel})), {}, {}};
 }
 

@@ -41,6 +41,10 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
                                        : torch::softmax(scaled, -1);
   s = rec.record("attention", "F.softmax(scaled, dim=-1)", "softmax", r.attention, {s}, head);
   r.values = torch::matmul(r.attention, v);
+  if (const torch::Tensor& keep = o.buffers.headMask; keep.defined()) {
+    // Not in place: with a mask that requires grad, autograd needs the unmasked values.
+    r.values = perHead ? r.values * keep[head] : r.values * keep.view({-1, 1, 1});
+  }
   r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v",
                             "matmul", r.values, {s, vStep}, head);
   return r;

@@ -17,7 +17,8 @@ struct SdpaOptions {
   std::string scaleText;     // how the scale was derived, for the trace: "1 / math.sqrt(hd)"
   std::string biasText;      // the bias's expression, for the trace: "alibi"
   int head = -1;             // the per-head branch of the trace, -1 for all heads at once
-  AttentionBuffers buffers;  // where attention (and scores) go; undefined: allocated here
+  AttentionBuffers buffers;  // where attention (and scores) go; undefined: allocated here. Its
+                             // headMask scales the values ([..., H, Tq, hd], or head `head`'s)
 };
 
 struct ScaledDotProduct {

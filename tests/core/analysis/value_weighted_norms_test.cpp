@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 #include "attnscope/error.h"
@@ -85,17 +84,8 @@ TEST(ValueWeightedNorms, Gpt2MatchesThePlainLoopReferenceOnEveryLayer) {
 TEST(ValueWeightedNorms, Gpt2HeadWithZeroOutputWeightsHasZeroNorms) {
   test::TempDir dir;
   const test::TinyGpt2 spec;
-  std::vector<NamedTensor> weights = test::writeTinyGpt2(dir.path("model"), spec);
-  const int hd = spec.embd / spec.heads, zeroHead = 2;
-  for (NamedTensor& t : weights) {
-    if (t.name != "h.1.attn.c_proj.weight") continue;
-    // Rows zeroHead·hd .. (zeroHead+1)·hd of W_O [C, C] read that head.
-    for (int row = zeroHead * hd; row < (zeroHead + 1) * hd; ++row)
-      for (int c = 0; c < spec.embd; ++c)
-        t.tensor.data[static_cast<std::size_t>(row) * spec.embd + c] = 0;
-  }
-  writeSafetensors((std::filesystem::path(dir.path("model")) / "model.safetensors").string(),
-                   weights);
+  const int zeroHead = 2;
+  test::writeTinyGpt2WithSilentHead(dir.path("model"), spec, 1, zeroHead);
   const ValueWeightedNorms n = valueWeightedNorms(
       openFolder(dir.path("model"))->run(normsRequest({"hello the world"})).group());
   for (int h = 0; h < spec.heads; ++h) {

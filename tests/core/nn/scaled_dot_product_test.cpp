@@ -216,7 +216,7 @@ TEST(ScaledDotProduct, WritesIntoTheGivenBuffers) {
   // Only the attention buffer: scores are allocated, attention still lands in the buffer.
   SdpaOptions o2 = o;
   const torch::Tensor attention2 = torch::zeros({B, H, T, T});
-  o2.buffers = {attention2, {}};
+  o2.buffers = {attention2, {}, {}};
   const ScaledDotProduct r2 = scaledDotProduct(in.q, in.k, in.v, o2, none, -1, -1, -1);
   EXPECT_EQ(r2.attention.data_ptr(), attention2.data_ptr());
   expectAllNear(attention2, want.attention, 1e-5, "attention-only buffer");
@@ -269,6 +269,29 @@ TEST(ScaledDotProduct, PerHeadBranchUsesTheTutorialNames) {
             (std::vector<std::string>{"wei", "scaled", "masked", "attention", "out"}));
   for (const TraceStep& s : trace.steps) EXPECT_EQ(s.head, 2) << s.name;
   EXPECT_EQ(trace.steps[4].shape, (std::vector<int64_t>{B, T, hd}));
+}
+
+// The head mask scales each head's values (attention @ v) and nothing else: a 0 gives exactly 0,
+// a 1 leaves the values bit for bit, a 0.5 halves them; the per-head branch reads its own entry.
+TEST(ScaledDotProduct, HeadMaskScalesEachHeadsValuesOnly) {
+  const int64_t B = 2, H = 3, T = 4, hd = 2;
+  const Inputs in = randomInputs(B, H, T, T, hd, 61);
+  TraceRecorder none(nullptr);
+  SdpaOptions o;
+  o.scale = 0.5;
+  const ScaledDotProduct plain = scaledDotProduct(in.q, in.k, in.v, o, none, -1, -1, -1);
+  o.buffers.headMask = torch::tensor({1.0f, 0.0f, 0.5f});
+  const ScaledDotProduct masked = scaledDotProduct(in.q, in.k, in.v, o, none, -1, -1, -1);
+  EXPECT_TRUE(torch::equal(masked.attention, plain.attention));
+  EXPECT_TRUE(torch::equal(masked.values.select(1, 0), plain.values.select(1, 0)));
+  EXPECT_EQ(masked.values.select(1, 1).abs().max().item<float>(), 0.0f);
+  EXPECT_GT(plain.values.select(1, 1).abs().max().item<float>(), 0.0f);
+  EXPECT_TRUE(torch::equal(masked.values.select(1, 2), plain.values.select(1, 2) * 0.5f));
+
+  o.head = 1;  // one head's [B, T, hd]: its entry of the mask, 0
+  const ScaledDotProduct one = scaledDotProduct(in.q.select(1, 1), in.k.select(1, 1),
+                                                in.v.select(1, 1), o, none, -1, -1, -1);
+  EXPECT_EQ(one.values.abs().max().item<float>(), 0.0f);
 }
 
 }  // namespace
