@@ -216,7 +216,8 @@ TEST(ScaledDotProduct, WritesIntoTheGivenBuffers) {
   // Only the attention buffer: scores are allocated, attention still lands in the buffer.
   SdpaOptions o2 = o;
   const torch::Tensor attention2 = torch::zeros({B, H, T, T});
-  o2.buffers = {attention2, {}, {}};
+  o2.buffers = AttentionBuffers();
+  o2.buffers.attention = attention2;
   const ScaledDotProduct r2 = scaledDotProduct(in.q, in.k, in.v, o2, none, -1, -1, -1);
   EXPECT_EQ(r2.attention.data_ptr(), attention2.data_ptr());
   expectAllNear(attention2, want.attention, 1e-5, "attention-only buffer");
