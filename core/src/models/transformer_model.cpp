@@ -160,7 +160,9 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   maskOptions.keyLengths = batch.keyLengths;
   maskOptions.queries = Tq;
   maskOptions.keys = Tk;
-  maskOptions.causal = mi.causal;
+  // A causal mask orders a sequence against itself: cross-attention keys come from another
+  // sequence, so every query sees all of them.
+  maskOptions.causal = mi.causal && !in.context.defined();
   maskOptions.slidingWindow = mi.slidingWindow;
   torch::Tensor mask = buildMask(maskOptions);
   if (mask.defined()) mask = mask.to(dev);
