@@ -11,6 +11,7 @@
 #include "io/file_io.h"
 #include "models/bert.h"
 #include "models/decoder_models.h"
+#include "models/encoder_decoder_models.h"
 #include "models/gpt2.h"
 
 namespace attnscope {
@@ -54,6 +55,10 @@ const std::vector<Entry>& entries() {
        openGptNeoxFolder},
       {{"bloom", "bloom", "Bloom (ALiBi position bias, embedding LayerNorm, fused q|k|v)"},
        openBloomFolder},
+      {{"t5", "t5",
+        "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
+        "ReLU or gated-GELU feed-forward)"},
+       openT5Folder},
   };
   return table;
 }

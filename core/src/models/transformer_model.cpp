@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "attnscope/error.h"
@@ -72,26 +73,163 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
   return stateDict(m_family->module());
 }
 
-uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores) const {
+uint64_t TransformerModel::estimateBytes(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
+                                         int64_t Tt) const {
   const ModelInfo mi = m_family->info();
   // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
   // small number that passes the limit.
-  const double layerAttention = static_cast<double>(B) * mi.heads * Tq * Tk * 4;
-  const double results = layerAttention * mi.layers * (keepScores ? 2 : 1);
+  const double perCell = static_cast<double>(B) * mi.heads * 4;
+  const double layerAttention = perCell * Tq * Tk;
+  double results = layerAttention * mi.layers * (keepScores ? 2 : 1);
   // One layer's scores while its softmax is written, and a copy on the way off another device.
-  const double transient = layerAttention * 2;
+  double transient = layerAttention * 2;
+  double tokens = static_cast<double>(Tq + Tk);
+  if (mi.encoderDecoder()) {
+    // The decoder's self-attention [Tt, Tt] and cross-attention [Tt, Tk] in every decoder layer.
+    const double decoderLayer = perCell * Tt * (Tt + Tk);
+    results += decoderLayer * mi.decoderLayers * (keepScores ? 2 : 1);
+    transient = std::max(transient, decoderLayer * 2);
+    tokens += static_cast<double>(2 * Tt);
+  }
   const double activations =
-      static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
+      static_cast<double>(B) * tokens * static_cast<double>(m_family->activationBytesPerToken());
   // The tokens themselves (text, label, ids), and the input and output copied into the result.
-  const double tokens = static_cast<double>(B) * (Tq + Tk) * (sizeof(Token) + 16);
+  const double tokenBytes = static_cast<double>(B) * tokens * (sizeof(Token) + 16);
   const double total =
-      static_cast<double>(mi.parameterBytes) + results + transient + activations + tokens;
+      static_cast<double>(mi.parameterBytes) + results + transient + activations + tokenBytes;
   return total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
 }
 
 AttentionResult TransformerModel::run(const RunRequest& request) const {
   return withTorchErrors(m_name, [&] { return runUnguarded(request); });
 }
+
+namespace {
+
+/// Where the layers of one stack write one attention group: on the CPU, views of the result's
+/// [L, B, H, Tq, Tk] buffers (no per-layer copies, no stacking); elsewhere a device buffer per
+/// layer that is copied back. Without a group (generation steps), nothing is kept.
+class GroupWriter final {
+ public:
+  GroupWriter() = default;
+  GroupWriter(AttentionGroup& g, int64_t L, int64_t B, int64_t H, int64_t Tq, int64_t Tk,
+              const RunRequest& request, const torch::Device& dev)
+      : m_direct(dev.is_cpu()), m_dev(dev), m_shape({B, H, Tq, Tk}) {
+    g.attention = FloatTensor({L, B, H, Tq, Tk});
+    m_attention = torch::from_blob(g.attention.data.data(), {L, B, H, Tq, Tk});
+    if (request.keepScores) {
+      g.scores = FloatTensor({L, B, H, Tq, Tk});
+      m_scores = torch::from_blob(g.scores.data.data(), {L, B, H, Tq, Tk});
+    }
+    if (request.keepValueNorms) {
+      g.valueNorms = FloatTensor({L, B, H, Tk});
+      m_valueNorms = torch::from_blob(g.valueNorms.data.data(), {L, B, H, Tk});
+    }
+  }
+
+  AttentionBuffers buffers(int64_t l) const {
+    AttentionBuffers b;
+    if (!m_attention.defined()) return b;
+    const auto deviceBuffer = [&] {
+      return torch::empty(m_shape, torch::TensorOptions().device(m_dev));
+    };
+    b.attention = m_direct ? m_attention[l] : deviceBuffer();
+    if (m_scores.defined()) b.scores = m_direct ? m_scores[l] : deviceBuffer();
+    return b;
+  }
+  torch::Tensor valueNorms() const {
+    return m_valueNorms.defined() ? torch::zeros({m_shape[0], m_shape[1], m_shape[3]}, m_dev)
+                                  : torch::Tensor();
+  }
+
+  /// After layer l: copies its buffers back and zeroes padded query rows (and padded keys'
+  /// value norms).
+  void finish(int64_t l, const AttentionBuffers& b, const torch::Tensor& valueNorms,
+              const std::vector<int>& queryLengths, const std::vector<int>& keyLengths) {
+    if (!m_attention.defined()) return;
+    if (m_valueNorms.defined()) {
+      m_valueNorms[l].copy_(valueNorms);
+      // Padded keys carry no token: their norms are 0, like their attention.
+      const int64_t Tk = m_shape[3];
+      for (std::size_t i = 0; i < keyLengths.size(); ++i) {
+        const int64_t real = keyLengths[i];
+        m_valueNorms[l][static_cast<int64_t>(i)].narrow(1, real, Tk - real).zero_();
+      }
+    }
+    if (!m_direct) {
+      m_attention[l].copy_(b.attention);
+      if (m_scores.defined()) m_scores[l].copy_(b.scores);
+    }
+    torch::Tensor layerAttention = m_attention[l];
+    zeroPaddedQueries(layerAttention, queryLengths, 0, 2);
+  }
+
+ private:
+  bool m_direct = true;
+  torch::Device m_dev = torch::kCPU;
+  std::vector<int64_t> m_shape;
+  torch::Tensor m_attention, m_scores, m_valueNorms;
+};
+
+/// One layer stack of a run: the encoder (or the only stack) or an encoder-decoder's decoder.
+struct Stack {
+  int64_t layers = 0;
+  std::string name;  // LayerTrace::stack
+  torch::Tensor mask, positions, context, crossMask;
+  const std::vector<int>* queryLengths = nullptr;
+  const std::vector<int>* keyLengths = nullptr;
+  const std::vector<int>* contextLengths = nullptr;
+  GroupWriter* self = nullptr;
+  GroupWriter* cross = nullptr;
+  std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
+  std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
+};
+
+/// Runs the stack's layers on x, each writing its attention through the stack's writers; polls
+/// the cancel flag between layers.
+torch::Tensor runStack(const Stack& s, torch::Tensor x, const RunRequest& request,
+                       const std::string& variant) {
+  for (int64_t l = 0; l < s.layers; ++l) {
+    throwIfCancelled(request);
+    LayerTrace trace;
+    trace.variant = variant;
+    trace.stack = s.name;
+    TraceRecorder rec(s.traces ? &trace : nullptr);
+    LayerContext ctx;
+    ctx.layer = static_cast<int>(l);
+    ctx.mask = s.mask;
+    ctx.positions = s.positions;
+    ctx.context = s.context;
+    ctx.keyLengths = s.keyLengths;
+    ctx.crossMask = s.crossMask;
+    ctx.contextLengths = s.contextLengths;
+    ctx.rec = &rec;
+    if (s.self) {
+      ctx.buffers = s.self->buffers(l);
+      ctx.valueNorms = s.self->valueNorms();
+    }
+    if (s.cross) ctx.crossBuffers = s.cross->buffers(l);
+    x = s.layer(static_cast<int>(l), x, ctx);
+    if (s.self) s.self->finish(l, ctx.buffers, ctx.valueNorms, *s.queryLengths, *s.keyLengths);
+    if (s.cross) s.cross->finish(l, ctx.crossBuffers, {}, *s.queryLengths, *s.contextLengths);
+    if (s.traces) s.traces->push_back(std::move(trace));
+  }
+  return x;
+}
+
+torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+                         int slidingWindow, const torch::Device& dev) {
+  MaskOptions o;
+  o.keyLengths = keyLengths;
+  o.queries = Tq;
+  o.keys = Tk;
+  o.causal = causal;
+  o.slidingWindow = slidingWindow;
+  torch::Tensor mask = buildMask(o);
+  return mask.defined() ? mask.to(dev) : mask;
+}
+
+}  // namespace
 
 AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
@@ -101,6 +239,15 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     throw Error(ErrorKind::InvalidArgument,
                 "value-weighted norms are implemented for GPT-2 and the tiny GPT so far; " +
                     mi.name + " (" + mi.kind + ") does not provide them");
+  const bool encDec = mi.encoderDecoder();
+  if (!encDec && (request.target || request.generate > 0))
+    throw Error(ErrorKind::InvalidArgument,
+                mi.name +
+                    " is not an encoder-decoder: a target text and generation into one "
+                    "need a model with a decoder (T5, say)");
+  if (request.generate < 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "the number of tokens to generate must not be negative");
   const std::string device = resolveDevice(request.device);
   AttentionResult r;
   r.modelName = m_name;
@@ -118,14 +265,29 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   }
   BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
                                     : tokenizeBatch(request, tokenize, mi.maxPositions);
+  if (encDec) {
+    addDecoderInputs(batch, request, m_family->decoderStartToken(),
+                     [&](const std::string& s) { return m_family->tokenizeTarget(s); });
+    if (batch.maxDecoder + request.generate > request.limits.maxTokens)
+      throw Error(ErrorKind::ResourceLimit,
+                  "the decoder input would have " +
+                      std::to_string(batch.maxDecoder + request.generate) +
+                      " tokens, more than the limit of " +
+                      std::to_string(request.limits.maxTokens) + " (raise --max-tokens)");
+  }
   r.timings.tokenizeMs = t0.ms();
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
-  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores), request.limits.memoryLimitBytes,
-              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
-                  std::to_string(L) + " layers x " + std::to_string(H) + " heads of " +
-                  std::to_string(Tq) + " x " + std::to_string(Tk) + " attention)");
+  const int64_t TtMax = batch.maxDecoder + request.generate;
+  std::string what = m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) +
+                     " tokens (" + std::to_string(L) + " layers x " + std::to_string(H) +
+                     " heads of " + std::to_string(Tq) + " x " + std::to_string(Tk) + " attention";
+  if (encDec)
+    what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
+            std::to_string(TtMax) + " target tokens";
+  checkMemory(estimateBytes(B, Tq, Tk, request.keepScores, TtMax), request.limits.memoryLimitBytes,
+              what + ")");
   throwIfCancelled(request);
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -156,81 +318,99 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   r.input = withoutPadding(in.x, batch.queryLengths);
   if (in.context.defined()) r.contextInput = toFloatTensor(in.context);
 
-  MaskOptions maskOptions;
-  maskOptions.keyLengths = batch.keyLengths;
-  maskOptions.queries = Tq;
-  maskOptions.keys = Tk;
+  // One group for one stack: self-attention, or cross-attention when keys and values come from a
+  // context (the toy layer). Encoder-decoders add the decoder's two.
+  AttentionGroup& main = r.groups.emplace_back();
+  main.name = in.context.defined() ? "cross" : "self";
+  main.kvHeads = mi.kvHeadsOrHeads();
+  GroupWriter mainWriter(main, L, B, H, Tq, Tk, request, dev);
+
+  Stack encoder;
+  encoder.layers = L;
+  encoder.name = encDec ? "encoder" : "";
   // A causal mask orders a sequence against itself: cross-attention keys come from another
   // sequence, so every query sees all of them.
-  maskOptions.causal = mi.causal && !in.context.defined();
-  maskOptions.slidingWindow = mi.slidingWindow;
-  torch::Tensor mask = buildMask(maskOptions);
-  if (mask.defined()) mask = mask.to(dev);
-  const torch::Tensor positions =
-      torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
-
-  // On the CPU each layer's softmax (and scores) is written straight into the result: no
-  // per-layer copies, no stacking. Elsewhere a device buffer per layer is copied back.
-  const bool direct = dev.is_cpu();
-  // One attention kind per run so far: self-attention, or cross-attention when keys and values
-  // come from a context.
-  AttentionGroup& group = r.groups.emplace_back();
-  group.name = in.context.defined() ? "cross" : "self";
-  group.kvHeads = mi.kvHeadsOrHeads();
-  group.attention = FloatTensor({L, B, H, Tq, Tk});
-  const torch::Tensor attention = torch::from_blob(group.attention.data.data(), {L, B, H, Tq, Tk});
-  torch::Tensor scores;
-  if (request.keepScores) {
-    group.scores = FloatTensor({L, B, H, Tq, Tk});
-    scores = torch::from_blob(group.scores.data.data(), {L, B, H, Tq, Tk});
-  }
-  torch::Tensor valueNorms;  // [L, B, H, Tk] over the result's buffer
-  if (request.keepValueNorms) {
-    group.valueNorms = FloatTensor({L, B, H, Tk});
-    valueNorms = torch::from_blob(group.valueNorms.data.data(), {L, B, H, Tk});
-  }
-  const auto deviceBuffer = [&] {
-    return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev));
+  encoder.mask = deviceMask(batch.keyLengths, Tq, Tk, mi.causal && !in.context.defined(),
+                            mi.slidingWindow, dev);
+  encoder.positions = torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  encoder.context = in.context;
+  encoder.queryLengths = &batch.queryLengths;
+  encoder.keyLengths = &batch.keyLengths;
+  encoder.self = &mainWriter;
+  encoder.traces = &r.traces;
+  encoder.layer = [&](int i, const torch::Tensor& x, LayerContext& c) {
+    return m_family->layer(i, x, c);
   };
+  const torch::Tensor hidden = m_family->finalNorm(runStack(encoder, in.x, request, mi.variant));
 
-  torch::Tensor x = in.x;
-  for (int64_t l = 0; l < L; ++l) {
-    throwIfCancelled(request);
-    LayerTrace trace;
-    trace.variant = mi.variant;
-    TraceRecorder rec(&trace);
-    LayerContext ctx;
-    ctx.layer = static_cast<int>(l);
-    ctx.mask = mask;
-    ctx.positions = positions;
-    ctx.context = in.context;
-    ctx.keyLengths = &batch.keyLengths;
-    ctx.rec = &rec;
-    ctx.buffers.attention = direct ? attention[l] : deviceBuffer();
-    if (scores.defined()) ctx.buffers.scores = direct ? scores[l] : deviceBuffer();
-    if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
-    x = m_family->layer(static_cast<int>(l), x, ctx);
-    if (valueNorms.defined()) {
-      valueNorms[l].copy_(ctx.valueNorms);
-      // Padded keys carry no token: their norms are 0, like their attention.
+  // The hidden states the predictions come from: the encoder's (or only stack's), or the
+  // decoder's.
+  torch::Tensor predictFrom = hidden;
+  const std::vector<int>* predictLengths = &batch.queryLengths;
+  if (encDec) {
+    for (const char* name : {"decoder_self", "cross"}) {
+      AttentionGroup& g = r.groups.emplace_back();
+      g.name = name;
+      g.kvHeads = mi.kvHeadsOrHeads();
+    }
+    Stack decoder;
+    decoder.layers = mi.decoderLayers;
+    decoder.name = "decoder";
+    decoder.context = hidden;
+    decoder.queryLengths = &batch.decoderLengths;
+    decoder.keyLengths = &batch.decoderLengths;
+    decoder.contextLengths = &batch.keyLengths;
+    decoder.layer = [&](int i, const torch::Tensor& x, LayerContext& c) {
+      return m_family->decoderLayer(i, x, c);
+    };
+    // The decoder over the inputs so far: [B, Tt, C] after its final norm.
+    const auto runDecoder = [&](GroupWriter* self, GroupWriter* cross,
+                                std::vector<LayerTrace>* traces) {
+      const int64_t Tt = batch.maxDecoder;
+      decoder.mask = deviceMask(batch.decoderLengths, Tt, Tt, true, 0, dev);
+      decoder.crossMask = deviceMask(batch.keyLengths, Tt, Tk, false, 0, dev);
+      decoder.positions = torch::arange(Tt, torch::TensorOptions().dtype(torch::kLong).device(dev));
+      decoder.self = self;
+      decoder.cross = cross;
+      decoder.traces = traces;
+      const torch::Tensor x = m_family->embedDecoderIds(paddedIds(batch.decoderTokens, Tt).to(dev));
+      return m_family->decoderFinalNorm(runStack(decoder, x, request, mi.variant));
+    };
+    // Greedy generation: each step reruns the decoder on the inputs so far (no key/value cache:
+    // fine for a few hundred tokens) and appends every unfinished item's most likely token.
+    r.generated.assign(static_cast<std::size_t>(B), {});
+    std::vector<bool> finished(static_cast<std::size_t>(B), false);
+    const std::optional<int64_t> end = m_family->endTokenId();
+    for (int step = 0; step < request.generate; ++step) {
+      const torch::Tensor h = runDecoder(nullptr, nullptr, nullptr);
+      bool any = false;
       for (int64_t b = 0; b < B; ++b) {
-        const int64_t real = batch.keyLengths[static_cast<std::size_t>(b)];
-        valueNorms[l][b].narrow(1, real, Tk - real).zero_();
+        const auto i = static_cast<std::size_t>(b);
+        if (finished[i]) continue;
+        const torch::Tensor logits = m_family->logits(h[b][batch.decoderLengths[i] - 1]);
+        if (!logits.defined())
+          throw Error(ErrorKind::InvalidArgument,
+                      mi.name + " has no language-model head: it cannot generate");
+        Token next = m_family->vocabularyToken(logits.argmax().item<int64_t>());
+        finished[i] = end && next.id == *end;
+        r.generated[i].push_back(next);
+        appendDecoderToken(batch, i, std::move(next));
+        any = any || !finished[i];
       }
+      if (!any) break;
     }
-    if (!direct) {
-      attention[l].copy_(ctx.buffers.attention);
-      if (scores.defined()) scores[l].copy_(ctx.buffers.scores);
-    }
-    torch::Tensor layerAttention = attention[l];
-    zeroPaddedQueries(layerAttention, batch.queryLengths, 0, 2);
-    r.traces.push_back(std::move(trace));
+    const int64_t Tt = batch.maxDecoder;
+    GroupWriter selfWriter(r.groups[1], mi.decoderLayers, B, H, Tt, Tt, request, dev);
+    GroupWriter crossWriter(r.groups[2], mi.decoderLayers, B, H, Tt, Tk, request, dev);
+    predictFrom = runDecoder(&selfWriter, &crossWriter, &r.traces);
+    predictLengths = &batch.decoderLengths;
+    r.decoderOutput = withoutPadding(predictFrom, batch.decoderLengths);
   }
-  const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]
   // Every sentence gets its own candidates (the window shows those of the sentence on screen);
   // one [C] row per item, so this costs B small matmuls, not a [B, T, V] tensor.
-  for (int64_t b = 0; b < hidden.size(0); ++b) {
-    const torch::Tensor logits = m_family->logits(hidden[b][batch.queryLengths[b] - 1]);
+  for (int64_t b = 0; b < predictFrom.size(0); ++b) {
+    const torch::Tensor logits =
+        m_family->logits(predictFrom[b][(*predictLengths)[static_cast<std::size_t>(b)] - 1]);
     if (!logits.defined()) break;
     r.nextTokens.push_back(topPredictions(logits, kTopPredictions, *m_family));
   }
@@ -254,9 +434,12 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     r.notices.push_back("the weights hold NaN or infinite values (first in tensor '" +
                         *m_nonFiniteWeight + "'): attention and predictions are not meaningful");
   }
-  if (const std::string where = firstNonFinite(group); !where.empty()) {
-    r.notices.push_back("the attention holds NaN or infinite values (first at " + where +
-                        "): those cells are not numbers, not masked");
+  for (const AttentionGroup& g : r.groups) {
+    if (const std::string where = firstNonFinite(g); !where.empty()) {
+      r.notices.push_back("the " + (r.groups.size() > 1 ? g.name + " " : std::string()) +
+                          "attention holds NaN or infinite values (first at " + where +
+                          "): those cells are not numbers, not masked");
+    }
   }
   r.output = withoutPadding(hidden, batch.queryLengths);
   r.timings.forwardMs = t1.ms();

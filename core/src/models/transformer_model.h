@@ -11,7 +11,8 @@ namespace attnscope {
 
 /// The one Model implementation: tokenize, estimate memory and refuse before allocating, choose
 /// the device, embed, run the layer stack writing each layer's attention straight into the result
-/// and recording the trace, then predict the next token. Every family runs through it.
+/// and recording the trace, then predict the next token. Encoder-decoders run a second stack, the
+/// decoder, on the same path (teacher forcing or greedy generation). Every family runs through it.
 class TransformerModel final : public Model {
  public:
   explicit TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name = {});
@@ -22,8 +23,10 @@ class TransformerModel final : public Model {
   std::vector<NamedTensor> parameters() const override;
 
   /// The run's peak memory beyond the process: parameters, the [L, B, H, Tq, Tk] result (twice
-  /// with scores), one layer's temporaries and the activations.
-  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores) const;
+  /// with scores), one layer's temporaries and the activations; for an encoder-decoder also the
+  /// decoder's [Ld, B, H, Tt, Tt + Tk] self- and cross-attention over `targets` decoder inputs.
+  uint64_t estimateBytes(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
+                         int64_t targets = 0) const;
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;

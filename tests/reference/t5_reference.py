@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Checks `attnscope-cli run --model DIR` on T5 checkpoints against plain PyTorch.
+
+It writes tiny random T5 checkpoints in the Hugging Face layout of T5ForConditionalGeneration
+(config.json, the Unigram tokenizer.json with a Precompiled normalizer from tests/data, weights
+with json + struct + numpy: no attnscope code, no transformers package), runs the CLI on a padded
+batch with a target (--target, teacher forcing) and --dump, and compares the encoder's
+self-attention [L, B, H, Ts, Ts], the decoder's self-attention [Ld, B, H, Tt, Tt] and the
+cross-attention [Ld, B, H, Tt, Ts], the encoder's and the decoder's final hidden states and the
+top-5 next tokens with a float64 forward pass written here from the published architecture
+(Raffel et al. 2020 and transformers' T5 as documented: pre-RMSNorm without bias, unscaled
+scores, bucketed relative position bias from block 0 of each stack, bidirectional in the encoder
+and causal in the decoder, ReLU or gated-GELU feed-forward, tied head rescaled by d_model^-0.5),
+to 1e-4. Padding must be exactly 0. The source ids must equal those of Hugging Face's tokenizers
+(the oracle in tests/data/tokenizers/reference/unigram.json), the decoder inputs
+decoder_start_token_id and the target's ids without the closing </s>. Greedy generation
+(--generate N without a target) must give the reference's greedy tokens. Query and key weights and
+the bias tables are scaled up so that attention is peaked (asserted): a wrong bucket, direction or
+mask cannot hide in uniform rows. Cases: relu and gated-gelu, tied and untied heads, embeddings
+stored as shared or as encoder/decoder.embed_tokens, d_kv * heads != d_model, more decoder than
+encoder layers, spiece.model instead of tokenizer.json.
+
+Usage: t5_reference.py ATTNSCOPE_CLI [KEEP_DIR]
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_common import write_weights  # noqa: E402
+
+TOL = 1e-4
+P_TOL = 1e-5
+QK_SCALE = 2.0
+BIAS_SCALE = 1.5
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data", "tokenizers")
+ORACLE = {c["text"]: c["ids"] for c in json.load(open(os.path.join(DATA, "reference", "unigram.json"),
+                                                     encoding="utf-8"))["cases"] if c["pair"] is None}
+SOURCES = ["The quick brown fox jumps over the lazy dog.", "Hello world"]
+TARGET = "ÉCOLE École école ÇA Ça"
+EOS, START = 2, 0  # the fixture's </s>; decoder_start_token_id (T5 uses its pad id)
+VOCAB = 800
+
+
+# ----------------------------------------------------------------------------------------------
+# The published architecture, float64
+
+
+def bucket(relative, bidirectional, buckets, max_distance):
+    """Mesh TensorFlow's relative position bucket (key - query), as T5 defines it: half of the
+    buckets per direction when bidirectional, exact below buckets/2 (of the half), logarithmic up
+    to max_distance, clamped. The logarithm in float32, as the released implementations compute it."""
+    out = torch.zeros_like(relative)
+    if bidirectional:
+        buckets //= 2
+        out += (relative > 0).long() * buckets
+        n = relative.abs()
+    else:
+        n = (-relative).clamp(min=0)
+    exact = buckets // 2
+    large = exact + (torch.log(n.float() / exact) / math.log(max_distance / exact) * (buckets - exact)).long()
+    large = large.clamp(max=buckets - 1)
+    return out + torch.where(n < exact, n, large)
+
+
+def position_bias(table, Tq, Tk, bidirectional, cfg):
+    rel = torch.arange(Tk)[None, :] - torch.arange(Tq)[:, None]
+    b = bucket(rel, bidirectional, cfg["relative_attention_num_buckets"], cfg["relative_attention_max_distance"])
+    return table[b].permute(2, 0, 1)[None]  # [1, H, Tq, Tk]
+
+
+def rms(x, w, eps):
+    return w * (x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def attention(W, at, x, memory, bias, mask, H, dkv):
+    B, Tq, _ = x.shape
+    Tk = memory.shape[1]
+    q = (x @ W[at + ".q.weight"].T).view(B, Tq, H, dkv).transpose(1, 2)
+    k = (memory @ W[at + ".k.weight"].T).view(B, Tk, H, dkv).transpose(1, 2)
+    v = (memory @ W[at + ".v.weight"].T).view(B, Tk, H, dkv).transpose(1, 2)
+    s = q @ k.transpose(-1, -2)  # T5 does not scale
+    if bias is not None:
+        s = s + bias
+    a = torch.softmax(s + mask, -1)
+    out = (a @ v).transpose(1, 2).reshape(B, Tq, H * dkv) @ W[at + ".o.weight"].T
+    return out, a
+
+
+def feed_forward(W, at, x, cfg):
+    if cfg["feed_forward_proj"] == "gated-gelu":
+        h = gelu_new(x @ W[at + ".wi_0.weight"].T) * (x @ W[at + ".wi_1.weight"].T)
+    else:
+        h = torch.relu(x @ W[at + ".wi.weight"].T)
+    return h @ W[at + ".wo.weight"].T
+
+
+def key_mask(lengths, Tq, Tk, causal):
+    m = torch.zeros(len(lengths), 1, Tq, Tk, dtype=torch.float64)
+    for b, n in enumerate(lengths):
+        m[b, :, :, n:] = float("-inf")
+    if causal:
+        m = m.masked_fill(torch.ones(Tq, Tk).tril() == 0, float("-inf"))
+    return m
+
+
+def embedding(W):
+    return W.get("shared.weight", W.get("encoder.embed_tokens.weight"))
+
+
+def encode(W, cfg, ids, lengths):
+    H, dkv, eps = cfg["num_heads"], cfg["d_kv"], cfg["layer_norm_epsilon"]
+    x = embedding(W)[ids]
+    T = ids.shape[1]
+    bias = position_bias(W["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], T, T, True, cfg)
+    mask = key_mask(lengths, T, T, False)
+    atts = []
+    for l in range(cfg["num_layers"]):
+        p = f"encoder.block.{l}."
+        h, a = attention(W, p + "layer.0.SelfAttention", rms(x, W[p + "layer.0.layer_norm.weight"], eps),
+                         rms(x, W[p + "layer.0.layer_norm.weight"], eps), bias, mask, H, dkv)
+        x = x + h
+        x = x + feed_forward(W, p + "layer.1.DenseReluDense", rms(x, W[p + "layer.1.layer_norm.weight"], eps), cfg)
+        atts.append(a)
+    return rms(x, W["encoder.final_layer_norm.weight"], eps), torch.stack(atts)
+
+
+def decode(W, cfg, memory, source_lengths, ids, lengths):
+    H, dkv, eps = cfg["num_heads"], cfg["d_kv"], cfg["layer_norm_epsilon"]
+    x = embedding(W)[ids]
+    T, Ts = ids.shape[1], memory.shape[1]
+    bias = position_bias(W["decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], T, T, False, cfg)
+    self_mask, cross_mask = key_mask(lengths, T, T, True), key_mask(source_lengths, T, Ts, False)
+    selfs, crosses = [], []
+    for l in range(cfg["num_decoder_layers"]):
+        p = f"decoder.block.{l}."
+        n = rms(x, W[p + "layer.0.layer_norm.weight"], eps)
+        h, a = attention(W, p + "layer.0.SelfAttention", n, n, bias, self_mask, H, dkv)
+        x = x + h
+        h, c = attention(W, p + "layer.1.EncDecAttention", rms(x, W[p + "layer.1.layer_norm.weight"], eps), memory,
+                         None, cross_mask, H, dkv)
+        x = x + h
+        x = x + feed_forward(W, p + "layer.2.DenseReluDense", rms(x, W[p + "layer.2.layer_norm.weight"], eps), cfg)
+        selfs.append(a)
+        crosses.append(c)
+    return rms(x, W["decoder.final_layer_norm.weight"], eps), torch.stack(selfs), torch.stack(crosses)
+
+
+def logits(W, cfg, hidden):
+    if cfg["tie_word_embeddings"]:
+        return (hidden * cfg["d_model"] ** -0.5) @ embedding(W).T
+    return hidden @ W["lm_head.weight"].T
+
+
+def padded(rows):
+    T = max(len(r) for r in rows)
+    return torch.tensor([r + [0] * (T - len(r)) for r in rows]), [len(r) for r in rows]
+
+
+def greedy(W, cfg, memory, source_lengths, steps):
+    """Greedy decoding from decoder_start_token_id, every step over the whole prefix."""
+    out = [[START] for _ in source_lengths]
+    done = [False] * len(out)
+    for _ in range(steps):
+        ids, lengths = padded(out)
+        h, _, _ = decode(W, cfg, memory, source_lengths, ids, lengths)
+        for b in range(len(out)):
+            if done[b]:
+                continue
+            nxt = int(logits(W, cfg, h[b, lengths[b] - 1]).argmax())
+            out[b].append(nxt)
+            done[b] = nxt == EOS
+        if all(done):
+            break
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Random checkpoints with Hugging Face's names (float64 numpy)
+
+
+def make_weights(cfg, seed, embed_names):
+    rng = np.random.default_rng(seed)
+    C, H, dkv, F, V = cfg["d_model"], cfg["num_heads"], cfg["d_kv"], cfg["d_ff"], cfg["vocab_size"]
+    w = {}
+    lin = lambda name, o, i, s=1.0: w.__setitem__(name, s * rng.normal(0, 1 / math.sqrt(i), (o, i)))
+    norm = lambda name: w.__setitem__(name, 1 + 0.2 * rng.normal(0, 1, C))
+    emb = rng.normal(0, 1, (V, C))
+    for n in embed_names:
+        w[n] = emb
+    for stack, layers in (("encoder", cfg["num_layers"]), ("decoder", cfg["num_decoder_layers"])):
+        w[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"] = \
+            BIAS_SCALE * rng.normal(0, 1, (cfg["relative_attention_num_buckets"], H))
+        for l in range(layers):
+            p = f"{stack}.block.{l}.layer."
+            attn = [p + "0.SelfAttention"] + ([p + "1.EncDecAttention"] if stack == "decoder" else [])
+            for i, at in enumerate(attn):
+                norm(p + f"{i}.layer_norm.weight")
+                lin(at + ".q.weight", H * dkv, C, QK_SCALE)
+                lin(at + ".k.weight", H * dkv, C, QK_SCALE)
+                lin(at + ".v.weight", H * dkv, C)
+                lin(at + ".o.weight", C, H * dkv)
+            ff = p + f"{len(attn)}."
+            norm(ff + "layer_norm.weight")
+            if cfg["feed_forward_proj"] == "gated-gelu":
+                lin(ff + "DenseReluDense.wi_0.weight", F, C)
+                lin(ff + "DenseReluDense.wi_1.weight", F, C)
+            else:
+                lin(ff + "DenseReluDense.wi.weight", F, C)
+            lin(ff + "DenseReluDense.wo.weight", C, F)
+        norm(f"{stack}.final_layer_norm.weight")
+    if not cfg["tie_word_embeddings"]:
+        lin("lm_head.weight", V, C)
+    return w
+
+
+def config(**kw):
+    c = {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"], "vocab_size": VOCAB,
+         "d_model": 32, "d_kv": 6, "d_ff": 40, "num_layers": 2, "num_decoder_layers": 3, "num_heads": 4,
+         "relative_attention_num_buckets": 16, "relative_attention_max_distance": 20,
+         "layer_norm_epsilon": 1e-6, "feed_forward_proj": "relu", "tie_word_embeddings": True,
+         "decoder_start_token_id": START, "eos_token_id": EOS, "pad_token_id": 0, "is_encoder_decoder": True}
+    c.update(kw)
+    return c
+
+
+def write_folder(folder, cfg, seed, embed_names=("shared.weight",), tokenizer="json"):
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    if tokenizer == "json":
+        shutil.copy(os.path.join(DATA, "unigram.json"), os.path.join(folder, "tokenizer.json"))
+    else:
+        shutil.copy(os.path.join(DATA, "unigram.model"), os.path.join(folder, "spiece.model"))
+    return write_weights(folder, make_weights(cfg, seed, embed_names))
+
+
+def run_cli(cli, folder, out, extra):
+    os.makedirs(out, exist_ok=True)
+    dump, js = os.path.join(out, "dump"), os.path.join(out, "run.json")
+    args = [cli, "run", "--model", folder, "--dump", dump, "--json", js, *extra]
+    for s in SOURCES:
+        args += ["--text", s]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
+    load = lambda n: np.load(os.path.join(dump, n))
+    tok = lambda n: json.load(open(os.path.join(dump, n), encoding="utf-8"))
+    return ({"self": load("attention.npy"), "decoder_self": load("decoder_attention.npy"),
+             "cross": load("cross_attention.npy"), "output": load("output.npy"),
+             "decoder_output": load("decoder_output.npy")},
+            tok("tokens.json"), tok("decoder_tokens.json"), json.load(open(js, encoding="utf-8")), p.stdout)
+
+
+def compare(name, got, want, rows, cols):
+    """Max |got - want| over the real [rows, cols] block of each item; the padding must be 0."""
+    worst = 0.0
+    for b in range(got.shape[1]):
+        g, w = got[:, b], want[:, b].numpy()
+        worst = max(worst, float(np.abs(g[..., : rows[b], : cols[b]] - w[..., : rows[b], : cols[b]]).max()))
+        pad = np.concatenate([g[..., rows[b]:, :].ravel(), g[..., :, cols[b]:].ravel()])
+        if pad.size and np.any(pad != 0):
+            raise AssertionError(f"{name}: item {b} has nonzero padding")
+    return worst
+
+
+def check(cli, tmp, name, cfg, seed, steps=6, **folder_kw):
+    folder = os.path.join(tmp, name.replace(" ", "_").replace(",", ""))
+    W = write_folder(folder, cfg, seed, **folder_kw)
+    try:
+        dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", ["--target", TARGET])
+    except RuntimeError as e:
+        if "cannot open libsentencepiece" in str(e):  # the library is optional (dlopened)
+            print(f"skipped: {name}: no libsentencepiece")
+            return True
+        raise
+    problems = []
+    src = [[t["id"] for t in item] for item in src_tokens]
+    dec = [[t["id"] for t in item] for item in dec_tokens]
+    # The fixture's spiece.model is the same Unigram model: the same ids, with the </s> that
+    # tokenizer.json's template adds and a bare SentencePiece model does not.
+    if src != [ORACLE[s] for s in SOURCES]:
+        problems.append(f"source ids {src} differ from Hugging Face's tokenizer")
+    if dec != [[START] + ORACLE[TARGET][:-1]] * len(SOURCES):
+        problems.append(f"decoder ids {dec} are not decoder_start_token_id + the target without </s>")
+
+    ids, lengths = padded(src)
+    memory, enc_att = encode(W, cfg, ids, lengths)
+    dids, dlengths = padded(dec)
+    hidden, dec_att, cross_att = decode(W, cfg, memory, lengths, dids, dlengths)
+    errors = {"self": compare("self", dumps["self"], enc_att, lengths, lengths),
+              "decoder_self": compare("decoder_self", dumps["decoder_self"], dec_att, dlengths, dlengths),
+              "cross": compare("cross", dumps["cross"], cross_att, dlengths, lengths),
+              "output": max(float(np.abs(dumps["output"][b, : n] - memory[b, : n].numpy()).max())
+                            for b, n in enumerate(lengths)),
+              "decoder_output": max(float(np.abs(dumps["decoder_output"][b, : n] - hidden[b, : n].numpy()).max())
+                                    for b, n in enumerate(dlengths))}
+    worst = max(errors.values())
+    if not worst < TOL:
+        problems.append("max |ours - pytorch|: " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
+    peak = {k: float(dumps[k][:, 0].max(-1).mean()) for k in ("self", "decoder_self", "cross")}
+    if min(peak.values()) < 0.5:
+        problems.append(f"attention not peaked enough to test anything: mean row max {peak}")
+    for b, item in enumerate(run["next_tokens"]):
+        probs = torch.softmax(logits(W, cfg, hidden[b, dlengths[b] - 1]), -1)
+        top = torch.topk(probs, 5)
+        if [p["id"] for p in item] != top.indices.tolist() or \
+                max(abs(p["p"] - float(q)) for p, q in zip(item, top.values)) > P_TOL:
+            problems.append(f"next tokens of item {b}: {item} vs {top.indices.tolist()} {top.values.tolist()}")
+
+    # Greedy generation from the start token alone.
+    gen_dumps, _, gen_tokens, gen_run, stdout = run_cli(cli, folder, folder + "_gen", ["--generate", str(steps)])
+    want = greedy(W, cfg, memory, lengths, steps)
+    got = [[t["id"] for t in item] for item in gen_tokens]
+    if got != want:
+        problems.append(f"greedy tokens {got} differ from the reference's {want}")
+    if [[t["id"] for t in item] for item in gen_run["generated"]] != [w[1:] for w in want]:
+        problems.append(f"run.json 'generated' {gen_run['generated']} differs from {want}")
+    gids, glengths = padded(want)
+    _, gself, gcross = decode(W, cfg, memory, lengths, gids, glengths)
+    gworst = max(compare("decoder_self", gen_dumps["decoder_self"], gself, glengths, glengths),
+                 compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
+    if not gworst < TOL:
+        problems.append(f"generated run: max |ours - pytorch| = {gworst:.2e}")
+    if "generated after text 1:" not in stdout:
+        problems.append("the CLI does not print the generated text")
+
+    status = "FAIL" if problems else "ok"
+    print(f"{status}: {name}: max |ours - pytorch| = {max(worst, gworst):.2e} (attention "
+          f"{max(errors['self'], errors['decoder_self'], errors['cross'], gworst):.2e}), "
+          f"mean row max {', '.join(f'{k} {v:.2f}' for k, v in peak.items())}, greedy {want[0][1:]}")
+    for p in problems:
+        print(f"    {p}")
+    return not problems
+
+
+def main():
+    cli = sys.argv[1]
+    keep = sys.argv[2] if len(sys.argv) > 2 else None
+    tmp = keep or tempfile.mkdtemp(prefix="t5_ref_")
+    if keep:
+        shutil.rmtree(keep, ignore_errors=True)
+        os.makedirs(keep)
+    try:
+        cases = [
+            ("t5 relu, tied head", config(), 1),
+            ("t5 v1.1 gated-gelu, untied head", config(feed_forward_proj="gated-gelu", tie_word_embeddings=False), 2),
+            ("gated-gelu, tied, embed_tokens names only", config(feed_forward_proj="gated-gelu"), 3,
+             {"embed_names": ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")}),
+            ("relu, untied, 3+1 layers, d_kv*heads = d_model", config(num_layers=3, num_decoder_layers=1, d_kv=8,
+                                                                     tie_word_embeddings=False), 4),
+            ("default buckets 32 / 128", config(relative_attention_num_buckets=32, relative_attention_max_distance=128), 5),
+            ("spiece.model instead of tokenizer.json", config(), 6, {"tokenizer": "spm"}),
+        ]
+        ok = True
+        for case in cases:
+            name, cfg, seed = case[:3]
+            ok &= check(cli, tmp, name, cfg, seed, **(case[3] if len(case) > 3 else {}))
+        print(f"{len(cases)} T5 reference comparisons: {'all within 1e-4' if ok else 'FAILED'}")
+        return 0 if ok else 1
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
