@@ -155,6 +155,11 @@ int runCommand(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < result.generated.size() && request.generate > 0; ++i) {
     std::string added;
     for (const Token& t : result.generated[i]) added += t.special ? t.label : t.text;
+    if (!isValidUtf8(added)) {
+      // Byte-level pieces that stop inside a character: their readable labels instead.
+      added.clear();
+      for (const Token& t : result.generated[i]) added += t.label;
+    }
     std::printf("generated after text %zu: %s\n", i + 1, added.c_str());
   }
   for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());

@@ -19,9 +19,9 @@ ModelInfo EncoderDecoderFamily::encoderDecoderInfo(const std::string& kind, int 
 }
 
 std::vector<Token> EncoderDecoderFamily::tokenize(const std::string& text) const {
-  std::vector<Token> tokens = m_tokenizer.encode(text);
+  std::vector<Token> tokens = encodeText(text, false);
   if (m_eos && !tokens.empty() && tokens.back().id != *m_eos) {
-    Token eos = m_tokenizer.tokenOf(*m_eos);
+    Token eos = vocabularyToken(*m_eos);
     eos.special = true;
     eos.byteBegin = eos.byteEnd = text.size();
     tokens.push_back(std::move(eos));
@@ -30,14 +30,14 @@ std::vector<Token> EncoderDecoderFamily::tokenize(const std::string& text) const
 }
 
 std::vector<Token> EncoderDecoderFamily::tokenizeTarget(const std::string& text) const {
-  std::vector<Token> tokens = m_tokenizer.encode(text);
+  std::vector<Token> tokens = encodeText(text, true);
   if (m_eos && !tokens.empty() && tokens.back().id == *m_eos && tokens.back().special)
     tokens.pop_back();
   return tokens;
 }
 
 Token EncoderDecoderFamily::decoderStartToken() const {
-  Token t = m_tokenizer.tokenOf(m_start);
+  Token t = vocabularyToken(m_start);
   t.special = true;
   return t;
 }

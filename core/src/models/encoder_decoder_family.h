@@ -25,6 +25,11 @@ class EncoderDecoderFamily : public FolderFamily {
  protected:
   /// Reads decoder_start_token_id and eos_token_id (with the given defaults) from config.json.
   EncoderDecoderFamily(const std::string& folder, int startDefault, int eosDefault);
+  /// The tokens of a source (target false) or target text before the end token is handled.
+  /// Default: the folder's tokenizer for both (Marian has one SentencePiece model per side).
+  virtual std::vector<Token> encodeText(const std::string& text, bool target) const {
+    return m_tokenizer.encode(text);
+  }
   /// kind and variant, encoder and decoder layers, heads, width, positions (0: no limit).
   ModelInfo encoderDecoderInfo(const std::string& kind, int layers, int decoderLayers, int heads,
                                int width, int positions) const;

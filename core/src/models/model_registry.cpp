@@ -59,6 +59,14 @@ const std::vector<Entry>& entries() {
         "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
         "ReLU or gated-GELU feed-forward)"},
        openT5Folder},
+      {{"bart", "bart",
+        "BART (post-norm encoder-decoder: learned positions, embedding LayerNorm, "
+        "cross-attention)"},
+       openBartFolder},
+      {{"marian", "bart",
+        "Marian, Helsinki-NLP opus-mt (BART's layers, sinusoidal positions, source and target "
+        "SentencePiece models)"},
+       openMarianFolder},
   };
   return table;
 }

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Checks `attnscope-cli run --model DIR` on BART and Marian checkpoints against plain PyTorch.
+
+It writes tiny random checkpoints in the Hugging Face layouts of BartForConditionalGeneration
+(config.json, a byte-level BPE tokenizer.json) and MarianMTModel (config.json, source.spm and
+target.spm from tests/data, a vocab.json that maps their pieces to other ids), with json + struct +
+numpy (no attnscope code, no transformers package), runs the CLI on a padded batch with a target
+(--target, teacher forcing) and --dump, and compares the encoder's self-attention, the decoder's
+self-attention and the cross-attention, both stacks' final hidden states and the top-5 next tokens
+with a float64 forward pass written here from the published architectures (Lewis et al. 2020;
+Junczys-Dowmunt et al. 2018 as transformers documents it: post-norm layers, biased q/k/v/out
+projections scaled by head_dim^-0.5, embeddings optionally scaled by sqrt(d_model), learned
+positions at t + 2 and an embedding LayerNorm (BART), sinusoidal positions with sin in the first
+half and cos in the second (Marian), a head tied to the shared embedding plus final_logits_bias), to
+1e-4. Padding must be exactly 0. BART's decoder reads decoder_start_token_id (</s>), then the
+target as its tokenizer closes it without the final </s>: <s> first; Marian's reads its pad token,
+then the target's pieces mapped through vocab.json (checked against Hugging Face's ids of the same
+Unigram model). Greedy generation (--generate N) must give the reference's greedy tokens. Query and
+key weights are scaled up so that attention is peaked (asserted).
+
+Usage: bart_reference.py ATTNSCOPE_CLI [KEEP_DIR]
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+"""
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_common import write_tokenizer, write_weights  # noqa: E402
+from seq2seq_common import compare, key_mask, padded, run_cli  # noqa: E402
+
+TOL = 1e-4
+P_TOL = 1e-5
+QK_SCALE = 2.5
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data", "tokenizers")
+WORDS = ("the", " the", " cat", " sat", " on", " mat", " and", " dog")
+
+
+# ----------------------------------------------------------------------------------------------
+# The published architectures, float64
+
+
+def layer_norm(x, W, at):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), W[at + ".weight"], W[at + ".bias"], 1e-5)
+
+
+def linear(x, W, at):
+    return x @ W[at + ".weight"].T + W[at + ".bias"]
+
+
+def attention(W, at, x, memory, mask, H):
+    B, Tq, C = x.shape
+    Tk, hd = memory.shape[1], C // H
+    q = (linear(x, W, at + ".q_proj") * hd ** -0.5).view(B, Tq, H, hd).transpose(1, 2)
+    k = linear(memory, W, at + ".k_proj").view(B, Tk, H, hd).transpose(1, 2)
+    v = linear(memory, W, at + ".v_proj").view(B, Tk, H, hd).transpose(1, 2)
+    a = torch.softmax(q @ k.transpose(-1, -2) + mask, -1)
+    return linear((a @ v).transpose(1, 2).reshape(B, Tq, C), W, at + ".out_proj"), a
+
+
+def sinusoid(n, dim):
+    pos = np.array([[p / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for p in range(n)])
+    out = np.zeros((n, dim))
+    half = dim // 2 + dim % 2
+    out[:, :half] = np.sin(pos[:, 0::2])
+    out[:, half:] = np.cos(pos[:, 1::2])
+    return torch.from_numpy(out)
+
+
+def act(cfg, x):
+    f = cfg["activation_function"]
+    if f == "gelu":
+        return torch.nn.functional.gelu(x)
+    if f == "relu":
+        return torch.relu(x)
+    assert f == "swish", f
+    return x * torch.sigmoid(x)
+
+
+def embed(W, cfg, ids, stack):
+    x = W["model.shared.weight"][ids] * (math.sqrt(cfg["d_model"]) if cfg["scale_embedding"] else 1.0)
+    T = ids.shape[1]
+    if cfg["model_type"] == "bart":
+        x = x + W[f"model.{stack}.embed_positions.weight"][torch.arange(T) + 2]
+        return layer_norm(x, W, f"model.{stack}.layernorm_embedding")
+    return x + sinusoid(cfg["max_position_embeddings"], cfg["d_model"])[:T]
+
+
+def encode(W, cfg, ids, lengths):
+    H = cfg["encoder_attention_heads"]
+    x = embed(W, cfg, ids, "encoder")
+    mask = key_mask(lengths, ids.shape[1], ids.shape[1], False)
+    atts = []
+    for l in range(cfg["encoder_layers"]):
+        p = f"model.encoder.layers.{l}."
+        h, a = attention(W, p + "self_attn", x, x, mask, H)
+        x = layer_norm(x + h, W, p + "self_attn_layer_norm")
+        x = layer_norm(x + linear(act(cfg, linear(x, W, p + "fc1")), W, p + "fc2"), W, p + "final_layer_norm")
+        atts.append(a)
+    return x, torch.stack(atts)
+
+
+def decode(W, cfg, memory, source_lengths, ids, lengths):
+    H, T, Ts = cfg["decoder_attention_heads"], ids.shape[1], memory.shape[1]
+    x = embed(W, cfg, ids, "decoder")
+    self_mask, cross_mask = key_mask(lengths, T, T, True), key_mask(source_lengths, T, Ts, False)
+    selfs, crosses = [], []
+    for l in range(cfg["decoder_layers"]):
+        p = f"model.decoder.layers.{l}."
+        h, a = attention(W, p + "self_attn", x, x, self_mask, H)
+        x = layer_norm(x + h, W, p + "self_attn_layer_norm")
+        h, c = attention(W, p + "encoder_attn", x, memory, cross_mask, H)
+        x = layer_norm(x + h, W, p + "encoder_attn_layer_norm")
+        x = layer_norm(x + linear(act(cfg, linear(x, W, p + "fc1")), W, p + "fc2"), W, p + "final_layer_norm")
+        selfs.append(a)
+        crosses.append(c)
+    return x, torch.stack(selfs), torch.stack(crosses)
+
+
+def logits(W, cfg, hidden):
+    head = W["model.shared.weight"] if cfg["tie_word_embeddings"] else W["lm_head.weight"]
+    return hidden @ head.T + W["final_logits_bias"][0]
+
+
+def greedy(W, cfg, memory, source_lengths, steps):
+    out = [[cfg["decoder_start_token_id"]] for _ in source_lengths]
+    done = [False] * len(out)
+    for _ in range(steps):
+        ids, lengths = padded(out)
+        h, _, _ = decode(W, cfg, memory, source_lengths, ids, lengths)
+        for b in range(len(out)):
+            if not done[b]:
+                out[b].append(int(logits(W, cfg, h[b, lengths[b] - 1]).argmax()))
+                done[b] = out[b][-1] == cfg["eos_token_id"]
+        if all(done):
+            break
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Random checkpoints with Hugging Face's names (float64 numpy)
+
+
+def make_weights(cfg, seed):
+    rng = np.random.default_rng(seed)
+    C, V = cfg["d_model"], cfg["vocab_size"]
+    w = {}
+
+    def lin(name, o, i, s=1.0):
+        w[name + ".weight"] = s * rng.normal(0, 1 / math.sqrt(i), (o, i))
+        w[name + ".bias"] = 0.1 * rng.normal(0, 1, o)
+
+    def norm(name):
+        w[name + ".weight"] = 1 + 0.2 * rng.normal(0, 1, C)
+        w[name + ".bias"] = 0.1 * rng.normal(0, 1, C)
+
+    w["model.shared.weight"] = rng.normal(0, 1 if cfg["model_type"] == "bart" else 0.3, (V, C))
+    for stack in ("encoder", "decoder"):
+        if cfg["model_type"] == "bart":
+            w[f"model.{stack}.embed_positions.weight"] = rng.normal(0, 1, (cfg["max_position_embeddings"] + 2, C))
+            norm(f"model.{stack}.layernorm_embedding")
+        ffn = cfg[f"{stack}_ffn_dim"]
+        for l in range(cfg[f"{stack}_layers"]):
+            p = f"model.{stack}.layers.{l}."
+            for at in ["self_attn"] + (["encoder_attn"] if stack == "decoder" else []):
+                lin(p + at + ".q_proj", C, C, QK_SCALE)
+                lin(p + at + ".k_proj", C, C, QK_SCALE)
+                lin(p + at + ".v_proj", C, C)
+                lin(p + at + ".out_proj", C, C)
+                norm(p + at + "_layer_norm")
+            lin(p + "fc1", ffn, C)
+            lin(p + "fc2", C, ffn)
+            norm(p + "final_layer_norm")
+    w["final_logits_bias"] = 0.5 * rng.normal(0, 1, (1, V))
+    if not cfg["tie_word_embeddings"]:
+        w["lm_head.weight"] = rng.normal(0, 1 / math.sqrt(C), (V, C))
+    return w
+
+
+def bart_config(vocab, **kw):
+    c = {"model_type": "bart", "vocab_size": vocab, "d_model": 24, "encoder_layers": 2, "decoder_layers": 3,
+         "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 40, "decoder_ffn_dim": 36,
+         "max_position_embeddings": 48, "activation_function": "gelu", "scale_embedding": False,
+         "tie_word_embeddings": True}
+    c.update(kw)
+    return c
+
+
+def marian_config(vocab, pad, eos, **kw):
+    c = bart_config(vocab, model_type="marian", activation_function="swish", scale_embedding=True,
+                    max_position_embeddings=64, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=eos)
+    c.update(kw)
+    return c
+
+
+def write_bart(folder, seed, **kw):
+    os.makedirs(folder)
+    vocab = write_tokenizer(os.path.join(folder, "tokenizer.json"), WORDS, bos="<s>")
+    bos, eos = vocab - 2, vocab - 1  # write_tokenizer's <s>, </s>
+    cfg = bart_config(vocab + 1, bos_token_id=bos, eos_token_id=eos, decoder_start_token_id=eos,
+                      pad_token_id=vocab, **kw)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    return cfg, write_weights(folder, make_weights(cfg, seed))
+
+
+def write_marian(folder, seed, **kw):
+    """source.spm = target.spm = the Unigram fixture; vocab.json gives its pieces shuffled ids."""
+    os.makedirs(folder)
+    pieces = [p for p, _ in json.load(open(os.path.join(DATA, "unigram.json"), encoding="utf-8"))["model"]["vocab"]]
+    order = np.random.default_rng(seed).permutation(len(pieces))
+    vocab = {p: int(i) for p, i in zip(pieces, order)}
+    vocab["<pad>"] = len(pieces)
+    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    for side in ("source", "target"):
+        shutil.copy(os.path.join(DATA, "unigram.model"), os.path.join(folder, f"{side}.spm"))
+    cfg = marian_config(len(pieces) + 1, vocab["<pad>"], vocab["</s>"], **kw)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    return cfg, write_weights(folder, make_weights(cfg, seed)), pieces, vocab
+
+
+def check(cli, tmp, name, kind, seed, steps=6, **kw):
+    folder = os.path.join(tmp, name.replace(" ", "_").replace(",", ""))
+    problems = []
+    if kind == "bart":
+        sources = ["the cat sat on the mat and the dog", "the dog sat"]
+        target = "the cat sat on the mat and the dog"
+        cfg, W = write_bart(folder, seed, **kw)
+    else:
+        oracle = {c["text"]: c["ids"] for c in json.load(open(os.path.join(DATA, "reference", "unigram.json"),
+                                                             encoding="utf-8"))["cases"] if c["pair"] is None}
+        sources = ["The quick brown fox jumps over the lazy dog.", "Hello world"]
+        target = "Ça va ? Très bien, merci ! « citation »"
+        cfg, W, pieces, vocab = write_marian(folder, seed, **kw)
+    try:
+        dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", sources, ["--target", target])
+    except RuntimeError as e:
+        if "cannot open libsentencepiece" in str(e):
+            print(f"skipped: {name}: no libsentencepiece")
+            return True
+        raise
+    src = [[t["id"] for t in item] for item in src_tokens]
+    dec = [[t["id"] for t in item] for item in dec_tokens]
+    if kind == "bart":
+        # <s> text </s> for the source; </s> <s> text for the decoder (shift_right of the labels).
+        bos, eos = cfg["bos_token_id"], cfg["eos_token_id"]
+        if src[0][0] != bos or src[0][-1] != eos or dec[0] != [eos] + src[0][:-1]:
+            problems.append(f"source {src[0]} / decoder {dec[0]} are not <s> text </s> / </s> <s> text")
+    else:
+        mapped = lambda text: [vocab[pieces[i]] for i in oracle[text]]
+        if src != [mapped(s) for s in sources]:
+            problems.append(f"source ids {src} are not Hugging Face's pieces mapped through vocab.json")
+        if dec != [[cfg["decoder_start_token_id"]] + mapped(target)[:-1]] * len(sources):
+            problems.append(f"decoder ids {dec} are not <pad> + the target's mapped pieces")
+
+    ids, lengths = padded(src)
+    memory, enc_att = encode(W, cfg, ids, lengths)
+    dids, dlengths = padded(dec)
+    hidden, dec_att, cross_att = decode(W, cfg, memory, lengths, dids, dlengths)
+    errors = {"self": compare("self", dumps["self"], enc_att, lengths, lengths),
+              "decoder_self": compare("decoder_self", dumps["decoder_self"], dec_att, dlengths, dlengths),
+              "cross": compare("cross", dumps["cross"], cross_att, dlengths, lengths),
+              "output": max(float(np.abs(dumps["output"][b, :n] - memory[b, :n].numpy()).max())
+                            for b, n in enumerate(lengths)),
+              "decoder_output": max(float(np.abs(dumps["decoder_output"][b, :n] - hidden[b, :n].numpy()).max())
+                                    for b, n in enumerate(dlengths))}
+    worst = max(errors.values())
+    if not worst < TOL:
+        problems.append("max |ours - pytorch|: " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
+    peak = {k: float(dumps[k][:, 0].max(-1).mean()) for k in ("self", "decoder_self", "cross")}
+    if min(peak.values()) < 0.5:
+        problems.append(f"attention not peaked enough to test anything: mean row max {peak}")
+    for b, item in enumerate(run["next_tokens"]):
+        top = torch.topk(torch.softmax(logits(W, cfg, hidden[b, dlengths[b] - 1]), -1), 5)
+        if [p["id"] for p in item] != top.indices.tolist() or \
+                max(abs(p["p"] - float(q)) for p, q in zip(item, top.values)) > P_TOL:
+            problems.append(f"next tokens of item {b}: {item} vs {top.indices.tolist()} {top.values.tolist()}")
+
+    gen_dumps, _, gen_tokens, gen_run, _ = run_cli(cli, folder, folder + "_gen", sources, ["--generate", str(steps)])
+    want = greedy(W, cfg, memory, lengths, steps)
+    got = [[t["id"] for t in item] for item in gen_tokens]
+    if got != want:
+        problems.append(f"greedy tokens {got} differ from the reference's {want}")
+    gworst = 0.0
+    if got == want:  # the attention of the generated inputs, once they are the same inputs
+        gids, glengths = padded(want)
+        _, gself, gcross = decode(W, cfg, memory, lengths, gids, glengths)
+        gworst = max(compare("decoder_self", gen_dumps["decoder_self"], gself, glengths, glengths),
+                     compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
+    if not gworst < TOL:
+        problems.append(f"generated run: max |ours - pytorch| = {gworst:.2e}")
+
+    print(f"{'FAIL' if problems else 'ok'}: {name}: max |ours - pytorch| = {max(worst, gworst):.2e} (attention "
+          f"{max(errors['self'], errors['decoder_self'], errors['cross'], gworst):.2e}), mean row max "
+          f"{', '.join(f'{k} {v:.2f}' for k, v in peak.items())}, greedy {want[0][1:]}")
+    for p in problems:
+        print(f"    {p}")
+    return not problems
+
+
+def main():
+    cli = sys.argv[1]
+    keep = sys.argv[2] if len(sys.argv) > 2 else None
+    tmp = keep or tempfile.mkdtemp(prefix="bart_ref_")
+    if keep:
+        shutil.rmtree(keep, ignore_errors=True)
+        os.makedirs(keep)
+    try:
+        cases = [
+            ("bart, tied head", "bart", 1, {}),
+            ("bart, untied head, scaled embeddings", "bart", 2, {"tie_word_embeddings": False, "scale_embedding": True}),
+            ("marian, tied head", "marian", 3, {}),
+            ("marian, relu, untied head", "marian", 4, {"activation_function": "relu", "tie_word_embeddings": False}),
+        ]
+        ok = True
+        for name, kind, seed, kw in cases:
+            ok &= check(cli, tmp, name, kind, seed, **kw)
+        print(f"{len(cases)} BART/Marian reference comparisons: {'all within 1e-4' if ok else 'FAILED'}")
+        return 0 if ok else 1
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
