@@ -27,7 +27,6 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -38,7 +37,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import write_tokenizer, write_weights  # noqa: E402
-from seq2seq_common import compare, key_mask, padded, run_cli  # noqa: E402
+from seq2seq_common import Reference, check_run, key_mask, run_cases  # noqa: E402
 
 TOL = 1e-4
 P_TOL = 1e-5
@@ -134,21 +133,6 @@ def logits(W, cfg, hidden):
     return hidden @ head.T + W["final_logits_bias"][0]
 
 
-def greedy(W, cfg, memory, source_lengths, steps):
-    out = [[cfg["decoder_start_token_id"]] for _ in source_lengths]
-    done = [False] * len(out)
-    for _ in range(steps):
-        ids, lengths = padded(out)
-        h, _, _ = decode(W, cfg, memory, source_lengths, ids, lengths)
-        for b in range(len(out)):
-            if not done[b]:
-                out[b].append(int(logits(W, cfg, h[b, lengths[b] - 1]).argmax()))
-                done[b] = out[b][-1] == cfg["eos_token_id"]
-        if all(done):
-            break
-    return out
-
-
 # ----------------------------------------------------------------------------------------------
 # Random checkpoints with Hugging Face's names (float64 numpy)
 
@@ -233,108 +217,47 @@ def write_marian(folder, seed, **kw):
     return cfg, write_weights(folder, make_weights(cfg, seed)), pieces, vocab
 
 
-def check(cli, tmp, name, kind, seed, steps=6, **kw):
+def check(cli, tmp, name, kind, seed, kw):
     folder = os.path.join(tmp, name.replace(" ", "_").replace(",", ""))
-    problems = []
     if kind == "bart":
         sources = ["the cat sat on the mat and the dog", "the dog sat"]
         target = "the cat sat on the mat and the dog"
         cfg, W = write_bart(folder, seed, **kw)
+
+        def check_ids(src, dec):
+            # <s> text </s> for the source; </s> <s> text for the decoder (shift_right of the labels).
+            bos, eos = cfg["bos_token_id"], cfg["eos_token_id"]
+            if src[0][0] != bos or src[0][-1] != eos or dec[0] != [eos] + src[0][:-1]:
+                return [f"source {src[0]} / decoder {dec[0]} are not <s> text </s> / </s> <s> text"]
+            return []
     else:
         oracle = {c["text"]: c["ids"] for c in json.load(open(os.path.join(DATA, "reference", "unigram.json"),
                                                              encoding="utf-8"))["cases"] if c["pair"] is None}
         sources = ["The quick brown fox jumps over the lazy dog.", "Hello world"]
         target = "Ça va ? Très bien, merci ! « citation »"
         cfg, W, pieces, vocab = write_marian(folder, seed, **kw)
-    try:
-        dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", sources, ["--target", target])
-    except RuntimeError as e:
-        if "cannot open libsentencepiece" in str(e):
-            print(f"skipped: {name}: no libsentencepiece")
-            return True
-        raise
-    src = [[t["id"] for t in item] for item in src_tokens]
-    dec = [[t["id"] for t in item] for item in dec_tokens]
-    if kind == "bart":
-        # <s> text </s> for the source; </s> <s> text for the decoder (shift_right of the labels).
-        bos, eos = cfg["bos_token_id"], cfg["eos_token_id"]
-        if src[0][0] != bos or src[0][-1] != eos or dec[0] != [eos] + src[0][:-1]:
-            problems.append(f"source {src[0]} / decoder {dec[0]} are not <s> text </s> / </s> <s> text")
-    else:
-        mapped = lambda text: [vocab[pieces[i]] for i in oracle[text]]
-        if src != [mapped(s) for s in sources]:
-            problems.append(f"source ids {src} are not Hugging Face's pieces mapped through vocab.json")
-        if dec != [[cfg["decoder_start_token_id"]] + mapped(target)[:-1]] * len(sources):
-            problems.append(f"decoder ids {dec} are not <pad> + the target's mapped pieces")
 
-    ids, lengths = padded(src)
-    memory, enc_att = encode(W, cfg, ids, lengths)
-    dids, dlengths = padded(dec)
-    hidden, dec_att, cross_att = decode(W, cfg, memory, lengths, dids, dlengths)
-    errors = {"self": compare("self", dumps["self"], enc_att, lengths, lengths),
-              "decoder_self": compare("decoder_self", dumps["decoder_self"], dec_att, dlengths, dlengths),
-              "cross": compare("cross", dumps["cross"], cross_att, dlengths, lengths),
-              "output": max(float(np.abs(dumps["output"][b, :n] - memory[b, :n].numpy()).max())
-                            for b, n in enumerate(lengths)),
-              "decoder_output": max(float(np.abs(dumps["decoder_output"][b, :n] - hidden[b, :n].numpy()).max())
-                                    for b, n in enumerate(dlengths))}
-    worst = max(errors.values())
-    if not worst < TOL:
-        problems.append("max |ours - pytorch|: " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
-    peak = {k: float(dumps[k][:, 0].max(-1).mean()) for k in ("self", "decoder_self", "cross")}
-    if min(peak.values()) < 0.5:
-        problems.append(f"attention not peaked enough to test anything: mean row max {peak}")
-    for b, item in enumerate(run["next_tokens"]):
-        top = torch.topk(torch.softmax(logits(W, cfg, hidden[b, dlengths[b] - 1]), -1), 5)
-        if [p["id"] for p in item] != top.indices.tolist() or \
-                max(abs(p["p"] - float(q)) for p, q in zip(item, top.values)) > P_TOL:
-            problems.append(f"next tokens of item {b}: {item} vs {top.indices.tolist()} {top.values.tolist()}")
+        def check_ids(src, dec):
+            mapped = lambda text: [vocab[pieces[i]] for i in oracle[text]]
+            problems = []
+            if src != [mapped(s) for s in sources]:
+                problems.append(f"source ids {src} are not Hugging Face's pieces mapped through vocab.json")
+            if dec != [[cfg["decoder_start_token_id"]] + mapped(target)[:-1]] * len(sources):
+                problems.append(f"decoder ids {dec} are not <pad> + the target's mapped pieces")
+            return problems
 
-    gen_dumps, _, gen_tokens, gen_run, _ = run_cli(cli, folder, folder + "_gen", sources, ["--generate", str(steps)])
-    want = greedy(W, cfg, memory, lengths, steps)
-    got = [[t["id"] for t in item] for item in gen_tokens]
-    if got != want:
-        problems.append(f"greedy tokens {got} differ from the reference's {want}")
-    gworst = 0.0
-    if got == want:  # the attention of the generated inputs, once they are the same inputs
-        gids, glengths = padded(want)
-        _, gself, gcross = decode(W, cfg, memory, lengths, gids, glengths)
-        gworst = max(compare("decoder_self", gen_dumps["decoder_self"], gself, glengths, glengths),
-                     compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
-    if not gworst < TOL:
-        problems.append(f"generated run: max |ours - pytorch| = {gworst:.2e}")
-
-    print(f"{'FAIL' if problems else 'ok'}: {name}: max |ours - pytorch| = {max(worst, gworst):.2e} (attention "
-          f"{max(errors['self'], errors['decoder_self'], errors['cross'], gworst):.2e}), mean row max "
-          f"{', '.join(f'{k} {v:.2f}' for k, v in peak.items())}, greedy {want[0][1:]}")
-    for p in problems:
-        print(f"    {p}")
-    return not problems
+    ref = Reference(lambda ids, lengths: encode(W, cfg, ids, lengths),
+                    lambda memory, src, ids, lengths: decode(W, cfg, memory, src, ids, lengths),
+                    lambda hidden: logits(W, cfg, hidden), cfg["decoder_start_token_id"], cfg["eos_token_id"])
+    return check_run(cli, ref, folder, name, sources, target, check_ids, TOL, P_TOL)
 
 
-def main():
-    cli = sys.argv[1]
-    keep = sys.argv[2] if len(sys.argv) > 2 else None
-    tmp = keep or tempfile.mkdtemp(prefix="bart_ref_")
-    if keep:
-        shutil.rmtree(keep, ignore_errors=True)
-        os.makedirs(keep)
-    try:
-        cases = [
-            ("bart, tied head", "bart", 1, {}),
-            ("bart, untied head, scaled embeddings", "bart", 2, {"tie_word_embeddings": False, "scale_embedding": True}),
-            ("marian, tied head", "marian", 3, {}),
-            ("marian, relu, untied head", "marian", 4, {"activation_function": "relu", "tie_word_embeddings": False}),
-        ]
-        ok = True
-        for name, kind, seed, kw in cases:
-            ok &= check(cli, tmp, name, kind, seed, **kw)
-        print(f"{len(cases)} BART/Marian reference comparisons: {'all within 1e-4' if ok else 'FAILED'}")
-        return 0 if ok else 1
-    finally:
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
+CASES = [
+    ("bart, tied head", "bart", 1, {}),
+    ("bart, untied head, scaled embeddings", "bart", 2, {"tie_word_embeddings": False, "scale_embedding": True}),
+    ("marian, tied head", "marian", 3, {}),
+    ("marian, relu, untied head", "marian", 4, {"activation_function": "relu", "tie_word_embeddings": False}),
+]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases("bart_ref_", "BART/Marian", CASES, check))

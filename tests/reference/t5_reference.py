@@ -28,9 +28,7 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -41,7 +39,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import write_weights  # noqa: E402
-from seq2seq_common import compare, key_mask, padded, run_cli  # noqa: E402
+from seq2seq_common import Reference, check_run, key_mask, run_cases  # noqa: E402
 
 TOL = 1e-4
 P_TOL = 1e-5
@@ -162,24 +160,6 @@ def logits(W, cfg, hidden):
     return hidden @ W["lm_head.weight"].T
 
 
-def greedy(W, cfg, memory, source_lengths, steps):
-    """Greedy decoding from decoder_start_token_id, every step over the whole prefix."""
-    out = [[START] for _ in source_lengths]
-    done = [False] * len(out)
-    for _ in range(steps):
-        ids, lengths = padded(out)
-        h, _, _ = decode(W, cfg, memory, source_lengths, ids, lengths)
-        for b in range(len(out)):
-            if done[b]:
-                continue
-            nxt = int(logits(W, cfg, h[b, lengths[b] - 1]).argmax())
-            out[b].append(nxt)
-            done[b] = nxt == EOS
-        if all(done):
-            break
-    return out
-
-
 # ----------------------------------------------------------------------------------------------
 # Random checkpoints with Hugging Face's names (float64 numpy)
 
@@ -240,106 +220,36 @@ def write_folder(folder, cfg, seed, embed_names=("shared.weight",), tokenizer="j
     return write_weights(folder, make_weights(cfg, seed, embed_names))
 
 
-def check(cli, tmp, name, cfg, seed, steps=6, **folder_kw):
+def check(cli, tmp, name, cfg, seed, folder_kw=None):
     folder = os.path.join(tmp, name.replace(" ", "_").replace(",", ""))
-    W = write_folder(folder, cfg, seed, **folder_kw)
-    try:
-        dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", SOURCES, ["--target", TARGET])
-    except RuntimeError as e:
-        if "cannot open libsentencepiece" in str(e):  # the library is optional (dlopened)
-            print(f"skipped: {name}: no libsentencepiece")
-            return True
-        raise
-    problems = []
-    src = [[t["id"] for t in item] for item in src_tokens]
-    dec = [[t["id"] for t in item] for item in dec_tokens]
-    # The fixture's spiece.model is the same Unigram model: the same ids, with the </s> that
-    # tokenizer.json's template adds and a bare SentencePiece model does not.
-    if src != [ORACLE[s] for s in SOURCES]:
-        problems.append(f"source ids {src} differ from Hugging Face's tokenizer")
-    if dec != [[START] + ORACLE[TARGET][:-1]] * len(SOURCES):
-        problems.append(f"decoder ids {dec} are not decoder_start_token_id + the target without </s>")
+    W = write_folder(folder, cfg, seed, **(folder_kw or {}))
+    ref = Reference(lambda ids, lengths: encode(W, cfg, ids, lengths),
+                    lambda memory, src, ids, lengths: decode(W, cfg, memory, src, ids, lengths),
+                    lambda hidden: logits(W, cfg, hidden), START, EOS)
 
-    ids, lengths = padded(src)
-    memory, enc_att = encode(W, cfg, ids, lengths)
-    dids, dlengths = padded(dec)
-    hidden, dec_att, cross_att = decode(W, cfg, memory, lengths, dids, dlengths)
-    errors = {"self": compare("self", dumps["self"], enc_att, lengths, lengths),
-              "decoder_self": compare("decoder_self", dumps["decoder_self"], dec_att, dlengths, dlengths),
-              "cross": compare("cross", dumps["cross"], cross_att, dlengths, lengths),
-              "output": max(float(np.abs(dumps["output"][b, : n] - memory[b, : n].numpy()).max())
-                            for b, n in enumerate(lengths)),
-              "decoder_output": max(float(np.abs(dumps["decoder_output"][b, : n] - hidden[b, : n].numpy()).max())
-                                    for b, n in enumerate(dlengths))}
-    worst = max(errors.values())
-    if not worst < TOL:
-        problems.append("max |ours - pytorch|: " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
-    peak = {k: float(dumps[k][:, 0].max(-1).mean()) for k in ("self", "decoder_self", "cross")}
-    if min(peak.values()) < 0.5:
-        problems.append(f"attention not peaked enough to test anything: mean row max {peak}")
-    for b, item in enumerate(run["next_tokens"]):
-        probs = torch.softmax(logits(W, cfg, hidden[b, dlengths[b] - 1]), -1)
-        top = torch.topk(probs, 5)
-        if [p["id"] for p in item] != top.indices.tolist() or \
-                max(abs(p["p"] - float(q)) for p, q in zip(item, top.values)) > P_TOL:
-            problems.append(f"next tokens of item {b}: {item} vs {top.indices.tolist()} {top.values.tolist()}")
+    def check_ids(src, dec):
+        # The fixture's spiece.model is the same Unigram model: the same ids, with the </s> that
+        # tokenizer.json's template adds and a bare SentencePiece model does not.
+        problems = []
+        if src != [ORACLE[s] for s in SOURCES]:
+            problems.append(f"source ids {src} differ from Hugging Face's tokenizer")
+        if dec != [[START] + ORACLE[TARGET][:-1]] * len(SOURCES):
+            problems.append(f"decoder ids {dec} are not decoder_start_token_id + the target without </s>")
+        return problems
 
-    # Greedy generation from the start token alone.
-    gen_dumps, _, gen_tokens, gen_run, stdout = run_cli(cli, folder, folder + "_gen", SOURCES, ["--generate", str(steps)])
-    want = greedy(W, cfg, memory, lengths, steps)
-    got = [[t["id"] for t in item] for item in gen_tokens]
-    if got != want:
-        problems.append(f"greedy tokens {got} differ from the reference's {want}")
-    if [[t["id"] for t in item] for item in gen_run["generated"]] != [w[1:] for w in want]:
-        problems.append(f"run.json 'generated' {gen_run['generated']} differs from {want}")
-    gworst = 0.0
-    if got == want:  # the attention of the generated inputs, once they are the same inputs
-        gids, glengths = padded(want)
-        _, gself, gcross = decode(W, cfg, memory, lengths, gids, glengths)
-        gworst = max(compare("decoder_self", gen_dumps["decoder_self"], gself, glengths, glengths),
-                     compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
-    if not gworst < TOL:
-        problems.append(f"generated run: max |ours - pytorch| = {gworst:.2e}")
-    if "generated after text 1:" not in stdout:
-        problems.append("the CLI does not print the generated text")
-
-    status = "FAIL" if problems else "ok"
-    print(f"{status}: {name}: max |ours - pytorch| = {max(worst, gworst):.2e} (attention "
-          f"{max(errors['self'], errors['decoder_self'], errors['cross'], gworst):.2e}), "
-          f"mean row max {', '.join(f'{k} {v:.2f}' for k, v in peak.items())}, greedy {want[0][1:]}")
-    for p in problems:
-        print(f"    {p}")
-    return not problems
+    return check_run(cli, ref, folder, name, SOURCES, TARGET, check_ids, TOL, P_TOL)
 
 
-def main():
-    cli = sys.argv[1]
-    keep = sys.argv[2] if len(sys.argv) > 2 else None
-    tmp = keep or tempfile.mkdtemp(prefix="t5_ref_")
-    if keep:
-        shutil.rmtree(keep, ignore_errors=True)
-        os.makedirs(keep)
-    try:
-        cases = [
-            ("t5 relu, tied head", config(), 1),
-            ("t5 v1.1 gated-gelu, untied head", config(feed_forward_proj="gated-gelu", tie_word_embeddings=False), 2),
-            ("gated-gelu, tied, embed_tokens names only", config(feed_forward_proj="gated-gelu"), 3,
-             {"embed_names": ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")}),
-            ("relu, untied, 3+1 layers, d_kv*heads = d_model", config(num_layers=3, num_decoder_layers=1, d_kv=8,
-                                                                     tie_word_embeddings=False), 4),
-            ("default buckets 32 / 128", config(relative_attention_num_buckets=32, relative_attention_max_distance=128), 5),
-            ("spiece.model instead of tokenizer.json", config(), 6, {"tokenizer": "spm"}),
-        ]
-        ok = True
-        for case in cases:
-            name, cfg, seed = case[:3]
-            ok &= check(cli, tmp, name, cfg, seed, **(case[3] if len(case) > 3 else {}))
-        print(f"{len(cases)} T5 reference comparisons: {'all within 1e-4' if ok else 'FAILED'}")
-        return 0 if ok else 1
-    finally:
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
+CASES = [
+    ("t5 relu, tied head", config(), 1),
+    ("t5 v1.1 gated-gelu, untied head", config(feed_forward_proj="gated-gelu", tie_word_embeddings=False), 2),
+    ("gated-gelu, tied, embed_tokens names only", config(feed_forward_proj="gated-gelu"), 3,
+     {"embed_names": ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight")}),
+    ("relu, untied, 3+1 layers, d_kv*heads = d_model",
+     config(num_layers=3, num_decoder_layers=1, d_kv=8, tie_word_embeddings=False), 4),
+    ("default buckets 32 / 128", config(relative_attention_num_buckets=32, relative_attention_max_distance=128), 5),
+    ("spiece.model instead of tokenizer.json", config(), 6, {"tokenizer": "spm"}),
+]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases("t5_ref_", "T5", CASES, check))

@@ -17,6 +17,7 @@
 #include "attnscope/model_spec.h"
 #include "attnscope/safetensors.h"
 #include "expect_error.h"
+#include "hf_test_folder.h"
 #include "temp_dir.h"
 
 namespace attnscope {
@@ -28,21 +29,7 @@ constexpr int kHidden = 16, kInner = 24, kLayers = 2;
 /// Writes config.json, tokenizer.json and model.safetensors (random weights of the given shapes).
 std::string writeFolder(const test::TempDir& dir, const nlohmann::json& config,
                         const std::map<std::string, std::vector<int64_t>>& shapes) {
-  const std::string folder = dir.path("model");
-  std::filesystem::create_directories(folder);
-  std::ofstream(folder + "/config.json") << config.dump();
-  std::filesystem::copy_file(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/wordlevel.json",
-                             folder + "/tokenizer.json");
-  std::mt19937 rng(3);
-  std::normal_distribution<float> normal(0.0f, 0.3f);
-  std::vector<NamedTensor> tensors;
-  for (const auto& [name, shape] : shapes) {
-    FloatTensor t(shape);
-    for (float& v : t.data) v = normal(rng);
-    tensors.push_back({name, std::move(t)});
-  }
-  writeSafetensors(folder + "/model.safetensors", tensors);
-  return folder;
+  return test::writeHfFolder(dir, config, shapes, 3, 0.3f);
 }
 
 std::shared_ptr<Model> open(const std::string& folder) {

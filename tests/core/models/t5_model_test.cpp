@@ -19,6 +19,7 @@
 #include "attnscope/safetensors.h"
 #include "attnscope/toy_config.h"
 #include "expect_error.h"
+#include "hf_test_folder.h"
 #include "temp_dir.h"
 
 namespace attnscope {
@@ -84,21 +85,7 @@ Shapes t5Shapes(bool gated, bool head) {
 
 std::string writeFolder(const test::TempDir& dir, const nlohmann::json& config,
                         const Shapes& shapes) {
-  const std::string folder = dir.path("model");
-  std::filesystem::create_directories(folder);
-  std::ofstream(folder + "/config.json") << config.dump();
-  std::filesystem::copy_file(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/wordlevel.json",
-                             folder + "/tokenizer.json");
-  std::mt19937 rng(5);
-  std::normal_distribution<float> normal(0.0f, 0.5f);
-  std::vector<NamedTensor> tensors;
-  for (const auto& [name, shape] : shapes) {
-    FloatTensor t(shape);
-    for (float& v : t.data) v = normal(rng);
-    tensors.push_back({name, std::move(t)});
-  }
-  writeSafetensors(folder + "/model.safetensors", tensors);
-  return folder;
+  return test::writeHfFolder(dir, config, shapes, 5, 0.5f);
 }
 
 std::shared_ptr<Model> open(const std::string& folder) {

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnscope/safetensors.h"
+#include "temp_dir.h"
+
+namespace attnscope::test {
+
+/// Writes a Hugging Face model folder into dir/model: config.json, the word-level fixture
+/// (tests/data/tokenizers/wordlevel.json, 301 tokens) as tokenizer.json, and model.safetensors
+/// with N(0, stddev) weights of the given names and shapes. Returns the folder.
+inline std::string writeHfFolder(const TempDir& dir, const nlohmann::json& config,
+                                 const std::map<std::string, std::vector<int64_t>>& shapes,
+                                 unsigned seed, float stddev) {
+  const std::string folder = dir.path("model");
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder + "/config.json") << config.dump();
+  std::filesystem::copy_file(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/wordlevel.json",
+                             folder + "/tokenizer.json");
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, stddev);
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, shape] : shapes) {
+    FloatTensor t(shape);
+    for (float& v : t.data) v = normal(rng);
+    tensors.push_back({name, std::move(t)});
+  }
+  writeSafetensors(folder + "/model.safetensors", tensors);
+  return folder;
+}
+
+}  // namespace attnscope::test
