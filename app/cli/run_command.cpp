@@ -16,9 +16,16 @@ namespace {
 
 // One step per line, like the tutorial's printouts: "qkv.size(): [30, 5, 1536]".
 void printTrace(const AttentionResult& r) {
+  std::size_t encoderLayers = 0;
   for (std::size_t l = 0; l < r.traces.size(); ++l) {
     const LayerTrace& t = r.traces[l];
-    std::printf("layer %zu (%s)\n", l, t.variant.c_str());
+    // Encoder-decoders: "encoder layer 0" ... "decoder layer 0" ...
+    if (t.stack == "decoder" && encoderLayers == 0) encoderLayers = l;
+    if (t.stack.empty()) {
+      std::printf("layer %zu (%s)\n", l, t.variant.c_str());
+    } else {
+      std::printf("%s layer %zu (%s)\n", t.stack.c_str(), l - encoderLayers, t.variant.c_str());
+    }
     for (const TraceStep& s : t.steps) {
       std::string name = s.name;
       if (s.head >= 0) name = "head " + std::to_string(s.head) + " " + name;

@@ -320,6 +320,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 
   // One group for one stack: self-attention, or cross-attention when keys and values come from a
   // context (the toy layer). Encoder-decoders add the decoder's two.
+  r.groups.reserve(3);  // the writers below keep views of the groups' buffers
   AttentionGroup& main = r.groups.emplace_back();
   main.name = in.context.defined() ? "cross" : "self";
   main.kvHeads = mi.kvHeadsOrHeads();
