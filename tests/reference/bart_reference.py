@@ -16,7 +16,7 @@ half and cos in the second (Marian), a head tied to the shared embedding plus fi
 1e-4. Padding must be exactly 0. BART's decoder reads decoder_start_token_id (</s>), then the
 target as its tokenizer closes it without the final </s>: <s> first; Marian's reads its pad token,
 then the target's pieces mapped through vocab.json (checked against Hugging Face's ids of the same
-Unigram model). Greedy generation (--generate N) must give the reference's greedy tokens. Query and
+Unigram model, and against spm_encode's pieces when target.spm is the BPE fixture). Greedy generation (--generate N) must give the reference's greedy tokens. Query and
 key weights are scaled up so that attention is peaked (asserted).
 
 Usage: bart_reference.py ATTNSCOPE_CLI [KEEP_DIR]
@@ -200,18 +200,29 @@ def write_bart(folder, seed, **kw):
     return cfg, write_weights(folder, make_weights(cfg, seed))
 
 
-def write_marian(folder, seed, **kw):
-    """source.spm = target.spm = the Unigram fixture; vocab.json gives its pieces shuffled ids."""
+SPM_ORACLE = json.load(open(os.path.join(DATA, "reference", "spm.json"), encoding="utf-8"))["models"]
+BPE_TARGET = "The quick brown fox jumps over the lazy dog."
+
+
+def write_marian(folder, seed, bpe_target=False, **kw):
+    """source.spm is the Unigram fixture; target.spm the same, or the BPE fixture (spm_bpe.model)
+    when bpe_target; vocab.json gives the source pieces shuffled ids and the BPE target's pieces
+    the ids after them."""
     os.makedirs(folder)
     pieces = [p for p, _ in json.load(open(os.path.join(DATA, "unigram.json"), encoding="utf-8"))["model"]["vocab"]]
     order = np.random.default_rng(seed).permutation(len(pieces))
     vocab = {p: int(i) for p, i in zip(pieces, order)}
-    vocab["<pad>"] = len(pieces)
+    if bpe_target:
+        case = next(c for c in SPM_ORACLE["spm_bpe"]["cases"] if c["text"] == BPE_TARGET)
+        for p in case["pieces"]:
+            vocab.setdefault(p, len(vocab))
+    vocab["<pad>"] = len(vocab)
     with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False)
-    for side in ("source", "target"):
-        shutil.copy(os.path.join(DATA, "unigram.model"), os.path.join(folder, f"{side}.spm"))
-    cfg = marian_config(len(pieces) + 1, vocab["<pad>"], vocab["</s>"], **kw)
+    shutil.copy(os.path.join(DATA, "unigram.model"), os.path.join(folder, "source.spm"))
+    shutil.copy(os.path.join(DATA, "spm_bpe.model" if bpe_target else "unigram.model"),
+                os.path.join(folder, "target.spm"))
+    cfg = marian_config(len(vocab), vocab["<pad>"], vocab["</s>"], **kw)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f)
     return cfg, write_weights(folder, make_weights(cfg, seed)), pieces, vocab
@@ -234,16 +245,22 @@ def check(cli, tmp, name, kind, seed, kw):
         oracle = {c["text"]: c["ids"] for c in json.load(open(os.path.join(DATA, "reference", "unigram.json"),
                                                              encoding="utf-8"))["cases"] if c["pair"] is None}
         sources = ["The quick brown fox jumps over the lazy dog.", "Hello world"]
-        target = "Ça va ? Très bien, merci ! « citation »"
-        cfg, W, pieces, vocab = write_marian(folder, seed, **kw)
+        bpe = kw.pop("bpe_target", False)
+        target = BPE_TARGET if bpe else "Ça va ? Très bien, merci ! « citation »"
+        cfg, W, pieces, vocab = write_marian(folder, seed, bpe, **kw)
 
         def check_ids(src, dec):
             mapped = lambda text: [vocab[pieces[i]] for i in oracle[text]]
+            if bpe:  # target.spm's own pieces (spm_encode's), not source.spm's
+                case = next(c for c in SPM_ORACLE["spm_bpe"]["cases"] if c["text"] == target)
+                want = [vocab[p] for p in case["pieces"]]
+            else:
+                want = mapped(target)[:-1]  # the Unigram oracle's ids end with </s>
             problems = []
             if src != [mapped(s) for s in sources]:
                 problems.append(f"source ids {src} are not Hugging Face's pieces mapped through vocab.json")
-            if dec != [[cfg["decoder_start_token_id"]] + mapped(target)[:-1]] * len(sources):
-                problems.append(f"decoder ids {dec} are not <pad> + the target's mapped pieces")
+            if dec != [[cfg["decoder_start_token_id"]] + want] * len(sources):
+                problems.append(f"decoder ids {dec} are not <pad> + the target's pieces mapped through vocab.json")
             return problems
 
     ref = Reference(lambda ids, lengths: encode(W, cfg, ids, lengths),
@@ -257,6 +274,7 @@ CASES = [
     ("bart, untied head, scaled embeddings", "bart", 2, {"tie_word_embeddings": False, "scale_embedding": True}),
     ("marian, tied head", "marian", 3, {}),
     ("marian, relu, untied head", "marian", 4, {"activation_function": "relu", "tie_word_embeddings": False}),
+    ("marian, a BPE target.spm unlike source.spm", "marian", 5, {"bpe_target": True}),
 ]
 
 if __name__ == "__main__":
