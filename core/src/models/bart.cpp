@@ -60,6 +60,16 @@ struct BartConfig {
                           c.source() + ": activation_function");
     scaleEmbedding = c.flag("scale_embedding", f == Flavour::Marian);
     tied = c.flag("tie_word_embeddings", true);
+    // Pre-norm variants (mBART's normalize_before, a final layer_norm) and Marian checkpoints
+    // with separate decoder embeddings have other tensors and formulas: refused, not guessed.
+    if (c.flag("normalize_before", false) || c.flag("add_final_layer_norm", false))
+      c.fail(
+          "normalize_before / add_final_layer_norm (pre-norm layers, as mBART) are not "
+          "supported; bart and marian are post-norm");
+    if (!c.flag("share_encoder_decoder_embeddings", true))
+      c.fail(
+          "share_encoder_decoder_embeddings false (separate decoder embeddings) is not "
+          "supported");
     if (f == Flavour::Marian && dModel % 2 != 0)
       c.fail("d_model must be even for sinusoidal positions, got " + std::to_string(dModel));
   }

@@ -115,6 +115,11 @@ TEST(BartModel, BrokenConfigsAndMarianVocabularies) {
   c["decoder_attention_heads"] = 4;
   test::expectError([&] { open(test::writeHfFolder(a, c, bartShapes(true), 7, 0.5f)); },
                     ErrorKind::Format, "decoder_attention_heads (4) must equal");
+  test::TempDir pre;
+  c = bartConfig();
+  c["normalize_before"] = true;
+  test::expectError([&] { open(test::writeHfFolder(pre, c, bartShapes(true), 7, 0.5f)); },
+                    ErrorKind::Format, "normalize_before");
   test::TempDir b;  // BART without its learned positions: named
   test::expectError([&] { open(test::writeHfFolder(b, bartConfig(), bartShapes(false), 7, 0.5f)); },
                     ErrorKind::Format, "embed_positions.weight");
