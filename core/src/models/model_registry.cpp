@@ -59,6 +59,9 @@ const std::vector<Entry>& entries() {
         "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
         "ReLU or gated-GELU feed-forward)"},
        openT5Folder},
+      {{"mt5", "t5",
+        "mT5 (T5 v1.1's layers: gated-GELU, untied head; a 250k SentencePiece vocabulary)"},
+       openT5Folder},
       {{"bart", "bart",
         "BART (post-norm encoder-decoder: learned positions, embedding LayerNorm, "
         "cross-attention)"},

@@ -144,7 +144,8 @@ class T5Family final : public EncoderDecoderFamily {
   }
 
   ModelInfo info() const override {
-    ModelInfo i = encoderDecoderInfo("t5", m_c.layers, m_c.decoderLayers, m_c.heads, m_c.dModel, 0);
+    ModelInfo i =
+        encoderDecoderInfo(m_kind, m_c.layers, m_c.decoderLayers, m_c.heads, m_c.dModel, 0);
     i.parameterBytes = parameterBytes(*m_root);
     return i;
   }
@@ -224,6 +225,7 @@ class T5Family final : public EncoderDecoderFamily {
   }
 
   T5Config m_c;
+  std::string m_kind = m_config.string("model_type", "t5");  // "t5" or "mt5"
   std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
   EmbeddingTable m_shared{nullptr};
   RelativePositionBias m_encoderBias{nullptr}, m_decoderBias{nullptr};

@@ -113,6 +113,11 @@ TEST(T5Model, InfoAndHuggingFaceParameterNames) {
   for (const NamedTensor& p : model->parameters()) got[p.name] = p.tensor.shape;
   EXPECT_EQ(got.size(), t5Shapes(true, false).size());  // tied: no lm_head
   for (const auto& [name, shape] : t5Shapes(true, false)) EXPECT_EQ(got[name], shape) << name;
+
+  test::TempDir mt5;  // mT5 is T5 v1.1's layers under its own model_type
+  nlohmann::json c = t5Config();
+  c["model_type"] = "mt5";
+  EXPECT_EQ(open(writeFolder(mt5, c, t5Shapes(true, false)))->info().kind, "mt5");
 }
 
 TEST(T5Model, ThreeGroupsWithTheirTokensAndOnlyTheDecoderCausal) {
