@@ -179,6 +179,72 @@ std::string bertBaseFolder() {
   return folder;
 }
 
+std::string t5SmallFolder() {
+  const std::string folder = scratchDir() + "/t5-small-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  std::filesystem::create_directories(folder);
+  constexpr int kLayers = 6, kModel = 512, kKv = 64, kHeads = 8, kFf = 2048, kVocab = 32128,
+                kBuckets = 32;
+  std::filesystem::copy_file(
+      std::string(ATTNSCOPE_SOURCE_DIR) + "/tests/data/tokenizers/unigram.json",
+      folder + "/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+  const nlohmann::json config = {{"model_type", "t5"},
+                                 {"architectures", {"T5ForConditionalGeneration"}},
+                                 {"vocab_size", kVocab},
+                                 {"d_model", kModel},
+                                 {"d_kv", kKv},
+                                 {"d_ff", kFf},
+                                 {"num_layers", kLayers},
+                                 {"num_decoder_layers", kLayers},
+                                 {"num_heads", kHeads},
+                                 {"relative_attention_num_buckets", kBuckets},
+                                 {"relative_attention_max_distance", 128},
+                                 {"feed_forward_proj", "relu"},
+                                 {"tie_word_embeddings", true},
+                                 {"decoder_start_token_id", 0},
+                                 {"eos_token_id", 2}};
+  std::ofstream(folder + "/config.json") << config.dump(1);
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<NamedTensor> weights;
+  const auto add = [&](const std::string& name, std::vector<int64_t> shape, float fill = -1) {
+    FloatTensor t(shape);
+    for (float& v : t.data) v = fill >= 0 ? fill : normal(rng);
+    weights.push_back({name, std::move(t)});
+  };
+  add("shared.weight", {kVocab, kModel});
+  for (const bool decoder : {false, true}) {
+    const std::string stack = decoder ? "decoder" : "encoder";
+    add(stack + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+        {kBuckets, kHeads});
+    for (int l = 0; l < kLayers; ++l) {
+      const std::string p = stack + ".block." + std::to_string(l) + ".layer.";
+      std::vector<std::string> attention = {p + "0.SelfAttention."};
+      if (decoder) attention.push_back(p + "1.EncDecAttention.");
+      for (std::size_t i = 0; i < attention.size(); ++i) {
+        add(p + std::to_string(i) + ".layer_norm.weight", {kModel}, 1.0f);
+        for (const char* m : {"q", "k", "v"})
+          add(attention[i] + m + ".weight", {kHeads * kKv, kModel});
+        add(attention[i] + "o.weight", {kModel, kHeads * kKv});
+      }
+      const std::string ff = p + std::to_string(attention.size()) + ".";
+      add(ff + "layer_norm.weight", {kModel}, 1.0f);
+      add(ff + "DenseReluDense.wi.weight", {kFf, kModel});
+      add(ff + "DenseReluDense.wo.weight", {kModel, kFf});
+    }
+    add(stack + ".final_layer_norm.weight", {kModel}, 1.0f);
+  }
+  writeSafetensors(folder + "/model.safetensors", weights);
+  return folder;
+}
+
+std::string t5Text(int repeats) {
+  // "Hello world" is 7 pieces of the fixture's Unigram model.
+  std::string s;
+  for (int i = 0; i < repeats; ++i) s += i ? " Hello world" : "Hello world";
+  return s;
+}
+
 std::string bertText(int tokens) {
   // [CLS] and [SEP] are two of the tokens; each letter is one word and one token.
   std::string s;

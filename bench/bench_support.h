@@ -21,6 +21,12 @@ std::string smolLmFolder();
 /// the special tokens and 26 letters, written once. bertText(T) gives T tokens.
 std::string bertBaseFolder();
 std::string bertText(int tokens);
+/// A random-weight t5-small-shaped encoder-decoder (6 + 6 layers x 8 heads, d_model 512, d_kv 64,
+/// d_ff 2048 ReLU, 32 relative-position buckets, vocab 32128, tied head) in Hugging Face layout
+/// with the Unigram tokenizer.json of tests/data (800 pieces), written once. t5Text(9) gives 64
+/// tokens (63 and </s>); as a target, 63 after the start token.
+std::string t5SmallFolder();
+std::string t5Text(int repeats);
 /// A text that the minimal GPT-2 vocabulary turns into exactly `tokens` tokens (no merges apply).
 std::string gpt2Text(int tokens);
 /// The first `bytes` bytes of tinyshakespeare (repeated if shorter), or generated ASCII prose.

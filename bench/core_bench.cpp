@@ -135,6 +135,35 @@ BENCHMARK(BM_BertBaseForward)
     ->MinTime(0.5)
     ->UseRealTime();
 
+// t5-small shapes (6 + 6 layers x 8 heads, 512 wide), random weights: 64 source tokens and 64
+// decoder inputs (teacher forcing), every encoder, decoder and cross-attention kept.
+void BM_T5SmallForward(benchmark::State& state) {
+  ModelSpec spec;
+  spec.source = t5SmallFolder();
+  const auto model = openModel(spec);
+  RunRequest request;
+  request.texts = {t5Text(9)};
+  request.target = t5Text(9);
+  request.keepScores = state.range(1) != 0;
+  // Once before timing: the first run pages in the mapped weights and scans them for NaN, which a
+  // forward of this size (a tenth of a second) would not amortise in a few iterations; the Python
+  // module's weights are in memory already.
+  model->run(request);
+  for (auto _ : state) {
+    AttentionResult r = model->run(request);
+    if (r.group().queries() != state.range(0) || r.group("cross").queries() != state.range(0))
+      state.SkipWithError("the texts did not give 64 source and 64 decoder tokens");
+    benchmark::DoNotOptimize(r.group("cross").attention.data.data());
+  }
+  state.counters["attention_bytes"] = 4.0 * 8 * 6 * 3 * 64 * 64;
+}
+BENCHMARK(BM_T5SmallForward)
+    ->ArgNames({"T", "scores"})
+    ->Args({64, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0)
+    ->UseRealTime();
+
 // SmolLM-135M shapes (30 layers, 9 query / 3 key-value heads, 576 wide), random weights: RMSNorm,
 // rotary, repeat_kv, SwiGLU.
 void BM_SmolLmForward(benchmark::State& state) {

@@ -412,6 +412,121 @@ class BertBase(nn.Module):
         return hidden_states, torch.stack(attentions)  # [L, B, H, T, T]
 
 
+# --- t5-small shapes, written like transformers' modeling_t5.py (eager T5Attention with the ---
+# relative position bias of block 0 reused by the later blocks, output_attentions=True: every
+# encoder, decoder and cross-attention weight kept; the tied head for the last position only).
+class T5LayerNorm(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
+
+
+class T5Attention(nn.Module):
+    def __init__(self, d_model, d_kv, heads, is_decoder, has_relative_attention_bias, buckets=32, max_distance=128):
+        super().__init__()
+        self.is_decoder, self.n_heads, self.key_value_proj_dim = is_decoder, heads, d_kv
+        self.buckets, self.max_distance = buckets, max_distance
+        inner = heads * d_kv
+        self.q, self.k = nn.Linear(d_model, inner, bias=False), nn.Linear(d_model, inner, bias=False)
+        self.v, self.o = nn.Linear(d_model, inner, bias=False), nn.Linear(inner, d_model, bias=False)
+        if has_relative_attention_bias:
+            self.relative_attention_bias = nn.Embedding(buckets, heads)
+
+    def _relative_position_bucket(self, relative_position, bidirectional):
+        num_buckets, relative_buckets = self.buckets, 0
+        if bidirectional:
+            num_buckets //= 2
+            relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+            relative_position = torch.abs(relative_position)
+        else:
+            relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+        max_exact = num_buckets // 2
+        is_small = relative_position < max_exact
+        large = max_exact + (torch.log(relative_position.float() / max_exact) / math.log(self.max_distance / max_exact)
+                             * (num_buckets - max_exact)).to(torch.long)
+        large = torch.min(large, torch.full_like(large, num_buckets - 1))
+        return relative_buckets + torch.where(is_small, relative_position, large)
+
+    def compute_bias(self, query_length, key_length):
+        context_position = torch.arange(query_length, dtype=torch.long)[:, None]
+        memory_position = torch.arange(key_length, dtype=torch.long)[None, :]
+        bucket = self._relative_position_bucket(memory_position - context_position, not self.is_decoder)
+        return self.relative_attention_bias(bucket).permute([2, 0, 1]).unsqueeze(0)
+
+    def forward(self, hidden_states, mask, key_value_states=None, position_bias=None):
+        B, T = hidden_states.shape[:2]
+        shape = lambda s: s.view(B, -1, self.n_heads, self.key_value_proj_dim).transpose(1, 2)
+        source = hidden_states if key_value_states is None else key_value_states
+        query_states, key_states, value_states = shape(self.q(hidden_states)), shape(self.k(source)), shape(self.v(source))
+        scores = torch.matmul(query_states, key_states.transpose(3, 2))
+        if position_bias is None:
+            if hasattr(self, "relative_attention_bias"):
+                position_bias = self.compute_bias(T, key_states.shape[2])
+            else:
+                position_bias = torch.zeros((1, self.n_heads, T, key_states.shape[2]))
+            position_bias = position_bias + mask
+        scores += position_bias
+        attn_weights = nn.functional.softmax(scores.float(), dim=-1).type_as(scores)
+        attn_output = torch.matmul(attn_weights, value_states).transpose(1, 2).contiguous().view(B, T, -1)
+        return self.o(attn_output), position_bias, attn_weights
+
+
+class T5Block(nn.Module):
+    def __init__(self, d_model, d_kv, d_ff, heads, is_decoder, first):
+        super().__init__()
+        self.is_decoder = is_decoder
+        self.self_norm = T5LayerNorm(d_model)
+        self.SelfAttention = T5Attention(d_model, d_kv, heads, is_decoder, first)
+        if is_decoder:
+            self.cross_norm = T5LayerNorm(d_model)
+            self.EncDecAttention = T5Attention(d_model, d_kv, heads, True, False)
+        self.ff_norm = T5LayerNorm(d_model)
+        self.wi, self.wo = nn.Linear(d_model, d_ff, bias=False), nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, h, mask, bias, encoder_hidden_states=None, encoder_mask=None, cross_bias=None):
+        out, bias, a = self.SelfAttention(self.self_norm(h), mask, position_bias=bias)
+        h = h + out
+        c = None
+        if self.is_decoder:
+            out, cross_bias, c = self.EncDecAttention(self.cross_norm(h), encoder_mask, encoder_hidden_states, cross_bias)
+            h = h + out
+        h = h + self.wo(F.relu(self.wi(self.ff_norm(h))))
+        return h, bias, a, cross_bias, c
+
+
+class T5Small(nn.Module):
+    def __init__(self, layers=6, d_model=512, d_kv=64, d_ff=2048, heads=8, vocab=32128):
+        super().__init__()
+        self.shared = nn.Embedding(vocab, d_model)
+        self.encoder = nn.ModuleList([T5Block(d_model, d_kv, d_ff, heads, False, i == 0) for i in range(layers)])
+        self.decoder = nn.ModuleList([T5Block(d_model, d_kv, d_ff, heads, True, i == 0) for i in range(layers)])
+        self.encoder_norm, self.decoder_norm = T5LayerNorm(d_model), T5LayerNorm(d_model)
+        self.d_model = d_model
+
+    def forward(self, ids, decoder_ids):
+        T, Tt = ids.shape[1], decoder_ids.shape[1]
+        h = self.shared(ids)
+        mask, bias, enc = torch.zeros(1, 1, 1, T), None, []
+        for block in self.encoder:
+            h, bias, a, _, _ = block(h, mask, bias)
+            enc.append(a)
+        memory = self.encoder_norm(h)
+        causal = torch.full((Tt, Tt), torch.finfo(torch.float32).min).triu(1)[None, None]
+        h, bias, cross_bias, dec, cross = self.shared(decoder_ids), None, None, [], []
+        for block in self.decoder:
+            h, bias, a, cross_bias, c = block(h, causal, bias, memory, mask, cross_bias)
+            dec.append(a)
+            cross.append(c)
+        hidden = self.decoder_norm(h)
+        logits = (hidden[:, -1] * self.d_model ** -0.5) @ self.shared.weight.t()
+        return logits, torch.stack(enc), torch.stack(dec), torch.stack(cross)
+
+
 def timed(fn, min_time):
     """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -474,6 +589,11 @@ def main():
     if bert is not None:
         ids = torch.randint(5, 31, (1, 512))
         record("BM_BertBaseForward/T:512/scores:0", lambda: bert(ids), 0.5)
+
+    t5 = T5Small().eval() if not args.filter or "T5Small" in args.filter else None
+    if t5 is not None:
+        ids, decoder_ids = torch.randint(3, 800, (1, 64)), torch.randint(3, 800, (1, 64))
+        record("BM_T5SmallForward/T:64/scores:0", lambda: t5(ids, decoder_ids), 0.5)
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     record("BM_TorchMm/2048", lambda: torch.mm(a, b), 1.0)

@@ -307,6 +307,15 @@ def main():
       f"{verdict(ok)} (≤ 1.0×) |")
     if r is not None:
         summary.append(("bert-base shapes T = 512 ≤ 1.0× the Hugging Face-style BertModel", f"{r:.2f}×", verdict(ok)))
+    # t5-small shapes: the encoder-decoder issue's bar is 1.0x the Hugging Face-style T5 modules.
+    n = "BM_T5SmallForward/T:64/scores:0"
+    r = judged(n)
+    ok = None if r is None else r <= 1.0
+    w(f"| t5-small shapes (6 + 6 layers × 8 heads, 512 wide), 64 source + 64 target tokens | {fmt_ms(ms(n))} | "
+      f"{fmt_ms(pms(n))} | {fmt_ratio(ratio(ms(n), pms(n)))} | {fmt_ratio(r if single else None)} | "
+      f"{verdict(ok)} (≤ 1.0×) |")
+    if r is not None:
+        summary.append(("t5-small shapes 64 + 64 tokens ≤ 1.0× the Hugging Face-style T5 modules", f"{r:.2f}×", verdict(ok)))
     w("\nGPT-2 runs use a random-weight GPT-2 small folder (Hugging Face layout, 12 × 12 × 768, "
       "vocab 50257) written to /tmp/attnscope-bench/gpt2-random and opened through `openModel`; "
       "the Python GPT-2 keeps every layer's [B, H, T, T] weights and computes next-token logits "

@@ -14,8 +14,10 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
   // Every name a dump writes: an existing folder holding only these is an earlier dump and may be
   // replaced; anything else in it means it is not ours to delete.
   static const std::vector<std::string> kNames = {
-      "input.npy",  "context.npy", "weights.safetensors", "attention.npy",
-      "output.npy", "trace.json",  "tokens.json"};
+      "input.npy", "context.npy", "weights.safetensors", "attention.npy", "output.npy",
+      "trace.json", "tokens.json",
+      // encoder-decoders
+      "decoder_tokens.json", "decoder_attention.npy", "cross_attention.npy", "decoder_output.npy"};
   // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
   // sees the old dump or the new one, never a mix of both.
   replaceFolderAtomically(
@@ -31,6 +33,14 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
         writeNpy(at("output.npy"), result.output);
         writeTextFile(at("trace.json"), traceJson(result));
         writeTextFile(at("tokens.json"), tokensJson(result));
+        if (const AttentionGroup* decoder = result.findGroup("decoder_self")) {
+          // attention.npy is then the encoder's self-attention, tokens.json the source.
+          writeTextFile(at("decoder_tokens.json"), tokensJson(result, "decoder_self"));
+          writeNpy(at("decoder_attention.npy"), decoder->attention);
+          if (const AttentionGroup* cross = result.findGroup("cross"))
+            writeNpy(at("cross_attention.npy"), cross->attention);
+          writeNpy(at("decoder_output.npy"), result.decoderOutput);
+        }
       },
       "--dump folder");
 }

@@ -9,7 +9,10 @@
 namespace attnscope::cli {
 
 /// Writes a run's tensors for other tools: input.npy, context.npy, weights.safetensors,
-/// attention.npy, output.npy, trace.json and tokens.json. Creates the folder; throws
+/// attention.npy, output.npy, trace.json and tokens.json; for encoder-decoders also
+/// decoder_tokens.json (the decoder inputs, start token first), decoder_attention.npy
+/// [Ld, B, H, Tt, Tt], cross_attention.npy [Ld, B, H, Tt, Ts] and decoder_output.npy (attention.npy
+/// and output.npy are then the encoder's, tokens.json the source). Creates the folder; throws
 /// attnscope::Error(Io) naming it when it cannot be created or written.
 void writeDump(const std::string& dir, const AttentionResult& result, const Model& model);
 

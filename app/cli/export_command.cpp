@@ -81,6 +81,8 @@ int exportCommand(const std::vector<std::string>& args) {
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
       .option("--batch-item", "B", "batch item shown; default 0")
+      .option("--attention", "KIND",
+              "encoder-decoders: self (the encoder's; default), decoder_self or cross")
       .option("--vs-layer", "L", "compare: layer of head B; default --layer")
       .option("--vs-head", "H", "compare: head B; default the head after --head")
       .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
@@ -163,17 +165,25 @@ int exportCommand(const std::vector<std::string>& args) {
   auto result = std::make_shared<AttentionResult>(model->run(request));
   for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
 
-  state.layer = indexFlag(p, "--layer", 0, result->group().layers(), "layer");
-  state.head = indexFlag(p, "--head", 0, result->group().heads(), "head");
-  state.item = indexFlag(p, "--batch-item", 0, result->group().batch(), "batch item");
-  state.vsLayer = indexFlag(p, "--vs-layer", state.layer, result->group().layers(), "layer");
-  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % result->group().heads(),
-                           result->group().heads(), "head");
-  state.vsItem = indexFlag(p, "--vs-batch-item", state.item, result->group().batch(), "batch item");
-  if (p.has("--line-heads"))
-    state.lineHeads = headList(p.value("--line-heads"), result->group().heads());
-  state.pinnedQuery = tokenFlag(p, "--query", render::realQueries(result->group(), state.item));
-  state.pinnedKey = tokenFlag(p, "--key", render::realKeys(result->group(), state.item));
+  if (p.has("--attention")) {
+    state.group = p.value("--attention");
+    if (!result->findGroup(state.group)) {
+      std::string kinds;
+      for (const AttentionGroup& g : result->groups) kinds += (kinds.empty() ? "" : ", ") + g.name;
+      throw UsageError("--attention " + state.group + ": " + result->modelName + " computes " +
+                       kinds);
+    }
+  }
+  const AttentionGroup& shown = result->group(state.group);
+  state.layer = indexFlag(p, "--layer", 0, shown.layers(), "layer");
+  state.head = indexFlag(p, "--head", 0, shown.heads(), "head");
+  state.item = indexFlag(p, "--batch-item", 0, shown.batch(), "batch item");
+  state.vsLayer = indexFlag(p, "--vs-layer", state.layer, shown.layers(), "layer");
+  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % shown.heads(), shown.heads(), "head");
+  state.vsItem = indexFlag(p, "--vs-batch-item", state.item, shown.batch(), "batch item");
+  if (p.has("--line-heads")) state.lineHeads = headList(p.value("--line-heads"), shown.heads());
+  state.pinnedQuery = tokenFlag(p, "--query", render::realQueries(shown, state.item));
+  state.pinnedKey = tokenFlag(p, "--key", render::realKeys(shown, state.item));
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));
   } else {
@@ -227,7 +237,9 @@ int exportCommand(const std::vector<std::string>& args) {
     }
     const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
                             kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
-    if (state.hideSpecial && matrixView && render::hasSpecialTokens(result->group(), state.item))
+    if (!state.group.empty())
+      options.title += QStringLiteral(" · ") + QString::fromStdString(state.group);
+    if (state.hideSpecial && matrixView && render::hasSpecialTokens(shown, state.item))
       options.title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
   }
 

@@ -16,6 +16,9 @@ void addModelFlags(ArgParser& p) {
       .option("--pair", "TEXT",
               "encoders: a second sentence, joined as the tokenizer's template says ([CLS] A [SEP] "
               "B [SEP])")
+      .option("--target", "TEXT",
+              "encoder-decoders (t5): the decoder reads decoder_start_token_id and this text "
+              "(teacher forcing)")
       .option("--model", "M",
               "toy (the configurable layer; default), default (the bundled tiny GPT), a tiny-GPT "
               "FILE.safetensors, a Hugging Face GPT-2 folder, or a cached model name (gpt2, "
@@ -93,6 +96,7 @@ RunRequest requestFromFlags(const ArgParser& p) {
   r.texts = p.values("--text");
   if (p.has("--context")) r.context = p.value("--context");
   if (p.has("--pair")) r.pair = p.value("--pair");
+  if (p.has("--target")) r.target = p.value("--target");
   if (p.has("--batch") != p.has("--seq-len")) {
     throw UsageError(
         std::string(p.has("--batch") ? "--batch needs --seq-len" : "--seq-len needs --batch"));

@@ -16,9 +16,16 @@ namespace {
 
 // One step per line, like the tutorial's printouts: "qkv.size(): [30, 5, 1536]".
 void printTrace(const AttentionResult& r) {
+  std::size_t encoderLayers = 0;
   for (std::size_t l = 0; l < r.traces.size(); ++l) {
     const LayerTrace& t = r.traces[l];
-    std::printf("layer %zu (%s)\n", l, t.variant.c_str());
+    // Encoder-decoders: "encoder layer 0" ... "decoder layer 0" ...
+    if (t.stack == "decoder" && encoderLayers == 0) encoderLayers = l;
+    if (t.stack.empty()) {
+      std::printf("layer %zu (%s)\n", l, t.variant.c_str());
+    } else {
+      std::printf("%s layer %zu (%s)\n", t.stack.c_str(), l - encoderLayers, t.variant.c_str());
+    }
     for (const TraceStep& s : t.steps) {
       std::string name = s.name;
       if (s.head >= 0) name = "head " + std::to_string(s.head) + " " + name;
@@ -32,6 +39,10 @@ void printSummary(const AttentionResult& r) {
   std::printf("model %s on %s: %d layer(s), batch %d, %d head(s), %d queries x %d keys\n",
               r.modelName.c_str(), r.device.c_str(), r.group().layers(), r.group().batch(),
               r.group().heads(), r.group().queries(), r.group().keys());
+  for (const AttentionGroup& g : r.groups) {
+    if (&g == &r.groups.front()) continue;
+    std::printf("%s attention %s\n", g.name.c_str(), g.attention.shapeString().c_str());
+  }
   std::printf("attention %s, output %s, forward %.2f ms\n",
               r.group().attention.shapeString().c_str(), r.output.shapeString().c_str(),
               r.timings.forwardMs);
@@ -128,7 +139,8 @@ int runCommand(const std::vector<std::string>& args) {
               "write input/attention/output .npy, weights.safetensors, trace/tokens .json")
       .option("--generate", "N",
               "first append N greedy tokens (at most 256, within the model's positions) to each "
-              "text, then run on the result (causal language models)");
+              "text, then run on the result (causal language models); encoder-decoders: the "
+              "decoder generates up to N tokens after the start token (and any --target)");
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();
@@ -138,7 +150,13 @@ int runCommand(const std::vector<std::string>& args) {
   // Before the run: a folder or unwritable --json fails now, not after the computation.
   if (p.has("--json")) checkOutputPath(p.value("--json"), "--json");
   const auto model = modelFromFlags(p);
-  if (p.has("--generate")) {
+  const bool encoderDecoder = model->info().encoderDecoder();
+  if (p.has("--generate") && encoderDecoder) {
+    // The core generates token by token after the encoder has run once
+    // (AttentionResult::generated).
+    if (request.texts.empty()) throw UsageError("--generate needs --text");
+    request.generate = static_cast<int>(p.integer("--generate", 1, 1, kMaxGenerated));
+  } else if (p.has("--generate")) {
     if (request.texts.empty()) throw UsageError("--generate needs --text");
     const int count = static_cast<int>(p.integer("--generate", 1, 1, kMaxGenerated));
     for (std::size_t i = 0; i < request.texts.size(); ++i) {
@@ -147,6 +165,16 @@ int runCommand(const std::vector<std::string>& args) {
     }
   }
   const AttentionResult result = model->run(request);
+  for (std::size_t i = 0; i < result.generated.size() && request.generate > 0; ++i) {
+    std::string added;
+    for (const Token& t : result.generated[i]) added += t.special ? t.label : t.text;
+    if (!isValidUtf8(added)) {
+      // Byte-level pieces that stop inside a character: their readable labels instead.
+      added.clear();
+      for (const Token& t : result.generated[i]) added += t.label;
+    }
+    std::printf("generated after text %zu: %s\n", i + 1, added.c_str());
+  }
   for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
   printSummary(result);
   printPredictions(result);

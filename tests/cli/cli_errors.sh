@@ -38,6 +38,7 @@ expect 2 "unknown mask 'future'" -- run --text hi --mask future
 expect 2 "--heads needs a value" -- run --text hi --heads
 expect 2 "--batch needs --seq-len" -- run --batch 3
 expect 2 "give --text TEXT" -- run
+expect 2 "is not an encoder-decoder" -- run --text hi --target bonjour
 expect 2 "unknown command 'fly'" -- fly
 expect 2 "cannot create --dump folder" -- run --text hi --dump /proc/attnscope-no/such
 expect 2 "--text is required" -- tokenize

@@ -32,6 +32,12 @@ for view in heatmap grid compare stats pipeline lines text qk; do
   done
 done
 
+# --attention picks a group by name (the toy layer with a context computes "cross" only).
+"$cli" export --text "le chat" --context "the cat sat" --attention cross --out "$out/cross.png" \
+  >/dev/null 2>&1 || fail "--attention cross"
+msg=$("$cli" export "${toy[@]}" --attention decoder_self --out "$out/none.png" 2>&1)
+[ $? -eq 2 ] && [[ $msg == *"computes self"* ]] || fail "--attention decoder_self on the toy layer: $msg"
+
 # Options reach the views: palette, scores, compare heads, title.
 "$cli" export "${toy[@]}" --view heatmap --scores --palette magma --title "scores" --out "$out/scores.png" \
   >/dev/null 2>&1 || fail "--scores --palette magma"

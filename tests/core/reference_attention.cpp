@@ -80,7 +80,8 @@ ReferenceResult referenceAttention(const ToyConfig& c, const std::vector<NamedTe
                               -std::numeric_limits<double>::infinity());
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < Tk; ++j) {
-          const bool masked = j >= keyLengths[b] || (c.mask == MaskKind::Causal && j > t);
+          const bool masked =
+              j >= keyLengths[b] || (c.mask == MaskKind::Causal && !context && j > t);
           if (masked) continue;
           double dot = 0;
           for (int d = 0; d < hd; ++d) dot += q[h][t][d] * k[h][j][d];

@@ -105,7 +105,7 @@ def check(name, flags, texts, context=None):
         mask = torch.zeros(B, 1, Tq, Tk)
         for b in range(B):
             mask[b, :, :, key_len[b]:] = float("-inf")
-        if cfg.get("--mask") == "causal":
+        if cfg.get("--mask") == "causal" and ctx is None:  # causal orders a sequence against itself
             mask = mask.masked_fill(torch.ones(Tq, Tk).tril() == 0, float("-inf"))
         with torch.no_grad():
             out, att = m(x, mask, scale, ctx)
@@ -129,6 +129,8 @@ cases = [
     ("per-head batch with padding, word tokens", ["--variant", "per-head", "--input-dim", "20", "--d-model", "16", "--heads", "2", "--mask", "none", "--tokenizer", "word"], ["one two three four", "five six"]),
     ("fused cross-attention", ["--variant", "fused", "--input-dim", "32", "--d-model", "32", "--heads", "4", "--mask", "none"], ["le chat", "the dog barks"], "a context sentence"),
     ("per-head cross-attention", ["--variant", "per-head", "--input-dim", "32", "--d-model", "32", "--heads", "2", "--mask", "none"], ["queries here"], "keys and values"),
+    ("fused cross-attention, --mask causal (self-attention only)", ["--variant", "fused", "--input-dim", "32", "--d-model", "32", "--heads", "4", "--mask", "causal"], ["le chat", "the dog barks"], "a much longer context sentence"),
+    ("per-head cross-attention, --mask causal (self-attention only)", ["--variant", "per-head", "--input-dim", "32", "--d-model", "32", "--heads", "2", "--mask", "causal"], ["queries"], "keys and values"),
 ]
 ok = all([check(*c) for c in cases])
 print(f"{sum(1 for _ in cases)} reference comparisons: {'all within 1e-5' if ok else 'FAILED'}")

@@ -124,16 +124,24 @@ struct AttentionResult {
   std::string device;  // where it ran: "cpu" or "cuda:0"
 
   /// The attention kinds of the model, at least one; groups[0] is its main one ("self", or
-  /// "cross" for the toy layer given a context). Views choose one by name.
+  /// "cross" for the toy layer given a context). Views choose one by name. Encoder-decoders have
+  /// three: "self" (the encoder, [L, B, H, Ts, Ts]), "decoder_self" ([Ld, B, H, Tt, Tt], causal)
+  /// and "cross" ([Ld, B, H, Tt, Ts]: decoder inputs on the rows, source tokens on the columns).
   std::vector<AttentionGroup> groups;
 
-  FloatTensor output;        // [batch, query, d_model]
-  FloatTensor input;         // [batch, query, input_dim]: the X fed into the first layer
-  FloatTensor contextInput;  // [batch, key, input_dim]; cross-attention only
+  FloatTensor output;         // [batch, query, d_model]
+  FloatTensor input;          // [batch, query, input_dim]: the X fed into the first layer
+  FloatTensor contextInput;   // [batch, key, input_dim]; cross-attention only
+  FloatTensor decoderOutput;  // [batch, target, d_model]: encoder-decoders, the decoder's final
+                              // hidden states (output is then the encoder's)
+  std::vector<std::vector<Token>> generated;  // [batch] encoder-decoders: the tokens greedy
+                                              // generation appended (RunRequest::generate)
 
-  std::vector<LayerTrace> traces;     // one per layer
+  std::vector<LayerTrace> traces;     // one per layer (encoder-decoders: the encoder's, then
+                                      // the decoder's; LayerTrace::stack tells which)
   std::vector<std::string> notices;   // things the user must see: truncation, unknown characters
-  std::vector<Prediction> nextToken;  // top candidates after the last token of batch item 0 (LMs)
+  std::vector<Prediction> nextToken;  // top candidates after the last token of batch item 0 (LMs;
+                                      // encoder-decoders: after the last decoder input)
   std::vector<std::vector<Prediction>> nextTokens;  // [batch] the same for every item
   std::vector<MaskFill> maskFills;  // top fills of each mask token of batch item 0 (encoders)
   Timings timings;

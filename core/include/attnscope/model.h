@@ -16,10 +16,11 @@ namespace attnscope {
 
 /// What a front end needs to know about a model to offer valid choices.
 struct ModelInfo {
-  std::string kind;     // "toy" | "tiny-gpt" | "gpt2"
-  std::string name;     // shown to the user
-  std::string variant;  // attention form for the pipeline: "fused" | "per-head" | "gpt2"
-  int layers = 1;
+  std::string kind;       // "toy" | "tiny-gpt" | "gpt2"
+  std::string name;       // shown to the user
+  std::string variant;    // attention form for the pipeline: "fused" | "per-head" | "gpt2"
+  int layers = 1;         // encoder-decoders: the encoder's layers
+  int decoderLayers = 0;  // encoder-decoders: the decoder's layers; 0 for one stack
   int heads = 1;
   int kvHeads = 0;  // key/value heads (grouped-query: query head h reads kv head h / (heads /
                     // kvHeads)); 0 is read as `heads` (no sharing), see kvHeadsOrHeads()
@@ -33,6 +34,9 @@ struct ModelInfo {
   std::string maskToken;      // "[MASK]", "<mask>" when the model can fill masks; empty otherwise
   uint64_t parameterBytes = 0;
 
+  /// Two stacks: encoder self-attention, decoder self-attention and cross-attention
+  /// (RunRequest::target and ::generate).
+  bool encoderDecoder() const { return decoderLayers > 0; }
   /// The number of key/value heads, `heads` when the family shares none.
   int kvHeadsOrHeads() const { return kvHeads > 0 ? kvHeads : heads; }
 };

@@ -9,8 +9,9 @@ namespace attnscope {
 
 /// {"layers": [{"variant":..., "steps": [{name, op, kind, shape, head, inputs}]}]}
 std::string traceJson(const AttentionResult& result);
-/// [[{"id", "text", "begin", "end"}...] per batch item]
-std::string tokensJson(const AttentionResult& result);
+/// [[{"id", "text", "begin", "end"}...] per batch item] of the group of that name (see
+/// AttentionResult::group: the main one when empty or unknown).
+std::string tokensJson(const AttentionResult& result, const std::string& group = {});
 /// Tokens, shapes, trace, device, timings, notices and (optionally) the attention weights as
 /// nested arrays [layer][item][head][query][key].
 std::string resultJson(const AttentionResult& result, bool includeAttention = true);

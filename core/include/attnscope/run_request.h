@@ -46,7 +46,13 @@ struct RunRequest {
   std::optional<std::string> context;  // cross-attention: keys and values come from this text
   std::optional<std::string> pair;     // a second sentence joined to each text by the tokenizer
                                        // ([CLS] A [SEP] B [SEP]), for encoders
-  std::optional<RandomInput> random;   // when set, texts are ignored
+  std::optional<std::string> target;   // encoder-decoders: teacher forcing, the decoder reads
+                                       // decoder_start_token_id followed by this text's tokens
+                                       // (the same target for every text)
+  int generate = 0;  // encoder-decoders: then append up to this many greedy tokens to the decoder
+                     // input (stopping at the end-of-sequence token) and show the attention over
+                     // the result; AttentionResult::generated lists them
+  std::optional<RandomInput> random;  // when set, texts are ignored
   DeviceKind device = DeviceKind::Auto;
   bool keepScores = true;       // also return the pre-softmax scores
   bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;

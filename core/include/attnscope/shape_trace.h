@@ -21,6 +21,7 @@ struct TraceStep {
 /// The trace of one attention layer.
 struct LayerTrace {
   std::string variant;  // "fused", "per-head", "gpt2"
+  std::string stack;    // encoder-decoders: "encoder" or "decoder"; empty for one stack
   std::vector<TraceStep> steps;
 
   /// Appends a step and returns its index, for use as another step's input.

@@ -22,7 +22,9 @@ json traceToJson(const AttentionResult& r) {
                        {"head", s.head},
                        {"inputs", s.inputs}});
     }
-    layers.push_back({{"variant", lt.variant}, {"steps", steps}});
+    json layer = {{"variant", lt.variant}, {"steps", steps}};
+    if (!lt.stack.empty()) layer["stack"] = lt.stack;
+    layers.push_back(std::move(layer));
   }
   return {{"layers", layers}};
 }
@@ -67,8 +69,9 @@ std::string traceJson(const AttentionResult& result) {
   return traceToJson(result).dump(2, ' ', false, json::error_handler_t::replace);
 }
 
-std::string tokensJson(const AttentionResult& result) {
-  return tokensToJson(result.group().tokens).dump(2, ' ', false, json::error_handler_t::replace);
+std::string tokensJson(const AttentionResult& result, const std::string& group) {
+  return tokensToJson(result.group(group).tokens)
+      .dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 std::string resultJson(const AttentionResult& r, bool includeAttention) {
@@ -84,6 +87,16 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
                  {"input", r.input.shape}};
   // The attention's first axis holds these model layers when the run kept only some.
   if (!r.group().keptLayers.empty()) j["kept_layers"] = r.group().keptLayers;
+  if (const AttentionGroup* decoder = r.findGroup("decoder_self")) {
+    // Encoder-decoders: the decoder's inputs (start token first) and the two decoder groups.
+    j["decoder_tokens"] = tokensToJson(decoder->tokens);
+    j["decoder_lengths"] = decoder->queryLengths;
+    j["shapes"]["decoder_attention"] = decoder->attention.shape;
+    if (const AttentionGroup* cross = r.findGroup("cross"))
+      j["shapes"]["cross_attention"] = cross->attention.shape;
+    j["shapes"]["decoder_output"] = r.decoderOutput.shape;
+    if (!r.generated.empty()) j["generated"] = tokensToJson(r.generated);
+  }
   j["trace"] = traceToJson(r)["layers"];
   j["timings_ms"] = {{"tokenize", r.timings.tokenizeMs},
                      {"forward", r.timings.forwardMs},
@@ -94,6 +107,16 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
     for (const Prediction& p : r.nextToken)
       next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
     j["next_token"] = next;
+  }
+  if (!r.nextTokens.empty()) {
+    json all = json::array();
+    for (const std::vector<Prediction>& item : r.nextTokens) {
+      json next = json::array();
+      for (const Prediction& p : item)
+        next.push_back({{"token", p.token.label}, {"id", p.token.id}, {"p", p.probability}});
+      all.push_back(std::move(next));
+    }
+    j["next_tokens"] = all;
   }
   if (!r.maskFills.empty()) {
     json fills = json::array();

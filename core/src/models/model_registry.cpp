@@ -12,6 +12,7 @@
 #include "models/bert.h"
 #include "models/checkpoint_folder.h"
 #include "models/decoder_models.h"
+#include "models/encoder_decoder_models.h"
 #include "models/gpt2.h"
 #include "runtime/batch_input.h"
 
@@ -56,6 +57,21 @@ const std::vector<Entry>& entries() {
        openGptNeoxFolder},
       {{"bloom", "bloom", "Bloom (ALiBi position bias, embedding LayerNorm, fused q|k|v)"},
        openBloomFolder},
+      {{"t5", "t5",
+        "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
+        "ReLU or gated-GELU feed-forward)"},
+       openT5Folder},
+      {{"mt5", "t5",
+        "mT5 (T5 v1.1's layers: gated-GELU, untied head; a 250k SentencePiece vocabulary)"},
+       openT5Folder},
+      {{"bart", "bart",
+        "BART (post-norm encoder-decoder: learned positions, embedding LayerNorm, "
+        "cross-attention)"},
+       openBartFolder},
+      {{"marian", "bart",
+        "Marian, Helsinki-NLP opus-mt (BART's layers, sinusoidal positions, source and target "
+        "SentencePiece models)"},
+       openMarianFolder},
   };
   return table;
 }

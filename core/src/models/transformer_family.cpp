@@ -7,14 +7,19 @@ namespace attnscope {
 
 Embedded TransformerFamily::embed(const BatchInput& batch, const RunRequest&,
                                   const torch::Device& device) {
-  const int64_t B = static_cast<int64_t>(batch.tokens.size()), T = batch.maxQuery;
-  torch::Tensor ids = torch::zeros({B, T}, torch::kLong);  // right-padded with id 0
-  auto idAt = ids.accessor<int64_t, 2>();
-  for (int64_t b = 0; b < B; ++b) {
-    const std::vector<Token>& tokens = batch.tokens[static_cast<std::size_t>(b)];
-    for (std::size_t t = 0; t < tokens.size(); ++t) idAt[b][static_cast<int64_t>(t)] = tokens[t].id;
-  }
-  return {embedIds(ids.to(device)), {}};
+  return {embedIds(paddedIds(batch.tokens, batch.maxQuery).to(device)), {}};
+}
+
+std::vector<Token> TransformerFamily::tokenizeTarget(const std::string&) const {
+  throw Error(ErrorKind::InvalidArgument, info().name + " has no decoder to give a target text");
+}
+
+Token TransformerFamily::decoderStartToken() const {
+  throw Error(ErrorKind::InvalidArgument, info().name + " is not an encoder-decoder");
+}
+
+torch::Tensor TransformerFamily::decoderLayer(int, const torch::Tensor&, LayerContext&) {
+  throw Error(ErrorKind::InvalidArgument, info().name + " is not an encoder-decoder");
 }
 
 Token TransformerFamily::vocabularyToken(int64_t id) const {

@@ -32,6 +32,12 @@ struct LayerContext {
   torch::Tensor valueNorms;      // [B, H, Tk] on the device: when defined, the layer writes each
                                  // head's ‖(x_k W_V^h + b_V^h) W_O^h‖ here (supportsValueNorms)
   TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
+
+  // Decoder layers of an encoder-decoder only (TransformerFamily::decoderLayer): `mask` is then
+  // the causal self-attention mask over the decoder inputs and `context` the encoder's output.
+  torch::Tensor crossMask;  // [B, 1, Tq, Ts] additive: the source's padding
+  const std::vector<int>* contextLengths = nullptr;  // [B] real source tokens per item
+  AttentionBuffers crossBuffers;  // the layer writes its [B, H, Tq, Ts] cross-attention here
 };
 
 /// One model family: what TransformerModel::run needs from it. A family owns its configuration,
@@ -52,7 +58,8 @@ class TransformerFamily {
   /// (seeded embeddings, random input, a context).
   virtual Embedded embed(const BatchInput& batch, const RunRequest& request,
                          const torch::Device& device);
-  /// ids: [B, T] int64 on the device -> [B, T, C]. Used by the default embed.
+  /// ids: [B, T] int64 on the device -> [B, T, C]. Used by the default embed (and, for
+  /// encoder-decoders, the encoder's input).
   virtual torch::Tensor embedIds(const torch::Tensor& ids) { return {}; }
   /// x: [B, Tq, C] -> [B, Tq, C].
   virtual torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& context) = 0;
@@ -79,6 +86,26 @@ class TransformerFamily {
   /// Which run requests the family can serve; throws Error(InvalidArgument) with a message
   /// the user can act on. The default refuses random input and a context.
   virtual void checkRequest(const RunRequest& request) const;
+
+  // Encoder-decoders (info().decoderLayers > 0). layer(), embedIds() and finalNorm() are then the
+  // encoder's; TransformerModel runs the decoder stack after it, with cross-attention over the
+  // encoder's output, and takes the predictions from logits() of the decoder's hidden states.
+
+  /// A target text's tokens as the decoder reads them after the start token (teacher forcing:
+  /// Hugging Face's shift_right of the labels, so no trailing end-of-sequence token). Default:
+  /// throws (not an encoder-decoder).
+  virtual std::vector<Token> tokenizeTarget(const std::string& text) const;
+  /// The decoder's first input (decoder_start_token_id).
+  virtual Token decoderStartToken() const;
+  /// The id that ends generation (eos_token_id), when the model has one.
+  virtual std::optional<int64_t> endTokenId() const { return std::nullopt; }
+  /// ids: [B, Tt] int64 on the device -> [B, Tt, C], the decoder's first input.
+  virtual torch::Tensor embedDecoderIds(const torch::Tensor& ids) { return {}; }
+  /// x: [B, Tt, C] -> [B, Tt, C]: self-attention (ctx.mask, ctx.buffers), cross-attention over
+  /// ctx.context (ctx.crossMask, ctx.crossBuffers) and the feed-forward block.
+  virtual torch::Tensor decoderLayer(int index, const torch::Tensor& x, LayerContext& ctx);
+  /// After the decoder's last layer. Default: unchanged.
+  virtual torch::Tensor decoderFinalNorm(const torch::Tensor& x) { return x; }
 
   /// Serialises runs (which may move the modules between devices) and training that shares them.
   virtual std::mutex& mutex() { return m_mutex; }

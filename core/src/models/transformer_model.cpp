@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "attnscope/error.h"
@@ -96,34 +97,46 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
 }
 
 MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
-                                               int64_t keptLayers, bool keepQueryKey) const {
+                                               int64_t keptLayers, bool keepQueryKey,
+                                               int64_t Tt) const {
   const ModelInfo mi = m_family->info();
   // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
   // small number that passes the limit.
   const auto bytes = [](double v) {
     return v >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(v);
   };
-  const double layerAttention = static_cast<double>(B) * mi.heads * Tq * Tk * 4;
-  const double attention = layerAttention * keptLayers;
-  const double scores = keepScores ? attention : 0;
+  const double perCell = static_cast<double>(B) * mi.heads * 4;
+  const double layerAttention = perCell * Tq * Tk;
+  double attention = layerAttention * keptLayers;
+  double perLayer = layerAttention * (keepScores ? 2 : 1);
   // One layer's scores while its softmax is written, and a copy on the way off another device
   // (or the buffer of the layers that are not kept).
-  const double transient = layerAttention * 2;
+  double transient = layerAttention * 2;
+  double tokens = static_cast<double>(Tq + Tk);
+  if (mi.encoderDecoder()) {
+    // The decoder's self-attention [Tt, Tt] and cross-attention [Tt, Tk] in every decoder layer.
+    const double decoderLayer = perCell * Tt * (Tt + Tk);
+    attention += decoderLayer * mi.decoderLayers;
+    transient = std::max(transient, decoderLayer * 2);
+    tokens += static_cast<double>(2 * Tt);
+    perLayer = 0;  // an encoder-decoder keeps every layer of both stacks
+  }
+  const double scores = keepScores ? attention : 0;
   // heads × head_dim is d_model in every family so far; the copy back from a device is one layer.
   const double queryKey =
       keepQueryKey ? static_cast<double>(B) * (Tq + Tk) * mi.dModel * 4 * (mi.layers + 1) : 0.0;
   const double activations =
-      static_cast<double>(B) * (Tq + Tk) * static_cast<double>(m_family->activationBytesPerToken());
+      static_cast<double>(B) * tokens * static_cast<double>(m_family->activationBytesPerToken());
   // The tokens themselves (text, label, ids), and the input and output copied into the result.
-  const double tokens = static_cast<double>(B) * (Tq + Tk) * (sizeof(Token) + 16);
+  const double tokenBytes = static_cast<double>(B) * tokens * (sizeof(Token) + 16);
   MemoryEstimate e;
   e.weights = mi.parameterBytes;
   e.attention = bytes(attention);
   e.scores = bytes(scores);
-  e.perLayer = bytes(layerAttention * (keepScores ? 2 : 1));
-  e.working = bytes(transient + queryKey + activations + tokens);
+  e.perLayer = bytes(perLayer);
+  e.working = bytes(transient + queryKey + activations + tokenBytes);
   e.total = bytes(static_cast<double>(mi.parameterBytes) + attention + scores + transient +
-                  queryKey + activations + tokens);
+                  queryKey + activations + tokenBytes);
   e.layersKept = static_cast<int>(keptLayers);
   e.layers = mi.layers;
   e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));
@@ -132,8 +145,13 @@ MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk
 }
 
 int64_t TransformerModel::keptLayerCount(const RunRequest& request) const {
-  const int layers = m_family->info().layers;
+  const ModelInfo mi = m_family->info();
+  const int layers = mi.layers;
   if (request.layers.empty()) return layers;
+  if (mi.encoderDecoder())
+    throw Error(ErrorKind::InvalidArgument,
+                "keeping only some layers' attention is for one-stack models so far; " + m_name +
+                    " is an encoder-decoder");
   int previous = -1;
   for (const int l : request.layers) {
     if (l < 0 || l >= layers)
@@ -161,9 +179,13 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
     const auto tokenize = [&](const std::string& s) {
       return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
     };
-    const BatchInput batch = tokenizeBatch(request, tokenize, mi.maxPositions);
+    BatchInput batch = tokenizeBatch(request, tokenize, mi.maxPositions);
+    if (mi.encoderDecoder())
+      addDecoderInputs(batch, request, m_family->decoderStartToken(),
+                       [&](const std::string& s) { return m_family->tokenizeTarget(s); });
     return estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, batch.maxKey,
-                         request.keepScores, kept, request.keepQueryKey);
+                         request.keepScores, kept, request.keepQueryKey,
+                         batch.maxDecoder + std::max(0, request.generate));
   });
 }
 
@@ -194,6 +216,192 @@ AttentionResult TransformerModel::run(const RunRequest& request) const {
   return withTorchErrors(m_name, [&] { return runUnguarded(request); });
 }
 
+namespace {
+
+/// Where the layers of one stack write one attention group: on the CPU, views of the result's
+/// [kept layers, B, H, Tq, Tk] buffers (no per-layer copies, no stacking); elsewhere a device
+/// buffer per layer that is copied back. A layer whose attention is not kept (RunRequest::layers)
+/// writes into one reused buffer. With RunRequest::keepQueryKey it also keeps each layer's q and
+/// k as scaledDotProduct saw them. Without a group (generation steps), nothing is kept.
+class GroupWriter final {
+ public:
+  GroupWriter() = default;
+  GroupWriter(AttentionGroup& g, int64_t L, int64_t B, int64_t H, int64_t Tq, int64_t Tk,
+              const RunRequest& request, const torch::Device& dev,
+              const std::vector<int>& keptLayers = {}, bool keepQueryKey = false,
+              std::vector<std::string>* notices = nullptr, std::string modelName = {})
+      : m_group(&g),
+        m_direct(dev.is_cpu()),
+        m_dev(dev),
+        m_shape({B, H, Tq, Tk}),
+        m_layers(L),
+        m_keepQueryKey(keepQueryKey),
+        m_notices(notices),
+        m_modelName(std::move(modelName)) {
+    m_slot.assign(static_cast<std::size_t>(L), -1);
+    int64_t kept = L;
+    if (keptLayers.empty()) {
+      for (int64_t l = 0; l < L; ++l) m_slot[static_cast<std::size_t>(l)] = l;
+    } else {
+      kept = static_cast<int64_t>(keptLayers.size());
+      for (std::size_t i = 0; i < keptLayers.size(); ++i)
+        m_slot[static_cast<std::size_t>(keptLayers[i])] = static_cast<int64_t>(i);
+      g.keptLayers = keptLayers;
+      g.modelLayers = static_cast<int>(L);
+    }
+    g.attention = FloatTensor({kept, B, H, Tq, Tk});
+    m_attention = torch::from_blob(g.attention.data.data(), {kept, B, H, Tq, Tk});
+    if (request.keepScores) {
+      g.scores = FloatTensor({kept, B, H, Tq, Tk});
+      m_scores = torch::from_blob(g.scores.data.data(), {kept, B, H, Tq, Tk});
+    }
+    if (request.keepValueNorms) {
+      g.valueNorms = FloatTensor({L, B, H, Tk});
+      m_valueNorms = torch::from_blob(g.valueNorms.data.data(), {L, B, H, Tk});
+    }
+  }
+
+  AttentionBuffers buffers(int64_t l) {
+    AttentionBuffers b;
+    if (!m_attention.defined()) return b;
+    const auto deviceBuffer = [&] {
+      return torch::empty(m_shape, torch::TensorOptions().device(m_dev));
+    };
+    const int64_t at = m_slot[static_cast<std::size_t>(l)];
+    if (at < 0) {
+      if (!m_dropped.defined()) m_dropped = deviceBuffer();
+      b.attention = m_dropped;
+    } else {
+      b.attention = m_direct ? m_attention[at] : deviceBuffer();
+      if (m_scores.defined()) b.scores = m_direct ? m_scores[at] : deviceBuffer();
+    }
+    m_queryKey = KeptQueryKey();
+    if (m_keepQueryKey) b.queryKey = &m_queryKey;
+    return b;
+  }
+  torch::Tensor valueNorms() const {
+    return m_valueNorms.defined() ? torch::zeros({m_shape[0], m_shape[1], m_shape[3]}, m_dev)
+                                  : torch::Tensor();
+  }
+
+  /// After layer l: copies its buffers back and zeroes padded query rows (and padded keys'
+  /// value norms), and keeps its queries and keys.
+  void finish(int64_t l, const AttentionBuffers& b, const torch::Tensor& valueNorms,
+              const std::vector<int>& queryLengths, const std::vector<int>& keyLengths) {
+    if (!m_attention.defined()) return;
+    if (m_valueNorms.defined()) {
+      m_valueNorms[l].copy_(valueNorms);
+      // Padded keys carry no token: their norms are 0, like their attention.
+      const int64_t Tk = m_shape[3];
+      for (std::size_t i = 0; i < keyLengths.size(); ++i) {
+        const int64_t real = keyLengths[i];
+        m_valueNorms[l][static_cast<int64_t>(i)].narrow(1, real, Tk - real).zero_();
+      }
+    }
+    if (m_keepQueryKey) keepQueryKey(l, queryLengths, keyLengths);
+    const int64_t at = m_slot[static_cast<std::size_t>(l)];
+    if (at < 0) return;
+    if (!m_direct) {
+      m_attention[at].copy_(b.attention);
+      if (m_scores.defined()) m_scores[at].copy_(b.scores);
+    }
+    torch::Tensor layerAttention = m_attention[at];
+    zeroPaddedQueries(layerAttention, queryLengths, 0, 2);
+  }
+
+ private:
+  void keepQueryKey(int64_t l, const std::vector<int>& queryLengths,
+                    const std::vector<int>& keyLengths) {
+    AttentionGroup& g = *m_group;
+    if (keepLayer(g.queryVectors, m_queryKey.queries, l, m_layers, queryLengths) &&
+        keepLayer(g.keyVectors, m_queryKey.keys, l, m_layers, keyLengths)) {
+      g.queryKeyScales.push_back(m_queryKey.scale);
+      return;
+    }
+    // Not worth failing the run over: the views that need them say they are missing.
+    m_keepQueryKey = false;
+    g.queryVectors = FloatTensor();
+    g.keyVectors = FloatTensor();
+    g.queryKeyScales.clear();
+    if (m_notices)
+      m_notices->push_back("layer " + std::to_string(l) + " of " + m_modelName +
+                           " does not compute its attention through scaledDotProduct: its "
+                           "queries and keys are not kept");
+  }
+
+  AttentionGroup* m_group = nullptr;
+  bool m_direct = true;
+  torch::Device m_dev = torch::kCPU;
+  std::vector<int64_t> m_shape;
+  int64_t m_layers = 0;
+  std::vector<int64_t> m_slot;  // model layer -> index in the result, -1 when not kept
+  bool m_keepQueryKey = false;
+  std::vector<std::string>* m_notices = nullptr;
+  std::string m_modelName;
+  KeptQueryKey m_queryKey;
+  torch::Tensor m_attention, m_scores, m_valueNorms, m_dropped;
+};
+
+/// One layer stack of a run: the encoder (or the only stack) or an encoder-decoder's decoder.
+struct Stack {
+  int64_t layers = 0;
+  std::string name;  // LayerTrace::stack
+  torch::Tensor mask, positions, context, crossMask;
+  const std::vector<int>* queryLengths = nullptr;
+  const std::vector<int>* keyLengths = nullptr;
+  const std::vector<int>* contextLengths = nullptr;
+  GroupWriter* self = nullptr;
+  GroupWriter* cross = nullptr;
+  std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
+  std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
+};
+
+/// Runs the stack's layers on x, each writing its attention through the stack's writers; polls
+/// the cancel flag between layers.
+torch::Tensor runStack(const Stack& s, torch::Tensor x, const RunRequest& request,
+                       const std::string& variant) {
+  for (int64_t l = 0; l < s.layers; ++l) {
+    throwIfCancelled(request);
+    LayerTrace trace;
+    trace.variant = variant;
+    trace.stack = s.name;
+    TraceRecorder rec(s.traces ? &trace : nullptr);
+    LayerContext ctx;
+    ctx.layer = static_cast<int>(l);
+    ctx.mask = s.mask;
+    ctx.positions = s.positions;
+    ctx.context = s.context;
+    ctx.keyLengths = s.keyLengths;
+    ctx.crossMask = s.crossMask;
+    ctx.contextLengths = s.contextLengths;
+    ctx.rec = &rec;
+    if (s.self) {
+      ctx.buffers = s.self->buffers(l);
+      ctx.valueNorms = s.self->valueNorms();
+    }
+    if (s.cross) ctx.crossBuffers = s.cross->buffers(l);
+    x = s.layer(static_cast<int>(l), x, ctx);
+    if (s.self) s.self->finish(l, ctx.buffers, ctx.valueNorms, *s.queryLengths, *s.keyLengths);
+    if (s.cross) s.cross->finish(l, ctx.crossBuffers, {}, *s.queryLengths, *s.contextLengths);
+    if (s.traces) s.traces->push_back(std::move(trace));
+  }
+  return x;
+}
+
+torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+                         int slidingWindow, const torch::Device& dev) {
+  MaskOptions o;
+  o.keyLengths = keyLengths;
+  o.queries = Tq;
+  o.keys = Tk;
+  o.causal = causal;
+  o.slidingWindow = slidingWindow;
+  torch::Tensor mask = buildMask(o);
+  return mask.defined() ? mask.to(dev) : mask;
+}
+
+}  // namespace
+
 AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
   const ModelInfo mi = info();
@@ -202,6 +410,15 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     throw Error(ErrorKind::InvalidArgument,
                 "value-weighted norms are implemented for GPT-2 and the tiny GPT so far; " +
                     mi.name + " (" + mi.kind + ") does not provide them");
+  const bool encDec = mi.encoderDecoder();
+  if (!encDec && (request.target || request.generate > 0))
+    throw Error(ErrorKind::InvalidArgument,
+                mi.name +
+                    " is not an encoder-decoder: a target text and generation into one "
+                    "need a model with a decoder (T5, say)");
+  if (request.generate < 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "the number of tokens to generate must not be negative");
   const std::string device = resolveDevice(request.device);
   AttentionResult r;
   r.modelName = m_name;
@@ -221,17 +438,31 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   }
   BatchInput batch = request.random ? randomBatch(*request.random, request.limits)
                                     : tokenizeBatch(request, tokenize, mi.maxPositions);
+  if (encDec) {
+    addDecoderInputs(batch, request, m_family->decoderStartToken(),
+                     [&](const std::string& s) { return m_family->tokenizeTarget(s); });
+    if (batch.maxDecoder + request.generate > request.limits.maxTokens)
+      throw Error(ErrorKind::ResourceLimit,
+                  "the decoder input would have " +
+                      std::to_string(batch.maxDecoder + request.generate) +
+                      " tokens, more than the limit of " +
+                      std::to_string(request.limits.maxTokens) + " (raise --max-tokens)");
+  }
   r.timings.tokenizeMs = t0.ms();
 
   const int64_t L = mi.layers, B = static_cast<int64_t>(batch.tokens.size()), H = mi.heads;
   const int64_t Tq = batch.maxQuery, Tk = batch.maxKey;
-  checkMemory(estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey).total,
-              request.limits.memoryLimitBytes,
-              m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
-                  std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : "") +
-                  " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
-                  std::to_string(Tk) + " attention" +
-                  (request.keepScores ? ", scores kept too" : "") + ")");
+  const int64_t TtMax = batch.maxDecoder + request.generate;
+  std::string what =
+      m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
+      std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : std::string()) +
+      " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
+      std::to_string(Tk) + " attention" + (request.keepScores ? ", scores kept too" : "");
+  if (encDec)
+    what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
+            std::to_string(TtMax) + " target tokens";
+  checkMemory(estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey, TtMax).total,
+              request.limits.memoryLimitBytes, what + ")");
   throwIfCancelled(request);
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
@@ -243,118 +474,101 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   r.input = withoutPadding(in.x, batch.queryLengths);
   if (in.context.defined()) r.contextInput = toFloatTensor(in.context);
 
-  MaskOptions maskOptions;
-  maskOptions.keyLengths = batch.keyLengths;
-  maskOptions.queries = Tq;
-  maskOptions.keys = Tk;
-  maskOptions.causal = mi.causal;
-  maskOptions.slidingWindow = mi.slidingWindow;
-  torch::Tensor mask = buildMask(maskOptions);
-  if (mask.defined()) mask = mask.to(dev);
-  const torch::Tensor positions =
-      torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  // One group for one stack: self-attention, or cross-attention when keys and values come from a
+  // context (the toy layer). Encoder-decoders add the decoder's two.
+  r.groups.reserve(3);  // the writers below keep views of the groups' buffers
+  AttentionGroup& main = r.groups.emplace_back();
+  main.name = in.context.defined() ? "cross" : "self";
+  main.kvHeads = mi.kvHeadsOrHeads();
+  GroupWriter mainWriter(main, L, B, H, Tq, Tk, request, dev, request.layers, request.keepQueryKey,
+                         &r.notices, m_name);
 
-  // On the CPU each layer's softmax (and scores) is written straight into the result: no
-  // per-layer copies, no stacking. Elsewhere a device buffer per layer is copied back.
-  const bool direct = dev.is_cpu();
-  // One attention kind per run so far: self-attention, or cross-attention when keys and values
-  // come from a context.
-  AttentionGroup& group = r.groups.emplace_back();
-  group.name = in.context.defined() ? "cross" : "self";
-  group.kvHeads = mi.kvHeadsOrHeads();
-  // The slot of each model layer in the result, -1 for a layer whose attention is not kept.
-  std::vector<int64_t> slot(static_cast<std::size_t>(L), -1);
-  if (request.layers.empty()) {
-    for (int64_t l = 0; l < L; ++l) slot[static_cast<std::size_t>(l)] = l;
-  } else {
-    for (std::size_t i = 0; i < request.layers.size(); ++i)
-      slot[static_cast<std::size_t>(request.layers[i])] = static_cast<int64_t>(i);
-    group.keptLayers = request.layers;
-    group.modelLayers = static_cast<int>(L);
-  }
-  group.attention = FloatTensor({kept, B, H, Tq, Tk});
-  const torch::Tensor attention =
-      torch::from_blob(group.attention.data.data(), {kept, B, H, Tq, Tk});
-  torch::Tensor scores;
-  if (request.keepScores) {
-    group.scores = FloatTensor({kept, B, H, Tq, Tk});
-    scores = torch::from_blob(group.scores.data.data(), {kept, B, H, Tq, Tk});
-  }
-  torch::Tensor valueNorms;  // [L, B, H, Tk] over the result's buffer
-  if (request.keepValueNorms) {
-    group.valueNorms = FloatTensor({L, B, H, Tk});
-    valueNorms = torch::from_blob(group.valueNorms.data.data(), {L, B, H, Tk});
-  }
-  const auto deviceBuffer = [&] {
-    return torch::empty({B, H, Tq, Tk}, torch::TensorOptions().device(dev));
+  Stack encoder;
+  encoder.layers = L;
+  encoder.name = encDec ? "encoder" : "";
+  // A causal mask orders a sequence against itself: cross-attention keys come from another
+  // sequence, so every query sees all of them.
+  encoder.mask = deviceMask(batch.keyLengths, Tq, Tk, mi.causal && !in.context.defined(),
+                            mi.slidingWindow, dev);
+  encoder.positions = torch::arange(Tq, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  encoder.context = in.context;
+  encoder.queryLengths = &batch.queryLengths;
+  encoder.keyLengths = &batch.keyLengths;
+  encoder.self = &mainWriter;
+  encoder.traces = &r.traces;
+  encoder.layer = [&](int i, const torch::Tensor& x, LayerContext& c) {
+    return m_family->layer(i, x, c);
   };
-  // Where the layers that are not kept write their attention: one buffer, reused by each.
-  torch::Tensor dropped;
+  const torch::Tensor hidden = m_family->finalNorm(runStack(encoder, in.x, request, mi.variant));
 
-  torch::Tensor x = in.x;
-  bool keepQueryKey = request.keepQueryKey;
-  for (int64_t l = 0; l < L; ++l) {
-    throwIfCancelled(request);
-    LayerTrace trace;
-    trace.variant = mi.variant;
-    TraceRecorder rec(&trace);
-    LayerContext ctx;
-    ctx.layer = static_cast<int>(l);
-    ctx.mask = mask;
-    ctx.positions = positions;
-    ctx.context = in.context;
-    ctx.keyLengths = &batch.keyLengths;
-    ctx.rec = &rec;
-    const int64_t at = slot[static_cast<std::size_t>(l)];
-    if (at < 0) {
-      if (!dropped.defined()) dropped = deviceBuffer();
-      ctx.buffers.attention = dropped;
-    } else {
-      ctx.buffers.attention = direct ? attention[at] : deviceBuffer();
-      if (scores.defined()) ctx.buffers.scores = direct ? scores[at] : deviceBuffer();
+  // The hidden states the predictions come from: the encoder's (or only stack's), or the
+  // decoder's.
+  torch::Tensor predictFrom = hidden;
+  const std::vector<int>* predictLengths = &batch.queryLengths;
+  if (encDec) {
+    for (const char* name : {"decoder_self", "cross"}) {
+      AttentionGroup& g = r.groups.emplace_back();
+      g.name = name;
+      g.kvHeads = mi.kvHeadsOrHeads();
     }
-    if (valueNorms.defined()) ctx.valueNorms = torch::zeros({B, H, Tk}, dev);
-    KeptQueryKey keptQk;
-    if (keepQueryKey) ctx.buffers.queryKey = &keptQk;
-    x = m_family->layer(static_cast<int>(l), x, ctx);
-    if (keepQueryKey) {
-      if (keepLayer(group.queryVectors, keptQk.queries, l, L, batch.queryLengths) &&
-          keepLayer(group.keyVectors, keptQk.keys, l, L, batch.keyLengths)) {
-        group.queryKeyScales.push_back(keptQk.scale);
-      } else {
-        // Not worth failing the run over: the views that need them say they are missing.
-        keepQueryKey = false;
-        group.queryVectors = FloatTensor();
-        group.keyVectors = FloatTensor();
-        group.queryKeyScales.clear();
-        r.notices.push_back("layer " + std::to_string(l) + " of " + m_name +
-                            " does not compute its attention through scaledDotProduct: its "
-                            "queries and keys are not kept");
-      }
-    }
-    if (valueNorms.defined()) {
-      valueNorms[l].copy_(ctx.valueNorms);
-      // Padded keys carry no token: their norms are 0, like their attention.
+    Stack decoder;
+    decoder.layers = mi.decoderLayers;
+    decoder.name = "decoder";
+    decoder.context = hidden;
+    decoder.queryLengths = &batch.decoderLengths;
+    decoder.keyLengths = &batch.decoderLengths;
+    decoder.contextLengths = &batch.keyLengths;
+    decoder.layer = [&](int i, const torch::Tensor& x, LayerContext& c) {
+      return m_family->decoderLayer(i, x, c);
+    };
+    // The decoder over the inputs so far: [B, Tt, C] after its final norm.
+    const auto runDecoder = [&](GroupWriter* self, GroupWriter* cross,
+                                std::vector<LayerTrace>* traces) {
+      const int64_t Tt = batch.maxDecoder;
+      decoder.mask = deviceMask(batch.decoderLengths, Tt, Tt, true, 0, dev);
+      decoder.crossMask = deviceMask(batch.keyLengths, Tt, Tk, false, 0, dev);
+      decoder.positions = torch::arange(Tt, torch::TensorOptions().dtype(torch::kLong).device(dev));
+      decoder.self = self;
+      decoder.cross = cross;
+      decoder.traces = traces;
+      const torch::Tensor x = m_family->embedDecoderIds(paddedIds(batch.decoderTokens, Tt).to(dev));
+      return m_family->decoderFinalNorm(runStack(decoder, x, request, mi.variant));
+    };
+    // Greedy generation: each step reruns the decoder on the inputs so far (no key/value cache:
+    // fine for a few hundred tokens) and appends every unfinished item's most likely token.
+    r.generated.assign(static_cast<std::size_t>(B), {});
+    std::vector<bool> finished(static_cast<std::size_t>(B), false);
+    const std::optional<int64_t> end = m_family->endTokenId();
+    for (int step = 0; step < request.generate; ++step) {
+      const torch::Tensor h = runDecoder(nullptr, nullptr, nullptr);
+      bool any = false;
       for (int64_t b = 0; b < B; ++b) {
-        const int64_t real = batch.keyLengths[static_cast<std::size_t>(b)];
-        valueNorms[l][b].narrow(1, real, Tk - real).zero_();
+        const auto i = static_cast<std::size_t>(b);
+        if (finished[i]) continue;
+        const torch::Tensor logits = m_family->logits(h[b][batch.decoderLengths[i] - 1]);
+        if (!logits.defined())
+          throw Error(ErrorKind::InvalidArgument,
+                      mi.name + " has no language-model head: it cannot generate");
+        Token next = m_family->vocabularyToken(logits.argmax().item<int64_t>());
+        finished[i] = end && next.id == *end;
+        r.generated[i].push_back(next);
+        appendDecoderToken(batch, i, std::move(next));
+        any = any || !finished[i];
       }
+      if (!any) break;
     }
-    if (at >= 0) {
-      if (!direct) {
-        attention[at].copy_(ctx.buffers.attention);
-        if (scores.defined()) scores[at].copy_(ctx.buffers.scores);
-      }
-      torch::Tensor layerAttention = attention[at];
-      zeroPaddedQueries(layerAttention, batch.queryLengths, 0, 2);
-    }
-    r.traces.push_back(std::move(trace));
+    const int64_t Tt = batch.maxDecoder;
+    GroupWriter selfWriter(r.groups[1], mi.decoderLayers, B, H, Tt, Tt, request, dev);
+    GroupWriter crossWriter(r.groups[2], mi.decoderLayers, B, H, Tt, Tk, request, dev);
+    predictFrom = runDecoder(&selfWriter, &crossWriter, &r.traces);
+    predictLengths = &batch.decoderLengths;
+    r.decoderOutput = withoutPadding(predictFrom, batch.decoderLengths);
   }
-  const torch::Tensor hidden = m_family->finalNorm(x);  // [B, Tq, C]
   // Every sentence gets its own candidates (the window shows those of the sentence on screen);
   // one [C] row per item, so this costs B small matmuls, not a [B, T, V] tensor.
-  for (int64_t b = 0; b < hidden.size(0); ++b) {
-    const torch::Tensor logits = m_family->logits(hidden[b][batch.queryLengths[b] - 1]);
+  for (int64_t b = 0; b < predictFrom.size(0); ++b) {
+    const torch::Tensor logits =
+        m_family->logits(predictFrom[b][(*predictLengths)[static_cast<std::size_t>(b)] - 1]);
     if (!logits.defined()) break;
     r.nextTokens.push_back(topPredictions(logits, kTopPredictions, *m_family));
   }
@@ -378,9 +592,12 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     r.notices.push_back("the weights hold NaN or infinite values (first in tensor '" +
                         *m_nonFiniteWeight + "'): attention and predictions are not meaningful");
   }
-  if (const std::string where = firstNonFinite(group); !where.empty()) {
-    r.notices.push_back("the attention holds NaN or infinite values (first at " + where +
-                        "): those cells are not numbers, not masked");
+  for (const AttentionGroup& g : r.groups) {
+    if (const std::string where = firstNonFinite(g); !where.empty()) {
+      r.notices.push_back("the " + (r.groups.size() > 1 ? g.name + " " : std::string()) +
+                          "attention holds NaN or infinite values (first at " + where +
+                          "): those cells are not numbers, not masked");
+    }
   }
   r.output = withoutPadding(hidden, batch.queryLengths);
   r.timings.forwardMs = t1.ms();
@@ -397,6 +614,10 @@ HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) c
   const Stopwatch t0;
   const ModelInfo mi = info();
   RunRequest run = request.run;
+  if (mi.encoderDecoder())
+    throw Error(ErrorKind::InvalidArgument,
+                "head ablation is implemented for one-stack models so far; " + m_name +
+                    " is an encoder-decoder");
   if (run.random)
     throw Error(ErrorKind::InvalidArgument,
                 "head ablation reads the prediction for a text: give a text, not random input");

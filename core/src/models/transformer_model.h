@@ -11,7 +11,8 @@ namespace attnscope {
 
 /// The one Model implementation: tokenize, estimate memory and refuse before allocating, choose
 /// the device, embed, run the layer stack writing each layer's attention straight into the result
-/// and recording the trace, then predict the next token. Every family runs through it.
+/// and recording the trace, then predict the next token. Encoder-decoders run a second stack, the
+/// decoder, on the same path (teacher forcing or greedy generation). Every family runs through it.
 class TransformerModel final : public Model {
  public:
   explicit TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name = {});
@@ -27,9 +28,12 @@ class TransformerModel final : public Model {
 
   /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
   /// (twice with scores), the kept queries and keys (about d_model floats per token and layer
-  /// each, counted as working memory), one layer's temporaries and the activations.
+  /// each, counted as working memory), one layer's temporaries and the activations; for an
+  /// encoder-decoder also the decoder's [Ld, B, H, Tt, Tt + Tk] self- and cross-attention over
+  /// `targets` decoder inputs.
   MemoryEstimate estimateParts(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
-                               int64_t keptLayers, bool keepQueryKey = false) const;
+                               int64_t keptLayers, bool keepQueryKey = false,
+                               int64_t targets = 0) const;
 
  private:
   AttentionResult runUnguarded(const RunRequest& request) const;

@@ -16,7 +16,7 @@ torch::Tensor relativePositionBucket(const torch::Tensor& relative, bool bidirec
 class RelativePositionBiasImpl : public torch::nn::Module {
  public:
   RelativePositionBiasImpl(int64_t buckets, int64_t maxDistance, int64_t heads, bool bidirectional);
-  /// -> [1, H, Tq, Tk] float32, added to the unscaled scores.
+  /// -> [1, H, Tq, Tk] float32 on the table's device, added to the unscaled scores.
   torch::Tensor forward(int64_t queries, int64_t keys);
 
   torch::nn::Embedding relative_attention_bias{nullptr};

@@ -65,7 +65,51 @@ BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize, 
   return in;
 }
 
+void addDecoderInputs(BatchInput& batch, const RunRequest& request, const Token& start,
+                      const TokenizeFn& tokenizeTarget) {
+  std::vector<Token> input = {start};
+  input.front().special = true;
+  if (request.target) {
+    const std::vector<Token> target =
+        tokenizeOne(*request.target, "the target", request, tokenizeTarget, 0, batch.notices);
+    input.insert(input.end(), target.begin(), target.end());
+  }
+  batch.decoderTokens.assign(batch.tokens.size(), input);
+  batch.decoderLengths.assign(batch.tokens.size(), static_cast<int>(input.size()));
+  batch.maxDecoder = static_cast<int64_t>(input.size());
+}
+
+void appendDecoderToken(BatchInput& batch, std::size_t b, Token token) {
+  batch.decoderTokens[b].push_back(std::move(token));
+  batch.decoderLengths[b] = static_cast<int>(batch.decoderTokens[b].size());
+  batch.maxDecoder = std::max<int64_t>(batch.maxDecoder, batch.decoderLengths[b]);
+}
+
+torch::Tensor paddedIds(const std::vector<std::vector<Token>>& tokens, int64_t T) {
+  const int64_t B = static_cast<int64_t>(tokens.size());
+  torch::Tensor ids = torch::zeros({B, T}, torch::kLong);
+  auto idAt = ids.accessor<int64_t, 2>();
+  for (int64_t b = 0; b < B; ++b) {
+    const std::vector<Token>& item = tokens[static_cast<std::size_t>(b)];
+    for (std::size_t t = 0; t < item.size(); ++t) idAt[b][static_cast<int64_t>(t)] = item[t].id;
+  }
+  return ids;
+}
+
 void moveTokensInto(BatchInput&& batch, AttentionResult& r) {
+  if (!batch.decoderTokens.empty()) {
+    for (AttentionGroup& d : r.groups) {
+      if (d.name != "decoder_self" && d.name != "cross") continue;
+      d.tokens = batch.decoderTokens;
+      d.queryLengths = batch.decoderLengths;
+      if (d.name == "cross") {
+        d.contextTokens = batch.tokens;
+        d.keyLengths = batch.keyLengths;
+      } else {
+        d.keyLengths = batch.decoderLengths;
+      }
+    }
+  }
   AttentionGroup& g = r.group();
   g.tokens = std::move(batch.tokens);
   g.contextTokens = std::move(batch.contextTokens);

@@ -20,6 +20,12 @@ struct BatchInput {
   std::vector<int> queryLengths, keyLengths;
   int64_t maxQuery = 0, maxKey = 0;
   std::vector<std::string> notices;
+
+  // Encoder-decoders: the decoder's inputs, the start token first ("decoder_self" and the rows of
+  // "cross"; `tokens` are then the source).
+  std::vector<std::vector<Token>> decoderTokens;  // [batch][target]
+  std::vector<int> decoderLengths;                // [batch]
+  int64_t maxDecoder = 0;
 };
 
 using TokenizeFn = std::function<std::vector<Token>(const std::string&)>;
@@ -30,7 +36,20 @@ using TokenizeFn = std::function<std::vector<Token>(const std::string&)>;
 BatchInput tokenizeBatch(const RunRequest& request, const TokenizeFn& tokenize,
                          int maxPositions = 0);
 
-/// Hands the tokens, lengths and notices of a batch to the result that was computed from it.
+/// Encoder-decoders: every item's decoder input is `start` followed by the target's tokens
+/// (request.target, the same for every item), or `start` alone without a target. A target is
+/// checked like a text (valid UTF-8, not empty, at most request.limits.maxTokens tokens).
+void addDecoderInputs(BatchInput& batch, const RunRequest& request, const Token& start,
+                      const TokenizeFn& tokenizeTarget);
+/// Appends one token to item b's decoder input, keeping the lengths in step.
+void appendDecoderToken(BatchInput& batch, std::size_t b, Token token);
+
+/// [B, T] int64 ids of the tokens, right-padded with id 0 (on the CPU).
+torch::Tensor paddedIds(const std::vector<std::vector<Token>>& tokens, int64_t T);
+
+/// Hands the tokens, lengths and notices of a batch to the result that was computed from it: the
+/// main group's, and for an encoder-decoder also "decoder_self" (decoder inputs on both axes) and
+/// "cross" (decoder inputs on the rows, the source on the columns).
 void moveTokensInto(BatchInput&& batch, AttentionResult& result);
 
 /// Positions x0..x{seqLen-1} for random input (the toy layer's N(0, 1) X), every item the same.

@@ -48,7 +48,10 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
   if (fs::is_regular_file(p / "tokenizer.json", ec)) {
     impl->source = (p / "tokenizer.json").string();
     impl->hf = HfTokenizer::fromFile(impl->source);
-  } else if (fs::exists(p / "vocab.json", ec) || fs::exists(p / "merges.txt", ec)) {
+  } else if (fs::exists(p / "merges.txt", ec) ||
+             (fs::exists(p / "vocab.json", ec) && !fs::exists(p / "source.spm", ec))) {
+    // Marian folders ship vocab.json without merges.txt: it maps source.spm's pieces to the
+    // model's ids (the family reads it), so the tokenizer is the SentencePiece model.
     impl->source = (p / "vocab.json").string();
     impl->bpe = BpeTokenizer::fromFiles((p / "vocab.json").string(), (p / "merges.txt").string());
   } else {

@@ -17,7 +17,7 @@
 #include "attnscope/model_spec.h"
 #include "attnscope/safetensors.h"
 #include "expect_error.h"
-#include "random_folder.h"
+#include "hf_test_folder.h"
 #include "temp_dir.h"
 
 namespace attnscope {
@@ -28,7 +28,7 @@ constexpr int kHidden = 16, kInner = 24, kLayers = 2;
 
 std::string writeFolder(const test::TempDir& dir, const nlohmann::json& config,
                         const std::map<std::string, std::vector<int64_t>>& shapes) {
-  return test::writeRandomFolder(dir, config, shapes);
+  return test::writeHfFolder(dir, config, shapes, 3, 0.3f);
 }
 
 std::shared_ptr<Model> open(const std::string& folder) {

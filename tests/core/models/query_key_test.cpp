@@ -14,7 +14,7 @@
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "attnscope/toy_config.h"
-#include "random_folder.h"
+#include "hf_test_folder.h"
 #include "temp_dir.h"
 #include "tiny_gpt2.h"
 
@@ -176,7 +176,7 @@ std::map<std::string, std::vector<int64_t>> llamaShapes() {
 
 TEST(QueryKey, LlamaKeepsRotatedQueriesAndRepeatedKeys) {
   test::TempDir dir;
-  const auto model = open(test::writeRandomFolder(dir, llamaConfig(), llamaShapes()));
+  const auto model = open(test::writeHfFolder(dir, llamaConfig(), llamaShapes()));
   const AttentionResult r = model->run(request({"the cat sat on the mat .", "a dog"}));
   // head_dim 4; the identity holds only for the q and k after rotary (scores are computed from
   // them), so it also proves the rotation is kept.
@@ -221,7 +221,7 @@ TEST(QueryKey, BertQueriesAndKeysGiveTheScores) {
     }
   }
   test::TempDir dir;
-  const auto model = open(test::writeRandomFolder(dir, config, s, "wordpiece.json"));
+  const auto model = open(test::writeHfFolder(dir, config, s, 3, 0.3f, "wordpiece.json"));
   const AttentionResult r =
       model->run(request({"the teacher said the dog was happy yesterday.", "nobody knows"}));
   expectQueryKeyGiveScores(r, 1.0 / std::sqrt(8.0), 8);

@@ -59,6 +59,35 @@ TEST(ToyModel, RowsSumToOneCausalUpperTriangleAndPaddedKeysAreZero) {
   }
 }
 
+// A causal mask belongs to self-attention: with a context, the keys are another sequence, so the
+// first query must see every context token, including those past its own position.
+TEST(ToyModel, CausalMaskIsNotAppliedToCrossAttention) {
+  for (Variant variant : {Variant::Fused, Variant::PerHead}) {
+    ToyConfig c;
+    c.variant = variant;
+    c.mask = MaskKind::Causal;
+    c.tokenizer = TokenizerKind::Word;
+    RunRequest req = textRequest({"one two", "three"});
+    req.context = "a much longer context of keys";
+    const AttentionResult r = makeToyModel(c)->run(req);
+    ASSERT_EQ(r.group().name, "cross");
+    ASSERT_EQ(r.group().keys(), 6);
+    for (int b = 0; b < 2; ++b) {
+      for (int h = 0; h < r.group().heads(); ++h) {
+        for (int q = 0; q < r.group().queryLengths[b]; ++q) {
+          double sum = 0;
+          for (int k = 0; k < r.group().keys(); ++k) {
+            EXPECT_GT(at(r, 0, b, h, q, k), 0.0f) << toString(variant) << " item " << b << " head "
+                                                  << h << " query " << q << " key " << k;
+            sum += at(r, 0, b, h, q, k);
+          }
+          EXPECT_NEAR(sum, 1.0, 1e-5);
+        }
+      }
+    }
+  }
+}
+
 // Random configurations of both variants, both masks, cross-attention and B > 1, each checked
 // against the plain-loop reference computed from the model's own exported weights and input.
 TEST(ToyModel, MatchesPlainLoopReference) {

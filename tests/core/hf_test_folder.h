@@ -15,20 +15,20 @@
 
 namespace attnscope::test {
 
-/// Writes a Hugging Face folder under dir: config.json, tokenizer.json (a copy of
-/// tests/data/tokenizers/<tokenizer>) and model.safetensors with N(0, 0.3) weights of the given
-/// shapes. Returns the folder.
-inline std::string writeRandomFolder(const TempDir& dir, const nlohmann::json& config,
-                                     const std::map<std::string, std::vector<int64_t>>& shapes,
-                                     const std::string& tokenizer = "wordlevel.json",
-                                     unsigned seed = 3) {
+/// Writes a Hugging Face model folder into dir/model: config.json, a tokenizer fixture
+/// (tests/data/tokenizers/<tokenizer>; the word-level one has 301 tokens) as tokenizer.json, and
+/// model.safetensors with N(0, stddev) weights of the given names and shapes. Returns the folder.
+inline std::string writeHfFolder(const TempDir& dir, const nlohmann::json& config,
+                                 const std::map<std::string, std::vector<int64_t>>& shapes,
+                                 unsigned seed = 3, float stddev = 0.3f,
+                                 const std::string& tokenizer = "wordlevel.json") {
   const std::string folder = dir.path("model");
   std::filesystem::create_directories(folder);
   std::ofstream(folder + "/config.json") << config.dump();
   std::filesystem::copy_file(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/" + tokenizer,
                              folder + "/tokenizer.json");
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.3f);
+  std::normal_distribution<float> normal(0.0f, stddev);
   std::vector<NamedTensor> tensors;
   for (const auto& [name, shape] : shapes) {
     FloatTensor t(shape);

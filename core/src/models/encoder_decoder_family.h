@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/folder_family.h"
+
+namespace attnscope {
+
+/// What the encoder-decoder families of Hugging Face folders (T5) share beyond FolderFamily: the
+/// source ends with the end-of-sequence token (the tokenizer's template adds it; a bare
+/// SentencePiece model does not, so it is added here), a target is read without it (teacher
+/// forcing feeds decoder_start_token_id and the target, as Hugging Face's shift_right of the
+/// labels does), and generation stops at eos_token_id. A family adds its modules, embedIds,
+/// layer, finalNorm, embedDecoderIds, decoderLayer, decoderFinalNorm and logits.
+class EncoderDecoderFamily : public FolderFamily {
+ public:
+  std::vector<Token> tokenize(const std::string& text) const override;
+  std::vector<Token> tokenizeTarget(const std::string& text) const override;
+  Token decoderStartToken() const override;
+  std::optional<int64_t> endTokenId() const override { return m_eos; }
+
+ protected:
+  /// Reads decoder_start_token_id and eos_token_id (with the given defaults) from config.json.
+  EncoderDecoderFamily(const std::string& folder, int startDefault, int eosDefault);
+  /// The tokens of a source (target false) or target text before the end token is handled.
+  /// Default: the folder's tokenizer for both (Marian has one SentencePiece model per side).
+  virtual std::vector<Token> encodeText(const std::string& text, bool target) const {
+    return m_tokenizer.encode(text);
+  }
+  /// kind and variant, encoder and decoder layers, heads, width, positions (0: no limit).
+  ModelInfo encoderDecoderInfo(const std::string& kind, int layers, int decoderLayers, int heads,
+                               int width, int positions) const;
+
+ private:
+  int64_t m_start = 0;
+  std::optional<int64_t> m_eos;
+};
+
+}  // namespace attnscope

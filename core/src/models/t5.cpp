@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// T5, T5 v1.1 and Flan-T5 (Hugging Face's T5ForConditionalGeneration / T5Model): the t5 family.
+// Pre-RMSNorm blocks without biases, unscaled scores plus a bucketed relative position bias that
+// the first block of each stack computes and every block reuses (bidirectional in the encoder,
+// causal in the decoder), cross-attention over the encoder's output, a ReLU or gated-GELU
+// feed-forward, and a head tied to the embedding (rescaled by d_model^-0.5) or not.
+#include "models/encoder_decoder_models.h"
+
+#include <cmath>
+
+#include "models/encoder_decoder_family.h"
+#include "models/transformer_model.h"
+#include "nn/linear.h"
+#include "nn/mlp.h"
+#include "nn/module_path.h"
+#include "nn/projected_attention.h"
+#include "nn/relative_position_bias.h"
+#include "nn/rms_norm.h"
+#include "nn/state_dict.h"
+
+namespace attnscope {
+namespace {
+
+/// config.json of a T5 checkpoint, with the defaults of transformers' T5Config.
+struct T5Config {
+  int vocabSize = 32128, dModel = 512, dKv = 64, dFf = 2048, layers = 6, decoderLayers = 6,
+      heads = 8, buckets = 32, maxDistance = 128;
+  double eps = 1e-6;
+  Activation act = Activation::Relu;
+  bool gated = false;  // feed_forward_proj "gated-<act>": wi_0 (activated) times wi_1
+  bool tied = true;    // tie_word_embeddings
+
+  explicit T5Config(const ConfigReader& c) {
+    vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
+    dModel = c.integer({"d_model"}, 1, 1 << 16);
+    dKv = c.integer({"d_kv"}, 1, 1 << 12);
+    dFf = c.integer({"d_ff"}, 1, 1 << 18);
+    layers = c.integer({"num_layers"}, 1, 256);
+    decoderLayers = c.integer({"num_decoder_layers"}, 1, 256, layers);
+    heads = c.integer({"num_heads"}, 1, 1024);
+    buckets = c.integer({"relative_attention_num_buckets"}, 2, 1 << 12, 32);
+    maxDistance = c.integer({"relative_attention_max_distance"}, 1, 1 << 20, 128);
+    if (buckets / 4 < 1 || maxDistance <= buckets / 4)
+      c.fail("relative_attention_max_distance (" + std::to_string(maxDistance) +
+             ") must be above a quarter of relative_attention_num_buckets (" +
+             std::to_string(buckets) + ")");
+    eps = c.number("layer_norm_epsilon", 1e-6);
+    if (!(eps > 0) || eps > 1)
+      c.fail("\"layer_norm_epsilon\" must be a positive number below 1, got " +
+             std::to_string(eps));
+    // transformers: "gated-gelu" means gelu_new; otherwise "[gated-]<ACT2FN name>".
+    const std::string proj = c.string("feed_forward_proj", "relu");
+    const std::size_t dash = proj.find('-');
+    if (dash != std::string::npos && proj.substr(0, dash) != "gated")
+      c.fail("\"feed_forward_proj\" \"" + proj +
+             "\" must be an activation or gated-<activation> (relu, gated-gelu)");
+    gated = dash != std::string::npos;
+    const std::string act = proj == "gated-gelu" ? "gelu_new" : proj.substr(dash + 1);
+    this->act = parseActivation(act, c.source() + ": feed_forward_proj");
+    tied = c.flag("tie_word_embeddings", true);
+  }
+
+  std::string describe() const {
+    return "t5: " + std::to_string(layers) + "+" + std::to_string(decoderLayers) + " layers, " +
+           std::to_string(heads) + " heads of d_kv " + std::to_string(dKv) + ", d_model " +
+           std::to_string(dModel) + ", d_ff " + std::to_string(dFf) + (gated ? " (gated)" : "") +
+           ", vocab_size " + std::to_string(vocabSize);
+  }
+};
+
+/// {encoder,decoder}.block.{i}: layer.0 (layer_norm, SelfAttention.{q,k,v,o}), for the decoder
+/// layer.1 (layer_norm, EncDecAttention.{q,k,v,o}), then the feed-forward layer (layer_norm,
+/// DenseReluDense.{wi,wo} or {wi_0,wi_1,wo}).
+struct T5Block {
+  RmsNorm selfNorm{nullptr}, crossNorm{nullptr}, ffNorm{nullptr};
+  AttentionProjections self, cross;
+  Linear wi{nullptr}, wi1{nullptr}, wo{nullptr};  // wi is wi_0 when gated
+
+  T5Block(torch::nn::Module& root, const std::string& p, const T5Config& c, bool decoder) {
+    const int64_t inner = static_cast<int64_t>(c.heads) * c.dKv;
+    const auto attention = [&](const std::string& at) {
+      AttentionProjections a;
+      a.q = addModule(root, at + ".q", Linear(c.dModel, inner, false));
+      a.k = addModule(root, at + ".k", Linear(c.dModel, inner, false));
+      a.v = addModule(root, at + ".v", Linear(c.dModel, inner, false));
+      a.o = addModule(root, at + ".o", Linear(inner, c.dModel, false));
+      return a;
+    };
+    selfNorm = addModule(root, p + "layer.0.layer_norm", RmsNorm(c.dModel, c.eps));
+    self = attention(p + "layer.0.SelfAttention");
+    const std::string ff = p + (decoder ? "layer.2." : "layer.1.");
+    if (decoder) {
+      crossNorm = addModule(root, p + "layer.1.layer_norm", RmsNorm(c.dModel, c.eps));
+      cross = attention(p + "layer.1.EncDecAttention");
+    }
+    if (c.gated) {
+      wi = addModule(root, ff + "DenseReluDense.wi_0", Linear(c.dModel, c.dFf, false));
+      wi1 = addModule(root, ff + "DenseReluDense.wi_1", Linear(c.dModel, c.dFf, false));
+    } else {
+      wi = addModule(root, ff + "DenseReluDense.wi", Linear(c.dModel, c.dFf, false));
+    }
+    wo = addModule(root, ff + "DenseReluDense.wo", Linear(c.dFf, c.dModel, false));
+    ffNorm = addModule(root, ff + "layer_norm", RmsNorm(c.dModel, c.eps));
+  }
+};
+
+class T5Family final : public EncoderDecoderFamily {
+ public:
+  explicit T5Family(const std::string& folder)
+      : EncoderDecoderFamily(folder, /*start: pad*/ 0, /*eos*/ 1), m_c(m_config) {
+    checkVocabulary(m_c.vocabSize);
+    torch::nn::Module& root = *m_root;
+    m_shared = addModule(root, "shared", EmbeddingTable(m_c.vocabSize, m_c.dModel));
+    // Block 0 of each stack owns the relative position bias, registered as the SelfAttention
+    // container itself so that its table is SelfAttention.relative_attention_bias.weight and
+    // q/k/v/o land beside it.
+    for (const bool decoder : {false, true}) {
+      const std::string stack = decoder ? "decoder" : "encoder";
+      (decoder ? m_decoderBias : m_encoderBias) =
+          addModule(root, stack + ".block.0.layer.0.SelfAttention",
+                    RelativePositionBias(m_c.buckets, m_c.maxDistance, m_c.heads, !decoder));
+      const int n = decoder ? m_c.decoderLayers : m_c.layers;
+      for (int l = 0; l < n; ++l)
+        (decoder ? m_decoder : m_encoder)
+            .emplace_back(root, stack + ".block." + std::to_string(l) + ".", m_c, decoder);
+      (decoder ? m_decoderNorm : m_encoderNorm) =
+          addModule(root, stack + ".final_layer_norm", RmsNorm(m_c.dModel, m_c.eps));
+    }
+    WeightRules rules;
+    rules.family = "T5";
+    // The stacks' embed_tokens are `shared` itself; old checkpoints also carry a cross-attention
+    // bias table that transformers never uses.
+    rules.ignoredNames = {"encoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
+    rules.ignoredSuffixes = {"EncDecAttention.relative_attention_bias.weight"};
+    rules.tied = {{"shared.weight", "encoder.embed_tokens.weight"},
+                  {"shared.weight", "decoder.embed_tokens.weight"}};
+    if (m_c.tied) {
+      rules.tied.emplace_back("shared.weight", "lm_head.weight");
+      rules.ignoredNames.emplace_back("lm_head.weight");
+    } else if (hasTensor("lm_head.weight", "")) {
+      m_head = addModule(root, "lm_head", Linear(m_c.dModel, m_c.vocabSize, false));
+    }  // else a T5Model: no language-model head, no predictions
+    loadFrozen(root, rules, m_c.describe());
+  }
+
+  ModelInfo info() const override {
+    ModelInfo i =
+        encoderDecoderInfo(m_kind, m_c.layers, m_c.decoderLayers, m_c.heads, m_c.dModel, 0);
+    i.parameterBytes = parameterBytes(*m_root);
+    return i;
+  }
+  torch::nn::Module& module() override { return *m_root; }
+
+  uint64_t activationBytesPerToken() const override {
+    // Residual, normed copy, q, k, v, merged heads, cross-attention's k and v; wi (and wi_1).
+    const uint64_t inner = static_cast<uint64_t>(m_c.heads) * m_c.dKv;
+    return 4 * (4ull * m_c.dModel + 6 * inner + (m_c.gated ? 3ull : 1ull) * m_c.dFf);
+  }
+
+  torch::Tensor embedIds(const torch::Tensor& ids) override { return m_shared(ids); }
+  torch::Tensor embedDecoderIds(const torch::Tensor& ids) override { return m_shared(ids); }
+
+  torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
+    if (index == 0) m_bias = m_encoderBias(x.size(1), x.size(1));
+    return block(m_encoder[static_cast<std::size_t>(index)], x, ctx, false);
+  }
+  torch::Tensor decoderLayer(int index, const torch::Tensor& x, LayerContext& ctx) override {
+    if (index == 0) m_bias = m_decoderBias(x.size(1), x.size(1));
+    return block(m_decoder[static_cast<std::size_t>(index)], x, ctx, true);
+  }
+  torch::Tensor finalNorm(const torch::Tensor& x) override { return m_encoderNorm(x); }
+  torch::Tensor decoderFinalNorm(const torch::Tensor& x) override { return m_decoderNorm(x); }
+
+  torch::Tensor logits(const torch::Tensor& hidden) override {
+    if (m_head) return m_head(hidden);
+    if (!m_c.tied) return {};
+    // transformers rescales before a tied head: the embedding was trained at d_model^0.5.
+    const torch::Tensor h = hidden * (1.0 / std::sqrt(static_cast<double>(m_c.dModel)));
+    return torch::matmul(h, computeWeight(m_shared->weight).t());
+  }
+
+ private:
+  torch::Tensor block(T5Block& b, const torch::Tensor& x, LayerContext& ctx, bool decoder) {
+    TraceRecorder& rec = *ctx.rec;
+    const int xStep = rec.record("x", "x", "input", x);
+    torch::Tensor h = b.selfNorm(x);
+    int s = rec.record("layer_norm", "self.layer[0].layer_norm(x)", "rmsnorm", h, {xStep});
+    SdpaOptions sdpa;
+    sdpa.bias = m_bias;  // [1, H, T, T]: computed by block 0 of this stack
+    sdpa.biasText = decoder ? "position_bias (causal buckets)" : "position_bias (bidirectional)";
+    sdpa.mask = ctx.mask;
+    sdpa.buffers = ctx.buffers;  // T5 does not scale its scores
+    h = projectedAttention(b.self, h, s, h, s, m_c.heads, sdpa, rec, "", &s);
+    torch::Tensor residual = h.add_(x);  // x belongs to the caller's loop
+    int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
+    if (decoder) {
+      h = b.crossNorm(residual);
+      s = rec.record("cross_layer_norm", "self.layer[1].layer_norm(x)", "rmsnorm", h,
+                     {residualStep});
+      const int memoryStep =
+          rec.record("encoder_hidden_states", "encoder_outputs[0]", "input", ctx.context);
+      SdpaOptions cross;
+      cross.mask = ctx.crossMask;
+      cross.buffers = ctx.crossBuffers;
+      h = projectedAttention(b.cross, h, s, ctx.context, memoryStep, m_c.heads, cross, rec, "cross",
+                             &s);
+      residual = h.add_(residual);
+      residualStep =
+          rec.record("residual_cross", "x + cross_attn_out", "add", residual, {residualStep, s});
+    }
+    const std::string ffAt = decoder ? "self.layer[2]." : "self.layer[1].";
+    h = b.ffNorm(residual);
+    s = rec.record("ff_layer_norm", ffAt + "layer_norm(x)", "rmsnorm", h, {residualStep});
+    const std::string dense = ffAt + "DenseReluDense.";
+    const MlpProjection wi{[&](const torch::Tensor& t) { return b.wi(t); },
+                           dense + (m_c.gated ? "wi_0(x)" : "wi(x)")};
+    const MlpProjection wi1{[&](const torch::Tensor& t) { return b.wi1(t); }, dense + "wi_1(x)"};
+    const MlpProjection wo{[&](const torch::Tensor& t) { return b.wo(t); }, dense + "wo(h)"};
+    // Gated: wo(act(wi_0(x)) * wi_1(x)); feedForward's gate is the activated one.
+    h = m_c.gated ? feedForward(h, wi1, m_c.act, wo, &wi, rec, s, &s)
+                  : feedForward(h, wi, m_c.act, wo, nullptr, rec, s, &s);
+    h.add_(residual);
+    rec.record("residual_2", "x + ff_out", "add", h, {residualStep, s});
+    return h;
+  }
+
+  T5Config m_c;
+  std::string m_kind = m_config.string("model_type", "t5");  // "t5" or "mt5"
+  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
+  EmbeddingTable m_shared{nullptr};
+  RelativePositionBias m_encoderBias{nullptr}, m_decoderBias{nullptr};
+  std::vector<T5Block> m_encoder, m_decoder;
+  RmsNorm m_encoderNorm{nullptr}, m_decoderNorm{nullptr};
+  Linear m_head{nullptr};
+  torch::Tensor m_bias;  // [1, H, T, T] of the stack running now, from its block 0
+};
+
+}  // namespace
+
+std::shared_ptr<Model> openT5Folder(const std::string& folder, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<T5Family>(folder), name);
+}
+
+}  // namespace attnscope
