@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "alignment_view.h"
 #include "arg_parser.h"
 #include "attnscope/error.h"
 #include "commands.h"
@@ -77,7 +78,10 @@ int exportCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli export",
               "Run a model and render one view of its attention to PNG, SVG or PDF.");
   addModelFlags(p);
-  p.option("--view", "V", "heatmap (default), grid, compare, stats, pipeline, lines, text or qk")
+  p.option("--view", "V",
+           "heatmap (default), grid, compare, stats, pipeline, lines, text, qk or alignment "
+           "(encoder-decoders: target tokens to their strongest source tokens)")
+      .flag("--all-layers", "alignment: average over every layer, not the selected one")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
       .option("--batch-item", "B", "batch item shown; default 0")
@@ -174,6 +178,9 @@ int exportCommand(const std::vector<std::string>& args) {
                        kinds);
     }
   }
+  // The alignment view reads the cross-attention: its layers are the decoder's.
+  if (kind == render::ViewKind::Alignment && !p.has("--attention") && result->findGroup("cross"))
+    state.group = "cross";
   const AttentionGroup& shown = result->group(state.group);
   state.layer = indexFlag(p, "--layer", 0, shown.layers(), "layer");
   state.head = indexFlag(p, "--head", 0, shown.heads(), "head");
@@ -234,6 +241,12 @@ int exportCommand(const std::vector<std::string>& args) {
                             .arg(state.layer)
                             .arg(state.head);
         break;
+      case render::ViewKind::Alignment:
+        options.title =
+            p.has("--all-layers")
+                ? QStringLiteral("%1 · alignment, every layer").arg(model)
+                : QStringLiteral("%1 · alignment, layer %2").arg(model).arg(state.layer);
+        break;
     }
     const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
                             kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
@@ -248,6 +261,8 @@ int exportCommand(const std::vector<std::string>& args) {
   view->resize(options.width, options.height);
   view->setResult(result);
   view->setViewState(state);
+  if (auto* alignment = dynamic_cast<render::AlignmentView*>(view.get()))
+    alignment->setAllLayers(p.has("--all-layers"));
   const QString error = render::Exporter::exportView(*view, out, options);
   if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
   static const char* kFormats[] = {"png", "svg", "pdf"};

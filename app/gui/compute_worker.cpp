@@ -102,6 +102,11 @@ void ComputeWorker::compute(const ComputeJob& job) {
       opening = false;
     }
     RunRequest request = job.request;
+    if ((request.target || request.generate > 0) && !m_model->info().encoderDecoder()) {
+      // The panel offers them for encoder-decoders only; a session may still carry them.
+      request.target.reset();
+      request.generate = 0;
+    }
     if (request.pair && !m_model->info().supportsPair) {
       request.pair.reset();
       outcome.notices << tr(
@@ -133,12 +138,13 @@ void ComputeWorker::compute(const ComputeJob& job) {
         request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
         estimate = m_model->estimate(request);
         // First: the banner's one line must say what is missing from the views.
-        outcome.notices.prepend(tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
-                              "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
-                              "computed; opening another one computes its attention again.")
-                               .arg(layerRanges(request.layers))
-                               .arg(estimate.layers)
-                               .arg(formatBytes(whole), formatBytes(limit)));
+        outcome.notices.prepend(
+            tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
+               "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
+               "computed; opening another one computes its attention again.")
+                .arg(layerRanges(request.layers))
+                .arg(estimate.layers)
+                .arg(formatBytes(whole), formatBytes(limit)));
       }
     }
     outcome.estimate = estimate;

@@ -200,7 +200,7 @@ void Document::stepItem(int delta) {
 
 void Document::stepHead(int delta) {
   if (!m_result) return;
-  const int heads = std::max(1, m_result->group().heads());
+  const int heads = std::max(1, m_result->group(m_view.group).heads());
   render::ViewState s = m_view;
   s.head = ((s.head + delta) % heads + heads) % heads;  // wraps, so stepping never gets stuck
   setViewState(s);
@@ -208,7 +208,7 @@ void Document::stepHead(int delta) {
 
 void Document::stepLayer(int delta) {
   if (!m_result) return;
-  const int layers = std::max(1, m_result->group().layers());
+  const int layers = std::max(1, m_result->group(m_view.group).layers());
   render::ViewState s = m_view;
   s.layer = ((s.layer + delta) % layers + layers) % layers;
   setViewState(s);
@@ -281,6 +281,9 @@ void Document::recompute() {
   for (const QString& item : items) job.request.texts.push_back(item.toStdString());
   if (m_run.useContext) job.request.context = m_run.context.toStdString();
   if (pair) job.request.pair = m_run.pair.toStdString();
+  // A model without a decoder ignores these (the worker says so).
+  if (m_run.useTarget) job.request.target = m_run.target.toStdString();
+  job.request.generate = m_run.generate;
   job.request.device = m_run.device;
   job.cancel = std::make_shared<std::atomic<bool>>(false);
   job.request.cancel = job.cancel.get();
@@ -340,13 +343,17 @@ render::ViewState Document::clampedToResult(render::ViewState s) const {
     return s;
   }
   const AttentionResult& r = *m_result;
-  s.layer = clamp(s.layer, r.group().layers());
-  s.head = clamp(s.head, r.group().heads());
-  s.item = clamp(s.item, r.group().batch());
-  s.vsLayer = clamp(s.vsLayer, r.group().layers());
-  s.vsHead = clamp(s.vsHead, r.group().heads());
-  s.vsItem = clamp(s.vsItem, r.group().batch());
-  if (s.pinnedQuery >= r.group().queries()) s.pinnedQuery = -1;
+  // A group the result does not have (a session from another model) falls back to the main one.
+  if (!s.group.empty() && !r.findGroup(s.group)) s.group.clear();
+  const AttentionGroup& g = r.group(s.group);
+  s.layer = clamp(s.layer, g.layers());
+  s.head = clamp(s.head, g.heads());
+  s.item = clamp(s.item, g.batch());
+  s.vsLayer = clamp(s.vsLayer, g.layers());
+  s.vsHead = clamp(s.vsHead, g.heads());
+  s.vsItem = clamp(s.vsItem, g.batch());
+  if (s.pinnedQuery >= g.queries()) s.pinnedQuery = -1;
+  if (s.pinnedKey >= g.keys()) s.pinnedKey = -1;
   if (s.pinnedQuery < -1) s.pinnedQuery = -1;
   return s;
 }

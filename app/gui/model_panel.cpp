@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalBlocker>
@@ -88,6 +89,10 @@ ModelPanel::ModelPanel(QWidget* parent)
       m_context(new QLineEdit(this)),
       m_usePair(new QCheckBox(tr("Sentence pair, second sentence:"), this)),
       m_pair(new QLineEdit(this)),
+      m_useTarget(new QCheckBox(tr("Target (decoder input):"), this)),
+      m_target(new QLineEdit(this)),
+      m_generate(new QSpinBox(this)),
+      m_generateRow(new QWidget(this)),
       m_device(new QComboBox(this)),
       m_info(new QLabel(this)) {
   m_model->addItem(tr("Bundled: Tiny Shakespeare (trained)"), QStringLiteral("default"));
@@ -164,6 +169,28 @@ ModelPanel::ModelPanel(QWidget* parent)
   // Shown for models that take pairs (setModelInfo): elsewhere it could only be ignored.
   m_usePair->hide();
   m_pair->hide();
+  m_useTarget->setObjectName(QStringLiteral("targetCheck"));
+  m_useTarget->setToolTip(
+      tr("Encoder-decoders: the decoder reads its start token and this text (teacher forcing, "
+         "--target); off: only the start token"));
+  m_target->setObjectName(QStringLiteral("targetEdit"));
+  m_target->setPlaceholderText(tr("the translation, or any text in the target language"));
+  m_target->setEnabled(false);
+  m_generate->setObjectName(QStringLiteral("generateSpin"));
+  m_generate->setRange(0, 256);
+  m_generate->setToolTip(
+      tr("Greedy tokens the model appends to the decoder's input before its attention is shown "
+         "(--generate): type only the source sentence and let the model translate it"));
+  auto* generateLayout = new QHBoxLayout(m_generateRow);
+  generateLayout->setContentsMargins(0, 0, 0, 0);
+  generateLayout->addWidget(new QLabel(tr("Generate"), m_generateRow));
+  generateLayout->addWidget(m_generate);
+  generateLayout->addWidget(new QLabel(tr("tokens"), m_generateRow));
+  generateLayout->addStretch(1);
+  // Shown for encoder-decoders only (setModelInfo).
+  m_useTarget->hide();
+  m_target->hide();
+  m_generateRow->hide();
   m_info->setWordWrap(true);
   m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -189,6 +216,9 @@ ModelPanel::ModelPanel(QWidget* parent)
   runForm->addRow(m_context);
   runForm->addRow(m_usePair);
   runForm->addRow(m_pair);
+  runForm->addRow(m_useTarget);
+  runForm->addRow(m_target);
+  runForm->addRow(m_generateRow);
   runForm->addRow(tr("Device:"), m_device);
 
   auto* layout = new QVBoxLayout(this);
@@ -210,6 +240,9 @@ ModelPanel::ModelPanel(QWidget* parent)
   connect(m_context, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
   connect(m_usePair, &QCheckBox::toggled, this, &ModelPanel::onRunEdited);
   connect(m_pair, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
+  connect(m_useTarget, &QCheckBox::toggled, this, &ModelPanel::onRunEdited);
+  connect(m_target, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
+  connect(m_generate, &QSpinBox::valueChanged, this, &ModelPanel::onRunEdited);
   connect(m_device, &QComboBox::currentIndexChanged, this, &ModelPanel::onRunEdited);
 
   showSpec();
@@ -223,7 +256,12 @@ void ModelPanel::setModelSpec(const ModelSpec& spec) {
 
 void ModelPanel::setRunOptions(const RunOptions& options) {
   m_run = options;
-  const QSignalBlocker b1(m_useContext), b2(m_context), b3(m_device), b4(m_usePair), b5(m_pair);
+  const QSignalBlocker b1(m_useContext), b2(m_context), b3(m_device), b4(m_usePair), b5(m_pair),
+      b6(m_useTarget), b7(m_target), b8(m_generate);
+  m_useTarget->setChecked(options.useTarget);
+  m_target->setEnabled(options.useTarget);
+  if (m_target->text() != options.target) m_target->setText(options.target);
+  m_generate->setValue(options.generate);
   m_useContext->setChecked(options.useContext);
   m_context->setEnabled(options.useContext);
   if (m_context->text() != options.context) m_context->setText(options.context);
@@ -251,6 +289,9 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   m_info->setText(text);
   m_usePair->setVisible(info.supportsPair);
   m_pair->setVisible(info.supportsPair);
+  m_useTarget->setVisible(info.encoderDecoder());
+  m_target->setVisible(info.encoderDecoder());
+  m_generateRow->setVisible(info.encoderDecoder());
 }
 
 void ModelPanel::addSourceItem(const QString& source) {
@@ -393,9 +434,13 @@ void ModelPanel::onRunEdited() {
   o.context = m_context->text();
   o.usePair = m_usePair->isChecked();
   o.pair = m_pair->text();
+  o.useTarget = m_useTarget->isChecked();
+  o.target = m_target->text();
+  o.generate = m_generate->value();
   o.device = enumOf<DeviceKind>(m_device);
   m_context->setEnabled(o.useContext);
   m_pair->setEnabled(o.usePair);
+  m_target->setEnabled(o.useTarget);
   if (o == m_run) return;
   m_run = o;
   Q_EMIT runOptionsEdited(o);

@@ -63,6 +63,10 @@ class ModelPanel final : public QWidget {
   QLineEdit* m_context;
   QCheckBox* m_usePair;
   QLineEdit* m_pair;
+  QCheckBox* m_useTarget;  // encoder-decoders: the decoder's input (teacher forcing)
+  QLineEdit* m_target;
+  QSpinBox* m_generate;  // greedy tokens appended to the decoder's input
+  QWidget* m_generateRow;
   QComboBox* m_device;
   QLabel* m_info;
   QHash<QWidget*, QString> m_toyTips;  // the fields' own tips, shown again for the toy layer

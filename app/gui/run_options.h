@@ -15,10 +15,16 @@ struct RunOptions {
   bool usePair = false;
   QString pair;  // encoders: joined to each sentence as [CLS] A [SEP] B [SEP] when usePair is set
   DeviceKind device = DeviceKind::Auto;
+  /// Encoder-decoders: the decoder reads its start token and this target text (teacher forcing)
+  /// when useTarget is set, then `generate` greedy tokens (0: none).
+  bool useTarget = false;
+  QString target;
+  int generate = 0;
 
   bool operator==(const RunOptions& o) const {
     return useContext == o.useContext && context == o.context && usePair == o.usePair &&
-           pair == o.pair && device == o.device;
+           pair == o.pair && device == o.device && useTarget == o.useTarget && target == o.target &&
+           generate == o.generate;
   }
   bool operator!=(const RunOptions& o) const { return !(*this == o); }
 };

@@ -121,7 +121,8 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   const QString where = QStringLiteral("view");
   requireKeys(o, where,
               {"tab", "layer", "head", "item", "vs_layer", "vs_head", "vs_item", "palette",
-               "show_scores", "per_head_scale", "pinned_query", "classroom", "hide_special"},
+               "show_scores", "per_head_scale", "pinned_query", "classroom", "hide_special",
+               "attention", "pinned_key", "line_heads", "line_threshold", "text_source"},
               {});
   constexpr int kMax = 1 << 20;
   render::ViewState s;
@@ -149,6 +150,33 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   s.pinnedQuery = intAt(o, "pinned_query", where, -1, kMax, s.pinnedQuery);
   s.classroom = boolAt(o, "classroom", where, s.classroom);
   s.hideSpecial = boolAt(o, "hide_special", where, s.hideSpecial);
+  if (o.contains("attention")) {
+    s.group = stringAt(o, "attention", where).toStdString();
+    if (s.group != "self" && s.group != "cross" && s.group != "decoder_self")
+      fail(QStringLiteral("unknown attention \"%1\" in view (choose self, decoder_self or cross)")
+               .arg(QString::fromStdString(s.group)));
+  }
+  s.pinnedKey = intAt(o, "pinned_key", where, -1, kMax, s.pinnedKey);
+  if (o.contains("line_heads")) {
+    const QJsonValue heads = o.value("line_heads");
+    if (!heads.isArray()) fail(QStringLiteral("\"line_heads\" in view must be an array"));
+    for (const QJsonValue h : heads.toArray()) {
+      if (!h.isDouble() || h.toDouble() != std::floor(h.toDouble()) || h.toDouble() < 0 ||
+          h.toDouble() > kMax)
+        fail(QStringLiteral("\"line_heads\" in view must hold head numbers"));
+      s.lineHeads.push_back(h.toInt());
+    }
+  }
+  if (o.contains("line_threshold")) {
+    const QJsonValue t = o.value("line_threshold");
+    if (!t.isDouble() || !(t.toDouble() >= 0 && t.toDouble() <= 1))
+      fail(QStringLiteral("\"line_threshold\" in view must be a number in [0, 1]"));
+    s.lineThreshold = t.toDouble();
+  }
+  if (o.contains("text_source") &&
+      !render::parseTextSource(stringAt(o, "text_source", where), &s.textSource))
+    fail(QStringLiteral("unknown text_source \"%1\" in view (choose head, mean or rollout)")
+             .arg(o.value("text_source").toString()));
   return s;
 }
 
@@ -187,7 +215,8 @@ Session parseSession(const QJsonObject& root) {
 
   if (root.contains("run")) {
     const QJsonObject run = objectAt(root, "run", QStringLiteral("the file"));
-    requireKeys(run, QStringLiteral("run"), {"context", "pair", "device"}, {});
+    requireKeys(run, QStringLiteral("run"), {"context", "pair", "device", "target", "generate"},
+                {});
     const QJsonValue context = run.value("context");
     if (!context.isUndefined() && !context.isNull()) {
       if (!context.isString()) fail(QStringLiteral("\"context\" in run must be a string or null"));
@@ -200,6 +229,13 @@ Session parseSession(const QJsonObject& root) {
       s.run.usePair = true;
       s.run.pair = pair.toString();
     }
+    const QJsonValue target = run.value("target");
+    if (!target.isUndefined() && !target.isNull()) {
+      if (!target.isString()) fail(QStringLiteral("\"target\" in run must be a string or null"));
+      s.run.useTarget = true;
+      s.run.target = target.toString();
+    }
+    s.run.generate = intAt(run, "generate", QStringLiteral("run"), 0, 256, 0);
     if (run.contains("device"))
       s.run.device = parseEnum(run, "device", QStringLiteral("run"), parseDevice);
   }
@@ -224,6 +260,8 @@ QByteArray SessionFile::toJson(const Session& s) {
   QJsonObject model{{"source", QString::fromStdString(s.model.source)}, {"toy", toy}};
   QJsonObject run{{"context", s.run.useContext ? QJsonValue(s.run.context) : QJsonValue()},
                   {"pair", s.run.usePair ? QJsonValue(s.run.pair) : QJsonValue()},
+                  {"target", s.run.useTarget ? QJsonValue(s.run.target) : QJsonValue()},
+                  {"generate", s.run.generate},
                   {"device", toString(s.run.device)}};
   const render::ViewState& v = s.view;
   QJsonObject view{{"tab", render::toString(s.currentView)},
@@ -238,7 +276,14 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"per_head_scale", v.perHeadScale},
                    {"pinned_query", v.pinnedQuery},
                    {"classroom", v.classroom},
-                   {"hide_special", v.hideSpecial}};
+                   {"hide_special", v.hideSpecial},
+                   {"pinned_key", v.pinnedKey},
+                   {"line_threshold", v.lineThreshold},
+                   {"text_source", render::toString(v.textSource)}};
+  if (!v.group.empty()) view["attention"] = QString::fromStdString(v.group);
+  QJsonArray lineHeads;
+  for (int h : v.lineHeads) lineHeads.append(h);
+  view["line_heads"] = lineHeads;
   QJsonObject root{{"format", kFormat}, {"version", kVersion}, {"text", s.text},
                    {"model", model},    {"run", run},          {"view", view}};
   return QJsonDocument(root).toJson(QJsonDocument::Indented);

@@ -17,6 +17,8 @@ namespace attnscope::gui {
 
 ViewSelectorBar::ViewSelectorBar(QWidget* parent)
     : QWidget(parent),
+      m_group(new QComboBox(this)),
+      m_groupLabel(nullptr),
       m_layer(new QSpinBox(this)),
       m_head(new QSpinBox(this)),
       m_item(new QComboBox(this)),
@@ -49,6 +51,16 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_selection = new QWidget(this);
   auto* first = new QHBoxLayout(m_selection);
   first->setContentsMargins(0, 0, 0, 0);
+  m_group->setObjectName(QStringLiteral("attentionGroup"));
+  m_group->setToolTip(
+      tr("Which attention an encoder-decoder's views show: the encoder's self-attention, the "
+         "decoder's (causal) self-attention, or the decoder's cross-attention over the source"));
+  m_groupLabel = new QLabel(tr("Attention"), m_selection);
+  first->addWidget(m_groupLabel);
+  first->addWidget(m_group);
+  first->addSpacing(8);
+  m_group->hide();
+  m_groupLabel->hide();
   first->addWidget(new QLabel(tr("Layer"), m_selection));
   first->addWidget(m_layer);
   first->addSpacing(8);
@@ -71,6 +83,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_layout->setVerticalSpacing(4);
   arrange(true);
 
+  connect(m_group, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_item, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
@@ -105,9 +118,22 @@ void ViewSelectorBar::resizeEvent(QResizeEvent* event) {
 }
 
 void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {
-  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item);
-  m_layer->setRange(0, result ? std::max(0, result->group().layers() - 1) : 0);
-  m_head->setRange(0, result ? std::max(0, result->group().heads() - 1) : 0);
+  const QSignalBlocker b0(m_group), b1(m_layer), b2(m_head), b3(m_item);
+  m_result = result;
+  m_group->clear();
+  const bool several = result && result->groups.size() > 1;
+  if (several) {
+    for (const AttentionGroup& g : result->groups) {
+      const QString name = QString::fromStdString(g.name);
+      const QString label = g.name == "self"           ? tr("Encoder self")
+                            : g.name == "decoder_self" ? tr("Decoder self")
+                            : g.name == "cross"        ? tr("Cross (target → source)")
+                                                       : name;
+      m_group->addItem(label, name);
+    }
+  }
+  m_group->setVisible(several);
+  m_groupLabel->setVisible(several);
   m_item->clear();
   const int batch = result ? result->group().batch() : 0;
   for (int i = 0; i < batch; ++i) {
@@ -123,10 +149,22 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
   setViewState(m_state);
 }
 
+void ViewSelectorBar::updateRanges() {
+  const QSignalBlocker b1(m_layer), b2(m_head);
+  const AttentionGroup* g = m_result ? &m_result->group(m_state.group) : nullptr;
+  m_layer->setRange(0, g ? std::max(0, g->layers() - 1) : 0);
+  m_head->setRange(0, g ? std::max(0, g->heads() - 1) : 0);
+}
+
 void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
-  const QSignalBlocker b1(m_layer), b2(m_head), b3(m_item), b4(m_palette), b5(m_scores),
-      b6(m_perHeadScale), b7(m_hideSpecial);
+  updateRanges();
+  const QSignalBlocker b0(m_group), b1(m_layer), b2(m_head), b3(m_item), b4(m_palette),
+      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial);
+  if (m_group->count() > 0) {
+    const int at = m_group->findData(QString::fromStdString(state.group));
+    m_group->setCurrentIndex(std::max(0, at));
+  }
   m_layer->setValue(state.layer);
   m_head->setValue(state.head);
   if (state.item < m_item->count()) m_item->setCurrentIndex(state.item);
@@ -138,6 +176,7 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
 
 void ViewSelectorBar::emitEdit() {
   render::ViewState s = m_state;
+  if (m_group->count() > 0) s.group = m_group->currentData().toString().toStdString();
   s.layer = m_layer->value();
   s.head = m_head->value();
   if (m_item->currentIndex() >= 0) s.item = m_item->currentIndex();

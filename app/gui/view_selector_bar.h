@@ -37,7 +37,13 @@ class ViewSelectorBar final : public QWidget {
   void emitEdit();
   void arrange(bool oneRow);
 
+  /// Layer and head ranges of the attention kind shown (an encoder-decoder's decoder has its own).
+  void updateRanges();
+
   render::ViewState m_state;
+  render::ResultPtr m_result;
+  QComboBox* m_group;  // the attention kind, for results with more than one
+  QWidget* m_groupLabel;
   QSpinBox* m_layer;
   QSpinBox* m_head;
   QComboBox* m_item;

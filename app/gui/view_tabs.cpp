@@ -35,6 +35,9 @@ const TabText kTabs[] = {
     {render::ViewKind::QueryKey, QT_TRANSLATE_NOOP("ViewTabs", "Q · K"),
      QT_TRANSLATE_NOOP("ViewTabs",
                        "A query and a key vector and the per-dimension products behind a score")},
+    {render::ViewKind::Alignment, QT_TRANSLATE_NOOP("ViewTabs", "Alignment"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "Encoder-decoders: the source tokens each target token looks at")},
 };
 
 }  // namespace

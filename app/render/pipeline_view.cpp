@@ -67,9 +67,17 @@ void PipelineView::setViewState(const ViewState& state) {
 }
 
 const LayerTrace* PipelineView::trace() const {
-  if (!m_result || m_state.layer < 0 || m_state.layer >= static_cast<int>(m_result->traces.size()))
-    return nullptr;
-  return &m_result->traces[static_cast<std::size_t>(m_state.layer)];
+  if (!m_result || m_state.layer < 0) return nullptr;
+  // Encoder-decoders record the encoder's layers, then the decoder's: the decoder groups
+  // (decoder self-attention, cross-attention) show the decoder block with its cross branch.
+  const bool decoder = m_state.group == "decoder_self" ||
+                       (m_state.group == "cross" && m_result->findGroup("decoder_self"));
+  int seen = 0;
+  for (const LayerTrace& t : m_result->traces) {
+    if (decoder != (t.stack == "decoder")) continue;
+    if (seen++ == m_state.layer) return &t;
+  }
+  return nullptr;
 }
 
 QString PipelineView::explain(const QString& kind) {

@@ -40,6 +40,14 @@ Session sample() {
   s.view.hideSpecial = true;
   s.run.usePair = true;
   s.run.pair = QStringLiteral("the second sentence");
+  s.run.useTarget = true;
+  s.run.target = QStringLiteral("la traduction");
+  s.run.generate = 7;
+  s.view.group = "cross";
+  s.view.pinnedKey = 2;
+  s.view.lineHeads = {1, 3};
+  s.view.lineThreshold = 0.125;
+  s.view.textSource = attnscope::render::TextSource::Rollout;
   s.currentView = attnscope::render::ViewKind::Compare;
   return s;
 }
@@ -108,6 +116,16 @@ class SessionFileTest : public QObject {
     QTest::newRow("empty") << QByteArray() << "not valid JSON";
     QTest::newRow("no format") << sampleWith([](QJsonObject& r) { r.remove("format"); })
                                << "missing \"format\"";
+    QTest::newRow("unknown attention") << sampleWith([](QJsonObject& r) {
+      QJsonObject v = r["view"].toObject();
+      v["attention"] = "encoder";
+      r["view"] = v;
+    }) << "unknown attention \"encoder\"";
+    QTest::newRow("generate out of range") << sampleWith([](QJsonObject& r) {
+      QJsonObject run = r["run"].toObject();
+      run["generate"] = 100000;
+      r["run"] = run;
+    }) << "\"generate\" in run must be between 0 and 256";
     QTest::newRow("other format") << sampleWith([](QJsonObject& r) { r["format"] = "png"; })
                                   << "not an attnscope session";
     QTest::newRow("future version")
