@@ -298,8 +298,10 @@ void MainWindow::buildActions() {
                              [this] { m_document->stepItem(-1); }));
   viewMenu->addSeparator();
   for (int i = 0; i < m_tabs->count(); ++i) {
+    // Ctrl+1 … Ctrl+9: a tenth view has no digit left and is reached from this menu.
     viewMenu->addAction(action(m_tabs->tabText(i),
-                               QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
+                               i < 9 ? QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1))
+                                     : QKeySequence(),
                                [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();

@@ -52,6 +52,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   auto* first = new QHBoxLayout(m_selection);
   first->setContentsMargins(0, 0, 0, 0);
   m_group->setObjectName(QStringLiteral("attentionGroup"));
+  m_group->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_group->setToolTip(
       tr("Which attention an encoder-decoder's views show: the encoder's self-attention, the "
          "decoder's (causal) self-attention, or the decoder's cross-attention over the source"));
