@@ -138,11 +138,14 @@ void ComputeWorker::compute(const ComputeJob& job) {
         request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
         estimate = m_model->estimate(request);
         // First: the banner's one line must say what is missing from the views.
+        const QString kept = request.layers.size() == 1
+                                 ? tr("layer %1 only").arg(request.layers.front())
+                                 : tr("layers %1").arg(layerRanges(request.layers));
         outcome.notices.prepend(
-            tr("Attention kept for layers %1 of %2: all %2 layers would need %3, "
+            tr("Attention kept for %1 of %2: all %2 layers would need %3, "
                "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
                "computed; opening another one computes its attention again.")
-                .arg(layerRanges(request.layers))
+                .arg(kept)
                 .arg(estimate.layers)
                 .arg(formatBytes(whole), formatBytes(limit)));
       }
