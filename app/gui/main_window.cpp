@@ -31,6 +31,7 @@
 
 #include <cmath>
 
+#include "ablation_view.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
 #include "compute_worker.h"
@@ -402,6 +403,13 @@ void MainWindow::connectDocument() {
     updateNextTokens(m_document->result());  // says which sentence the predictions are for
   });
   connect(m_tabs, &ViewTabs::currentKindChanged, d, &Document::setCurrentView);
+  if (auto* ablation =
+          qobject_cast<render::AblationView*>(m_tabs->view(render::ViewKind::Ablation))) {
+    connect(ablation, &render::AblationView::ablationRequested, d, &Document::runAblation);
+    connect(ablation, &render::AblationView::ablationCancelRequested, d, &Document::cancelAblation);
+    connect(d, &Document::ablationChanged, ablation, &render::AblationView::setAblation);
+    ablation->setAblation(d->ablation());
+  }
   connect(d, &Document::currentViewChanged, m_tabs, &ViewTabs::showKind);
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);

@@ -35,6 +35,10 @@ const TabText kTabs[] = {
     {render::ViewKind::QueryKey, QT_TRANSLATE_NOOP("ViewTabs", "Q · K"),
      QT_TRANSLATE_NOOP("ViewTabs",
                        "A query and a key vector and the per-dimension products behind a score")},
+    {render::ViewKind::Ablation, QT_TRANSLATE_NOOP("ViewTabs", "Ablation"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "How the top prediction changes when each head is zeroed; click a head to "
+                       "open it")},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view_factory.h"
 
+#include "ablation_view.h"
 #include "compare_view.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
@@ -30,6 +31,8 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
       return new TextView(parent);
     case ViewKind::QueryKey:
       return new QueryKeyView(parent);
+    case ViewKind::Ablation:
+      return new AblationView(parent);
   }
   return new HeatmapView(parent);
 }

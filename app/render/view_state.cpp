@@ -8,7 +8,7 @@
 namespace attnscope::render {
 namespace {
 
-const std::array<std::pair<ViewKind, const char*>, 8> kNames = {{
+const std::array<std::pair<ViewKind, const char*>, 9> kNames = {{
     {ViewKind::Heatmap, "heatmap"},
     {ViewKind::Grid, "grid"},
     {ViewKind::Compare, "compare"},
@@ -17,6 +17,7 @@ const std::array<std::pair<ViewKind, const char*>, 8> kNames = {{
     {ViewKind::Lines, "lines"},
     {ViewKind::Text, "text"},
     {ViewKind::QueryKey, "qk"},
+    {ViewKind::Ablation, "ablation"},
 }};
 
 const std::array<std::pair<TextSource, const char*>, 3> kSources = {{

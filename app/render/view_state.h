@@ -11,8 +11,9 @@
 
 namespace attnscope::render {
 
-enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline, Lines, Text, QueryKey };
-/// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk"
+enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline, Lines, Text, QueryKey, Ablation };
+/// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk" |
+/// "ablation"
 QString toString(ViewKind kind);
 bool parseViewKind(const QString& s, ViewKind* out);
 
