@@ -23,8 +23,8 @@
 namespace attnscope::render {
 namespace {
 
-constexpr double kMaxCell = 72;  // beyond this the map only gets emptier, not clearer
-constexpr int kStrongest = 5;    // heads listed under the map
+constexpr double kMaxCell = 110;  // beyond this the map only gets emptier, not clearer
+constexpr int kStrongest = 5;     // heads listed under the map
 
 double maxAbsChange(const HeadAblation& a) {
   double m = 0;
@@ -60,7 +60,6 @@ AblationView::AblationView(QWidget* parent)
       tr("Attribution patching: every head's effect from one forward and one backward pass, "
          "to first order (an estimate)"));
   m_progress->setObjectName(QStringLiteral("ablationProgress"));
-  m_progress->setFormat(tr("%v/%m heads"));
   m_progress->setTextVisible(true);
   m_progress->setMinimumWidth(160);
   m_cancel->setObjectName(QStringLiteral("ablationCancel"));
@@ -112,8 +111,13 @@ void AblationView::updateControls() {
   m_exact->setEnabled(m_result && !running);
   m_estimate->setEnabled(m_result && !running);
   m_cancel->setEnabled(running && !m_status.cancelling);
-  m_progress->setRange(0, std::max(1, m_status.total));
-  m_progress->setValue(std::clamp(m_status.done, 0, std::max(1, m_status.total)));
+  // Before a run: the heads it would cover, so the bar already says "0/16 heads".
+  const int total = m_status.total > 0
+                        ? m_status.total
+                        : (m_result ? m_result->group().layers() * m_result->group().heads() : 0);
+  m_progress->setFormat(total > 0 ? tr("%v/%m heads") : QString());
+  m_progress->setRange(0, std::max(1, total));
+  m_progress->setValue(std::clamp(m_status.done, 0, std::max(1, total)));
   QString state;
   switch (m_status.phase) {
     case Phase::Idle:
@@ -296,8 +300,11 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
   }
   // The selected head, the one the other views show.
   if (const QRectF sel = cellRect(m_viewState.layer, m_viewState.head); !sel.isEmpty()) {
-    painter.setPen(QPen(style.accent, 2));
+    // Dark and light together: readable on both ends of the diverging palette.
+    painter.setPen(QPen(style.text, 2));
     painter.drawRect(sel.adjusted(1, 1, -1, -1));
+    painter.setPen(QPen(style.background, 1));
+    painter.drawRect(sel.adjusted(2.5, 2.5, -2.5, -2.5));
   }
   MatrixPainter::drawRowLabels(painter, cells, rowLabels, small, style.text);
   MatrixPainter::drawColumnLabels(painter, cells, colLabels, small, style.text);
