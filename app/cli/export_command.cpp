@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "ablation_view.h"
 #include "alignment_view.h"
 #include "arg_parser.h"
 #include "attnscope/error.h"
@@ -79,8 +80,8 @@ int exportCommand(const std::vector<std::string>& args) {
               "Run a model and render one view of its attention to PNG, SVG or PDF.");
   addModelFlags(p);
   p.option("--view", "V",
-           "heatmap (default), grid, compare, stats, pipeline, lines, text, qk or alignment "
-           "(encoder-decoders: target tokens to their strongest source tokens)")
+           "heatmap (default), grid, compare, stats, pipeline, lines, text, qk, alignment "
+           "(encoder-decoders: target tokens to their strongest source tokens) or ablation")
       .flag("--all-layers", "alignment: average over every layer, not the selected one")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
@@ -110,6 +111,7 @@ int exportCommand(const std::vector<std::string>& args) {
       .flag("--hide-special",
             "leave out [CLS]/[SEP]/<s>/</s> rows and columns and renormalise the rows")
       .flag("--classroom", "large fonts for projectors")
+      .flag("--estimate", "ablation: the one-pass estimate (attribution patching), not exact")
       .option("--title", "TEXT", "title above the view; default describes the selection");
   p.parse(args);
   if (p.helpRequested()) {
@@ -120,7 +122,8 @@ int exportCommand(const std::vector<std::string>& args) {
   render::ViewKind kind = render::ViewKind::Heatmap;
   if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
     throw UsageError(
-        "--view must be heatmap, grid, compare, stats, pipeline, lines, text or qk, got '" +
+        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk or ablation, "
+        "got '" +
         p.value("--view") + "'");
   }
   if (!p.has("--out")) throw UsageError("--out FILE is required");
@@ -247,6 +250,11 @@ int exportCommand(const std::vector<std::string>& args) {
                 ? QStringLiteral("%1 · alignment, every layer").arg(model)
                 : QStringLiteral("%1 · alignment, layer %2").arg(model).arg(state.layer);
         break;
+      case render::ViewKind::Ablation:
+        options.title = QStringLiteral("%1 · head ablation%2")
+                            .arg(model)
+                            .arg(p.has("--estimate") ? QStringLiteral(" (estimate)") : QString());
+        break;
     }
     const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
                             kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
@@ -263,6 +271,20 @@ int exportCommand(const std::vector<std::string>& args) {
   view->setViewState(state);
   if (auto* alignment = dynamic_cast<render::AlignmentView*>(view.get()))
     alignment->setAllLayers(p.has("--all-layers"));
+  if (auto* ablation = qobject_cast<render::AblationView*>(view.get())) {
+    // The map is of the batch item shown, as in the window.
+    AblationRequest ablate;
+    ablate.run = request;
+    if (static_cast<std::size_t>(state.item) < request.texts.size())
+      ablate.run.texts = {request.texts[static_cast<std::size_t>(state.item)]};
+    ablate.estimate = p.has("--estimate");
+    render::AblationStatus status;
+    status.phase = render::AblationStatus::Phase::Done;
+    status.item = state.item;
+    status.estimate = ablate.estimate;
+    status.ablation = std::make_shared<const HeadAblation>(model->ablateHeads(ablate));
+    ablation->setAblation(status);
+  }
   const QString error = render::Exporter::exportView(*view, out, options);
   if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
   static const char* kFormats[] = {"png", "svg", "pdf"};

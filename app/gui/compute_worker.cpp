@@ -54,6 +54,26 @@ std::vector<int> layersAround(const std::vector<int>& focus, int count, int laye
   return out;
 }
 
+// The message and kind of the exception thrown while running the core, for the banner.
+void describeError(std::exception_ptr thrown, QString* message, ErrorKind* kind) {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const Error& e) {
+    *message = QString::fromStdString(e.what());
+    *kind = e.kind();
+  } catch (const std::bad_alloc&) {
+    *message = ComputeWorker::tr("out of memory: choose a smaller model or shorter text");
+    *kind = ErrorKind::ResourceLimit;
+  } catch (const std::exception& e) {
+    // The core wraps library failures in Error; anything else is a bug, shown rather than fatal.
+    *message = ComputeWorker::tr("internal error: %1").arg(QString::fromStdString(e.what()));
+    *kind = ErrorKind::Internal;
+  } catch (...) {
+    *message = ComputeWorker::tr("internal error: an unknown exception");
+    *kind = ErrorKind::Internal;
+  }
+}
+
 }  // namespace
 
 QString ComputeWorker::layerRanges(const std::vector<int>& layers) {
@@ -77,6 +97,22 @@ ComputeWorker::ComputeWorker(std::shared_ptr<const std::atomic<quint64>> latestG
                              QObject* parent)
     : QObject(parent), m_latest(std::move(latestGeneration)) {}
 
+bool ComputeWorker::needsModel(const ModelSpec& spec, const std::shared_ptr<Model>& model) const {
+  return model ? model != m_model : !m_model || !sameModelSpec(m_modelSpec, spec);
+}
+
+bool ComputeWorker::useModel(const ModelSpec& spec, const std::shared_ptr<Model>& model) {
+  if (!needsModel(spec, model)) return false;
+  if (model) {
+    m_model = model;
+  } else {
+    m_model.reset();  // free the old weights before allocating the new ones
+    m_model = openModel(spec);
+  }
+  m_modelSpec = spec;
+  return true;
+}
+
 void ComputeWorker::compute(const ComputeJob& job) {
   // Typing queues a job per debounce; only the newest one is worth the time.
   if (job.generation < m_latest->load()) return;
@@ -87,20 +123,9 @@ void ComputeWorker::compute(const ComputeJob& job) {
   outcome.generation = job.generation;
   bool opening = false;
   try {
-    if (job.model) {
-      if (job.model != m_model) {
-        m_model = job.model;
-        m_modelSpec = job.spec;
-        outcome.modelInfo = m_model->info();
-      }
-    } else if (!m_model || !sameModelSpec(m_modelSpec, job.spec)) {
-      opening = true;
-      m_model.reset();  // free the old weights before allocating the new ones
-      m_model = openModel(job.spec);
-      m_modelSpec = job.spec;
-      outcome.modelInfo = m_model->info();
-      opening = false;
-    }
+    opening = needsModel(job.spec, job.model) && !job.model;
+    if (useModel(job.spec, job.model)) outcome.modelInfo = m_model->info();
+    opening = false;
     RunRequest request = job.request;
     if ((request.target || request.generate > 0) && !m_model->info().encoderDecoder()) {
       // The panel offers them for encoder-decoders only; a session may still carry them.
@@ -153,20 +178,34 @@ void ComputeWorker::compute(const ComputeJob& job) {
     outcome.estimate = estimate;
     outcome.memoryLimitBytes = limit;
     outcome.result = std::make_shared<const AttentionResult>(m_model->run(request));
-  } catch (const Error& e) {
-    outcome.error = QString::fromStdString(e.what());
-    outcome.errorKind = e.kind();
-  } catch (const std::bad_alloc&) {
-    outcome.error = tr("out of memory: choose a smaller model or shorter text");
-    outcome.errorKind = ErrorKind::ResourceLimit;
-  } catch (const std::exception& e) {
-    // The core wraps library failures in Error; anything else is a bug, shown rather than fatal.
-    outcome.error = tr("internal error: %1").arg(QString::fromStdString(e.what()));
-    outcome.errorKind = ErrorKind::Internal;
+  } catch (...) {
+    describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
   }
   if (opening) outcome.error = tr("Could not open the model: %1").arg(outcome.error);
   outcome.computeMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   Q_EMIT computed(outcome);
+}
+
+void ComputeWorker::ablate(const AblationJob& job) {
+  AblationOutcome outcome;
+  outcome.generation = job.generation;
+  try {
+    // Superseded before it started: not worth opening a model for.
+    if (job.cancel && job.cancel->load() && needsModel(job.spec, job.model))
+      throw Error(ErrorKind::Cancelled, "cancelled");
+    useModel(job.spec, job.model);
+    AblationRequest request = job.request;
+    if (request.run.pair && !m_model->info().supportsPair) request.run.pair.reset();
+    const quint64 generation = job.generation;
+    // Called on this thread; the queued connection carries it to the document.
+    request.progress = [this, generation](int done, int total) {
+      Q_EMIT ablationProgress(generation, done, total);
+    };
+    outcome.ablation = std::make_shared<const HeadAblation>(m_model->ablateHeads(request));
+  } catch (...) {
+    describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
+  }
+  Q_EMIT ablated(outcome);
 }
 
 }  // namespace attnscope::gui

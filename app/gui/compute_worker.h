@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "ablation_job.h"
 #include "compute_job.h"
 
 namespace attnscope::gui {
@@ -22,6 +23,9 @@ class ComputeWorker final : public QObject {
 
  public Q_SLOTS:
   void compute(const attnscope::gui::ComputeJob& job);
+  /// Head ablation with the model of the last job (reopened only if the spec differs). A job
+  /// whose cancel flag is already set when it would have to open a model is dropped unopened.
+  void ablate(const attnscope::gui::AblationJob& job);
 
  public:
   /// "0, 3–7": ascending layer numbers with runs joined, for notices.
@@ -31,8 +35,16 @@ class ComputeWorker final : public QObject {
 
  Q_SIGNALS:
   void computed(const attnscope::gui::ComputeOutcome& outcome);
+  /// From the worker thread, during ablate(): `done` of `total` heads.
+  void ablationProgress(quint64 generation, int done, int total);
+  void ablated(const attnscope::gui::AblationOutcome& outcome);
 
  private:
+  /// Makes m_model the job's: the in-memory `model` if given, else `spec` opened unless it is
+  /// already. Returns whether it opened or switched (then the caller reports the new info).
+  bool useModel(const ModelSpec& spec, const std::shared_ptr<Model>& model);
+  bool needsModel(const ModelSpec& spec, const std::shared_ptr<Model>& model) const;
+
   std::shared_ptr<const std::atomic<quint64>> m_latest;
   std::shared_ptr<Model> m_model;
   ModelSpec m_modelSpec;

@@ -22,6 +22,17 @@ void registerMetaTypes() {
   qRegisterMetaType<render::ViewState>();
   qRegisterMetaType<ModelSpec>();
   qRegisterMetaType<ModelInfo>();
+  qRegisterMetaType<AblationJob>();
+  qRegisterMetaType<AblationOutcome>();
+  qRegisterMetaType<render::AblationStatus>();
+}
+
+// Whether two computations read the same input: the ablation of one is valid for the other.
+bool sameInput(const ComputeJob& a, const ComputeJob& b) {
+  return sameModelSpec(a.spec, b.spec) && a.model == b.model &&
+         a.request.texts == b.request.texts && a.request.pair == b.request.pair &&
+         a.request.context == b.request.context && a.request.device == b.request.device &&
+         a.request.target == b.request.target && a.request.generate == b.request.generate;
 }
 
 }  // namespace
@@ -41,12 +52,18 @@ Document::Document(QObject* parent)
   connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute,
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::computed, this, &Document::onComputed, Qt::QueuedConnection);
+  connect(this, &Document::ablationRequested, m_worker, &ComputeWorker::ablate,
+          Qt::QueuedConnection);
+  connect(m_worker, &ComputeWorker::ablationProgress, this, &Document::onAblationProgress,
+          Qt::QueuedConnection);
+  connect(m_worker, &ComputeWorker::ablated, this, &Document::onAblated, Qt::QueuedConnection);
   m_thread->start();
 }
 
 Document::~Document() {
   // Abandon the running job so quit() does not wait for a long forward pass.
   if (m_cancelCurrent) m_cancelCurrent->store(true);
+  if (m_ablationCancel) m_ablationCancel->store(true);
   m_latestGeneration->store(~quint64{0});
   m_thread->quit();
   m_thread->wait();
@@ -231,6 +248,8 @@ void Document::recompute() {
   // Problems the user can see without running anything are reported at once; the previous
   // result stays on screen.
   const QStringList items = batchTexts(m_text);
+  // A new text, model or option makes the ablation stale, whether or not this run starts.
+  dropAblationUnlessFor(currentInput(items));
   if (items.isEmpty()) {
     setBusy(false);
     setError(tr("Type a sentence: each non-empty line is one batch item."));
@@ -269,22 +288,14 @@ void Document::recompute() {
     return;
   }
 
-  ComputeJob job;
+  ComputeJob job = currentInput(items);
   job.generation = generation;
-  job.spec = m_spec;
-  if (inMemory) job.model = m_memoryModel;
   job.scoresLimitBytes = m_scoresLimitBytes;
   job.spec.memoryLimitBytes = m_memoryLimitBytes;
   job.request.limits.memoryLimitBytes = m_memoryLimitBytes;
   job.focusLayers = {m_view.layer};
   if (m_currentView == render::ViewKind::Compare) job.focusLayers.push_back(m_view.vsLayer);
-  for (const QString& item : items) job.request.texts.push_back(item.toStdString());
-  if (m_run.useContext) job.request.context = m_run.context.toStdString();
-  if (pair) job.request.pair = m_run.pair.toStdString();
-  // A model without a decoder ignores these (the worker says so).
-  if (m_run.useTarget) job.request.target = m_run.target.toStdString();
-  job.request.generate = m_run.generate;
-  job.request.device = m_run.device;
+  m_pendingJob = job;
   job.cancel = std::make_shared<std::atomic<bool>>(false);
   job.request.cancel = job.cancel.get();
   m_cancelCurrent = job.cancel;
@@ -312,6 +323,8 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   m_estimate = outcome.estimate;
   Q_EMIT memoryEstimateChanged();
   m_resultTexts = m_pendingTexts;
+  m_resultJob = m_pendingJob;
+  if (m_resultJob) dropAblationUnlessFor(*m_resultJob);
   m_workerNotices = outcome.notices;
   setError(QString());
   // Clamp before announcing the result, so views never see a selection outside it.
@@ -320,6 +333,103 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   m_view = clamped;
   Q_EMIT resultChanged(m_result);
   if (stateChanged) Q_EMIT viewStateChanged(m_view);
+}
+
+ComputeJob Document::currentInput(const QStringList& items) const {
+  ComputeJob job;
+  job.spec = m_spec;
+  if (isMemorySource(m_spec.source) && m_spec.source == m_memorySource) job.model = m_memoryModel;
+  for (const QString& item : items) job.request.texts.push_back(item.toStdString());
+  if (m_run.useContext) job.request.context = m_run.context.toStdString();
+  if (m_run.usePair) job.request.pair = m_run.pair.toStdString();
+  // A model without a decoder ignores these (the worker drops them).
+  if (m_run.useTarget) job.request.target = m_run.target.toStdString();
+  job.request.generate = m_run.generate;
+  job.request.device = m_run.device;
+  return job;
+}
+
+void Document::dropAblationUnlessFor(const ComputeJob& input) {
+  if (m_ablation.phase == render::AblationStatus::Phase::Idle) return;
+  if (sameInput(input, m_ablationInput)) return;
+  if (m_ablationCancel) m_ablationCancel->store(true);
+  m_ablationCancel.reset();
+  ++m_ablationGeneration;  // whatever the worker still sends for it is dropped
+  setAblation(render::AblationStatus());
+}
+
+void Document::runAblation(bool estimate) {
+  using Phase = render::AblationStatus::Phase;
+  if (m_ablation.phase == Phase::Running || !m_result || !m_resultJob) return;
+  const std::vector<std::string>& texts = m_resultJob->request.texts;
+  if (texts.empty()) return;
+  const int item = std::clamp(m_view.item, 0, static_cast<int>(texts.size()) - 1);
+  AblationJob job;
+  job.generation = ++m_ablationGeneration;
+  job.spec = m_resultJob->spec;
+  job.model = m_resultJob->model;
+  job.request.run = m_resultJob->request;
+  // The map is of one prediction: the batch item the views show.
+  job.request.run.texts = {texts[static_cast<std::size_t>(item)]};
+  job.request.estimate = estimate;
+  job.cancel = std::make_shared<std::atomic<bool>>(false);
+  job.request.run.cancel = job.cancel.get();
+  m_ablationCancel = job.cancel;
+  m_ablationInput = *m_resultJob;
+
+  render::AblationStatus status;
+  status.phase = Phase::Running;
+  status.estimate = estimate;
+  status.item = item;
+  status.total = m_result->group().layers() * m_result->group().heads();
+  setAblation(status);
+  Q_EMIT ablationRequested(job);
+}
+
+void Document::cancelAblation() {
+  if (m_ablation.phase != render::AblationStatus::Phase::Running || m_ablation.cancelling) return;
+  if (m_ablationCancel) m_ablationCancel->store(true);
+  render::AblationStatus status = m_ablation;
+  status.cancelling = true;
+  setAblation(status);
+}
+
+void Document::onAblationProgress(quint64 generation, int done, int total) {
+  if (generation != m_ablationGeneration ||
+      m_ablation.phase != render::AblationStatus::Phase::Running)
+    return;
+  render::AblationStatus status = m_ablation;
+  status.done = done;
+  status.total = total;
+  m_ablation = status;
+  Q_EMIT ablationProgress(done, total);
+  Q_EMIT ablationChanged(m_ablation);
+}
+
+void Document::onAblated(const AblationOutcome& outcome) {
+  using Phase = render::AblationStatus::Phase;
+  if (outcome.generation != m_ablationGeneration) return;  // cleared or superseded meanwhile
+  m_ablationCancel.reset();
+  render::AblationStatus status = m_ablation;
+  status.cancelling = false;
+  if (outcome.ablation) {
+    status.phase = Phase::Done;
+    status.ablation = outcome.ablation;
+    status.estimate = outcome.ablation->estimate;
+    status.total = outcome.ablation->layers * outcome.ablation->heads;
+    status.done = status.total;
+  } else if (outcome.errorKind == ErrorKind::Cancelled) {
+    status.phase = Phase::Cancelled;
+  } else {
+    status.phase = Phase::Failed;
+    status.message = outcome.error;
+  }
+  setAblation(status);
+}
+
+void Document::setAblation(const render::AblationStatus& status) {
+  m_ablation = status;
+  Q_EMIT ablationChanged(m_ablation);
 }
 
 void Document::setError(const QString& message) {

@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 
+#include "ablation_job.h"
+#include "ablation_status.h"
 #include "compute_job.h"
 #include "run_options.h"
 #include "session.h"
@@ -79,6 +81,8 @@ class Document final : public QObject {
   uint64_t memoryLimitBytes() const { return m_memoryLimitBytes; }
   /// The estimate of the last successful run (total 0 before one, or for models that cannot say).
   const MemoryEstimate& memoryEstimate() const { return m_estimate; }
+  /// The head ablation of the current result's text: idle, running, done, failed or cancelled.
+  const render::AblationStatus& ablation() const { return m_ablation; }
 
  public Q_SLOTS:
   void setText(const QString& text);
@@ -98,6 +102,12 @@ class Document final : public QObject {
   void stepLayer(int delta);
   /// Starts a computation now instead of after the debounce.
   void recompute();
+  /// Ablates every head (or estimates it, in one pass) for the selected batch item of the current
+  /// result, with the model and request that made it. Does nothing without a result or while an
+  /// ablation runs. A new text, model or run option cancels it and clears its map.
+  void runAblation(bool estimate);
+  /// Stops a running ablation; it ends as Cancelled when the worker has stopped.
+  void cancelAblation();
 
  Q_SIGNALS:
   void textChanged(const QString& text);
@@ -119,11 +129,25 @@ class Document final : public QObject {
   void computeStarted(quint64 generation);
   /// Internal: queued to the worker thread.
   void computeRequested(const attnscope::gui::ComputeJob& job);
+  /// ablation() changed: started, a head done, finished, failed, cancelled or cleared.
+  void ablationChanged(const attnscope::render::AblationStatus& status);
+  /// `done` of `total` heads of the running ablation, in order.
+  void ablationProgress(int done, int total);
+  /// Internal: queued to the worker thread.
+  void ablationRequested(const attnscope::gui::AblationJob& job);
 
  private:
   void scheduleRecompute();
   void recomputeIfLayerMissing();
   void onComputed(const attnscope::gui::ComputeOutcome& outcome);
+  void onAblationProgress(quint64 generation, int done, int total);
+  void onAblated(const attnscope::gui::AblationOutcome& outcome);
+  /// What a computation of the current text, model and options would run (no generation, no
+  /// cancel flag, no limits).
+  ComputeJob currentInput(const QStringList& items) const;
+  /// Cancels and clears the ablation unless it was made from the same input as `input`.
+  void dropAblationUnlessFor(const ComputeJob& input);
+  void setAblation(const render::AblationStatus& status);
   /// Supersedes any running job: a new generation, the old job's cancel flag set.
   quint64 nextGeneration();
   void setError(const QString& message);
@@ -151,6 +175,13 @@ class Document final : public QObject {
   uint64_t m_memoryLimitBytes = RunLimits().memoryLimitBytes;
   MemoryEstimate m_estimate;
   double m_computeMs = 0;
+  std::optional<ComputeJob> m_pendingJob;  // of the job in flight, without its cancel flag
+  std::optional<ComputeJob> m_resultJob;   // what made m_result
+
+  render::AblationStatus m_ablation;
+  ComputeJob m_ablationInput;  // what made the result that was ablated
+  quint64 m_ablationGeneration = 0;
+  std::shared_ptr<std::atomic<bool>> m_ablationCancel;
 
   quint64 m_generation = 0;
   std::shared_ptr<std::atomic<quint64>>

@@ -31,6 +31,7 @@
 
 #include <cmath>
 
+#include "ablation_view.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
 #include "compute_worker.h"
@@ -299,10 +300,10 @@ void MainWindow::buildActions() {
   viewMenu->addSeparator();
   for (int i = 0; i < m_tabs->count(); ++i) {
     // Ctrl+1 … Ctrl+9: a tenth view has no digit left and is reached from this menu.
-    viewMenu->addAction(action(m_tabs->tabText(i),
-                               i < 9 ? QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1))
-                                     : QKeySequence(),
-                               [this, i] { m_tabs->setCurrentIndex(i); }));
+    viewMenu->addAction(
+        action(m_tabs->tabText(i),
+               i < 9 ? QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)) : QKeySequence(),
+               [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();
   viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+0")), [this] {
@@ -404,6 +405,13 @@ void MainWindow::connectDocument() {
     updateNextTokens(m_document->result());  // says which sentence the predictions are for
   });
   connect(m_tabs, &ViewTabs::currentKindChanged, d, &Document::setCurrentView);
+  if (auto* ablation =
+          qobject_cast<render::AblationView*>(m_tabs->view(render::ViewKind::Ablation))) {
+    connect(ablation, &render::AblationView::ablationRequested, d, &Document::runAblation);
+    connect(ablation, &render::AblationView::ablationCancelRequested, d, &Document::cancelAblation);
+    connect(d, &Document::ablationChanged, ablation, &render::AblationView::setAblation);
+    ablation->setAblation(d->ablation());
+  }
   connect(d, &Document::currentViewChanged, m_tabs, &ViewTabs::showKind);
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);

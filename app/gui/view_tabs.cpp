@@ -38,6 +38,10 @@ const TabText kTabs[] = {
     {render::ViewKind::Alignment, QT_TRANSLATE_NOOP("ViewTabs", "Alignment"),
      QT_TRANSLATE_NOOP("ViewTabs",
                        "Encoder-decoders: the source tokens each target token looks at")},
+    {render::ViewKind::Ablation, QT_TRANSLATE_NOOP("ViewTabs", "Ablation"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "How the top prediction changes when each head is zeroed; click a head to "
+                       "open it")},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view_factory.h"
 
+#include "ablation_view.h"
 #include "alignment_view.h"
 #include "compare_view.h"
 #include "grid_view.h"
@@ -33,6 +34,8 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
       return new QueryKeyView(parent);
     case ViewKind::Alignment:
       return new AlignmentView(parent);
+    case ViewKind::Ablation:
+      return new AblationView(parent);
   }
   return new HeatmapView(parent);
 }

@@ -8,7 +8,7 @@
 namespace attnscope::render {
 namespace {
 
-const std::array<std::pair<ViewKind, const char*>, 9> kNames = {{
+const std::array<std::pair<ViewKind, const char*>, 10> kNames = {{
     {ViewKind::Heatmap, "heatmap"},
     {ViewKind::Grid, "grid"},
     {ViewKind::Compare, "compare"},
@@ -18,6 +18,7 @@ const std::array<std::pair<ViewKind, const char*>, 9> kNames = {{
     {ViewKind::Text, "text"},
     {ViewKind::QueryKey, "qk"},
     {ViewKind::Alignment, "alignment"},
+    {ViewKind::Ablation, "ablation"},
 }};
 
 const std::array<std::pair<TextSource, const char*>, 3> kSources = {{

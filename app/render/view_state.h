@@ -11,8 +11,20 @@
 
 namespace attnscope::render {
 
-enum class ViewKind { Heatmap, Grid, Compare, Stats, Pipeline, Lines, Text, QueryKey, Alignment };
-/// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk" | "alignment"
+enum class ViewKind {
+  Heatmap,
+  Grid,
+  Compare,
+  Stats,
+  Pipeline,
+  Lines,
+  Text,
+  QueryKey,
+  Alignment,
+  Ablation
+};
+/// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk" | "alignment" |
+/// "ablation"
 QString toString(ViewKind kind);
 bool parseViewKind(const QString& s, ViewKind* out);
 

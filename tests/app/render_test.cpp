@@ -120,8 +120,9 @@ class RenderTest : public QObject {
     QVERIFY(a == b);
     b.pinnedQuery = 3;
     QVERIFY(a != b);
-    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
-                       ViewKind::Pipeline, ViewKind::Lines, ViewKind::Text, ViewKind::QueryKey}) {
+    for (ViewKind k :
+         {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats, ViewKind::Pipeline,
+          ViewKind::Lines, ViewKind::Text, ViewKind::QueryKey, ViewKind::Ablation}) {
       ViewKind parsed;
       QVERIFY(parseViewKind(toString(k), &parsed));
       QVERIFY(parsed == k);

@@ -57,6 +57,16 @@ grep -q ">m<" "$out/text.svg" || fail "text.svg must hold the tokens as text"
   fail "qk --query 4 --key 1"
 grep -q "score before softmax" "$out/qk.svg" || fail "qk.svg must print the score"
 grep -q "(#4)" "$out/qk.svg" || fail "qk.svg must name query #4"
+# Head ablation runs on the bundled tiny GPT, exact or estimated, and says which.
+tiny=(--model default --text "to be or not to be")
+"$cli" export "${tiny[@]}" --view ablation --out "$out/ablation.svg" >/dev/null 2>&1 || fail "ablation"
+grep -q "when each head" "$out/ablation.svg" || fail "ablation.svg must caption its map"
+grep -q "exact: each head zeroed" "$out/ablation.svg" || fail "ablation.svg must say it is exact"
+"$cli" export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.png" >/dev/null 2>&1 ||
+  fail "ablation --estimate"
+"$cli" export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.svg" >/dev/null 2>&1
+grep -q "attribution patching, first order" "$out/ablation-estimate.svg" ||
+  fail "ablation-estimate.svg must say it is an estimate"
 
 expect_exit() {  # code, description, args...
   local want=$1 what=$2
@@ -73,6 +83,8 @@ expect_exit 2 "--batch-item out of range" export "${toy[@]}" --batch-item 1 --ou
 expect_exit 2 "bad --line-heads" export "${toy[@]}" --view lines --line-heads 0,9 --out "$out/x.png"
 expect_exit 2 "bad --source" export "${toy[@]}" --view text --source tea --out "$out/x.png"
 expect_exit 2 "--query out of range" export "${toy[@]}" --view qk --query 22 --out "$out/x.png"
+expect_exit 2 "ablation of the toy layer" export "${toy[@]}" --view ablation --out "$out/x.png"
+grep -q "predicts no token" "$out/log.txt" || fail "the toy's refusal must say why"
 expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
 expect_exit 2 "unwritable --out" export "${toy[@]}" --out "$out/no/such/dir/x.png"
 expect_exit 2 "missing --out" export "${toy[@]}"
