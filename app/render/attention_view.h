@@ -9,7 +9,7 @@ class QPainter;
 
 namespace attnscope::render {
 
-/// Base of the nine views. A view draws the current result under the current view state; it
+/// Base of the ten views. A view draws the current result under the current view state; it
 /// never computes attention and never talks to another view. The same renderTo() draws the
 /// widget on screen (through an offscreen pass where needed), exports PNG/SVG/PDF and serves the
 /// CLI, so the GUI and the CLI cannot drift apart.
