@@ -12,26 +12,6 @@ namespace attnscope::gui {
 
 namespace {
 
-/// The bytes of the [layers, batch, heads, query, key] attention tensor a run will return.
-/// Tokenizing is cheap next to the forward pass, and exact where a character count would not be
-/// (BPE).
-uint64_t estimateAttentionBytes(const Model& model, const RunRequest& request) {
-  if (request.random) return 0;  // the toy's random input is small by construction
-  const ModelInfo info = model.info();
-  const auto clampToModel = [&](std::size_t n) {
-    return info.maxPositions > 0 ? std::min<std::size_t>(n, std::size_t(info.maxPositions)) : n;
-  };
-  // A pair adds its tokens (and a separator or two, which the margin of the limit covers).
-  const std::size_t pairTokens = request.pair ? model.tokenize(*request.pair).size() : 0;
-  std::size_t queries = 0;
-  for (const std::string& text : request.texts)
-    queries = std::max(queries, clampToModel(model.tokenize(text).size() + pairTokens));
-  const std::size_t keys =
-      request.context ? clampToModel(model.tokenize(*request.context).size()) : queries;
-  return uint64_t(info.layers) * request.texts.size() * uint64_t(info.heads) * queries * keys *
-         sizeof(float);
-}
-
 // `count` layers of `layers`: the focus layers first, then their neighbours, nearest first.
 std::vector<int> layersAround(const std::vector<int>& focus, int count, int layers) {
   std::vector<bool> chosen(static_cast<std::size_t>(layers), false);
@@ -142,14 +122,13 @@ void ComputeWorker::compute(const ComputeJob& job) {
     request.keepQueryKey = true;
     // From the configuration and the tokens: nothing large exists yet.
     MemoryEstimate estimate = m_model->estimate(request);
-    const uint64_t attentionBytes =
-        estimate.total > 0 ? estimate.attention : estimateAttentionBytes(*m_model, request);
+    const uint64_t attentionBytes = estimate.attention;
     if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
       request.keepScores = false;
       outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
                             "%1 MB, and keeping the scores too would double that.")
                              .arg(attentionBytes / (1024 * 1024));
-      if (estimate.total > 0) estimate = m_model->estimate(request);
+      estimate = m_model->estimate(request);
     }
     const uint64_t limit = request.limits.memoryLimitBytes;
     const uint64_t fixed = estimate.total - estimate.attention - estimate.scores;
