@@ -93,9 +93,11 @@ int exportCommand(const std::vector<std::string>& args) {
       .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
       .option("--line-heads", "LIST", "lines: heads overlaid, 'all' or e.g. 0,3,5; default --head")
       .option("--threshold", "W", "lines: weights below W are not drawn; default 0.02")
-      .option("--query", "I",
-              "lines, text, qk: the query token's position; default none (lines), "
-              "the last token (text, qk)")
+      .option("--query", "LIST",
+              "lines, text, qk, heatmap: the query token's position; default none (lines), "
+              "the last token (text, qk). heatmap and text: several, e.g. 3,5-7, are combined "
+              "(--aggregate)")
+      .option("--aggregate", "A", "how several --query tokens combine: mean (default) or sum")
       .option("--key", "I", "qk: the key token's position; default the query's strongest key")
       .option("--source", "S",
               "text: colour by head (default), mean (over the layer's heads) or "
@@ -110,6 +112,9 @@ int exportCommand(const std::vector<std::string>& args) {
       .flag("--per-head-scale", "grid: scale each cell to its own maximum")
       .flag("--hide-special",
             "leave out [CLS]/[SEP]/<s>/</s> rows and columns and renormalise the rows")
+      .flag("--merge-words",
+            "one row and column per word instead of per subword token (columns summed, rows "
+            "averaged)")
       .flag("--classroom", "large fonts for projectors")
       .flag("--estimate", "ablation: the one-pass estimate (attribution patching), not exact")
       .option("--title", "TEXT", "title above the view; default describes the selection");
@@ -150,6 +155,10 @@ int exportCommand(const std::vector<std::string>& args) {
   state.showScores = p.has("--scores");
   state.perHeadScale = p.has("--per-head-scale");
   state.hideSpecial = p.has("--hide-special");
+  state.mergeWords = p.has("--merge-words");
+  if (p.has("--aggregate") && !render::parseQueryAggregate(
+                                  QString::fromStdString(p.value("--aggregate")), &state.aggregate))
+    throw UsageError("--aggregate must be mean or sum, got '" + p.value("--aggregate") + "'");
   state.classroom = p.has("--classroom");
   state.lineThreshold = p.number("--threshold", 0.02, 0.0, 1.0);
   if (p.has("--source") &&
@@ -192,7 +201,17 @@ int exportCommand(const std::vector<std::string>& args) {
   state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % shown.heads(), shown.heads(), "head");
   state.vsItem = indexFlag(p, "--vs-batch-item", state.item, shown.batch(), "batch item");
   if (p.has("--line-heads")) state.lineHeads = headList(p.value("--line-heads"), shown.heads());
-  state.pinnedQuery = tokenFlag(p, "--query", render::realQueries(shown, state.item));
+  if (p.has("--query")) {
+    const int count = render::realQueries(shown, state.item);
+    const std::vector<int> queries = indexListFromFlag("--query", p.value("--query"), "token");
+    if (queries.back() >= count) {
+      throw UsageError("--query " + std::to_string(queries.back()) +
+                       " is out of range: the result has " + std::to_string(count) + " token" +
+                       (count == 1 ? "" : "s") + " (valid 0.." + std::to_string(count - 1) + ")");
+    }
+    state.pinnedQuery = queries.back();
+    if (queries.size() > 1) state.queryGroup = queries;
+  }
   state.pinnedKey = tokenFlag(p, "--key", render::realKeys(shown, state.item));
   if (p.has("--title")) {
     options.title = QString::fromStdString(p.value("--title"));
@@ -262,6 +281,8 @@ int exportCommand(const std::vector<std::string>& args) {
       options.title += QStringLiteral(" · ") + QString::fromStdString(state.group);
     if (state.hideSpecial && matrixView && render::hasSpecialTokens(shown, state.item))
       options.title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
+    if (state.mergeWords && (matrixView || kind == render::ViewKind::Text))
+      options.title += QStringLiteral(" · words");
   }
 
   const auto app = startQt();

@@ -117,10 +117,16 @@ RunRequest requestFromFlags(const ArgParser& p) {
 }
 
 std::vector<int> layerListFromFlag(const std::string& list) {
+  return indexListFromFlag("--layers", list, "layer");
+}
+
+std::vector<int> indexListFromFlag(const std::string& flag, const std::string& list,
+                                   const std::string& what) {
   std::vector<int> out;
   const auto number = [&](const std::string& s) {
     if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("--layers: '" + s + "' is not a layer number (give a list like 0,5-7)");
+      throw UsageError(flag + ": '" + s + "' is not a " + what +
+                       " number (give a list like 0,5-7)");
     return std::stoi(s);
   };
   std::size_t start = 0;
@@ -130,7 +136,7 @@ std::vector<int> layerListFromFlag(const std::string& list) {
     const std::size_t dash = part.find('-');
     const int lo = number(dash == std::string::npos ? part : part.substr(0, dash));
     const int hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
-    if (hi < lo) throw UsageError("--layers: the range '" + part + "' runs backwards");
+    if (hi < lo) throw UsageError(flag + ": the range '" + part + "' runs backwards");
     for (int l = lo; l <= hi; ++l) out.push_back(l);
     start = comma + 1;
   }

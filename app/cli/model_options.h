@@ -22,5 +22,8 @@ RunRequest requestFromFlags(const ArgParser& parser);
 /// "0,5-7" -> {0, 5, 6, 7}, sorted and unique. Throws UsageError for anything else; the model
 /// checks the range.
 std::vector<int> layerListFromFlag(const std::string& list);
+/// "0,5-7" as sorted unique numbers; errors name `flag` and call each number a `what`.
+std::vector<int> indexListFromFlag(const std::string& flag, const std::string& list,
+                                   const std::string& what);
 
 }  // namespace attnscope::cli

@@ -329,6 +329,37 @@ void MainWindow::buildActions() {
   viewMenu->addAction(hideSpecial);
   connect(m_document, &Document::viewStateChanged, hideSpecial,
           [hideSpecial](const render::ViewState& st) { hideSpecial->setChecked(st.hideSpecial); });
+  QAction* mergeWords =
+      action(tr("Merge Subwords into &Words"), QKeySequence(tr("Ctrl+Shift+W")), [this](bool on) {
+        render::ViewState state = m_document->viewState();
+        state.mergeWords = on;
+        m_document->setViewState(state);
+      });
+  mergeWords->setCheckable(true);
+  mergeWords->setToolTip(tr("One row and column per word: columns summed, rows averaged"));
+  viewMenu->addAction(mergeWords);
+  connect(m_document, &Document::viewStateChanged, mergeWords,
+          [mergeWords](const render::ViewState& st) { mergeWords->setChecked(st.mergeWords); });
+  // Several queries selected with Ctrl/Shift click: their rows summed or averaged.
+  QMenu* combine = viewMenu->addMenu(tr("Combine Selected &Queries"));
+  auto* combineGroup = new QActionGroup(combine);
+  for (const auto& [label, aggregate] : {std::make_pair(tr("&Mean"), render::QueryAggregate::Mean),
+                                         std::make_pair(tr("&Sum"), render::QueryAggregate::Sum)}) {
+    QAction* a = combine->addAction(label);
+    a->setCheckable(true);
+    a->setChecked(aggregate == render::QueryAggregate::Mean);
+    a->setObjectName(QStringLiteral("combine-") + render::toString(aggregate));
+    combineGroup->addAction(a);
+    connect(a, &QAction::triggered, this, [this, aggregate = aggregate] {
+      render::ViewState state = m_document->viewState();
+      state.aggregate = aggregate;
+      m_document->setViewState(state);
+    });
+    connect(m_document, &Document::viewStateChanged, a,
+            [a, aggregate = aggregate](const render::ViewState& st) {
+              a->setChecked(st.aggregate == aggregate);
+            });
+  }
   m_classroomAction = action(tr("Classroom &Mode"), QKeySequence(tr("Ctrl+Shift+M")),
                              [this](bool on) { setClassroomMode(on); });
   m_classroomAction->setCheckable(true);

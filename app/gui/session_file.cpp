@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QSet>
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/error.h"
@@ -120,15 +121,18 @@ ToyConfig parseToy(const QJsonObject& o) {
 render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   const QString where = QStringLiteral("view");
   requireKeys(o, where,
-              {"tab", "layer", "head", "item", "vs_layer", "vs_head", "vs_item", "palette",
-               "show_scores", "per_head_scale", "pinned_query", "classroom", "hide_special",
-               "attention", "pinned_key", "line_heads", "line_threshold", "text_source"},
+              {"tab",          "layer",          "head",         "item",        "vs_layer",
+               "vs_head",      "vs_item",        "palette",      "show_scores", "per_head_scale",
+               "pinned_query", "classroom",      "hide_special", "attention",   "pinned_key",
+               "line_heads",   "line_threshold", "text_source",  "query_group", "aggregate",
+               "merge_words"},
               {});
   constexpr int kMax = 1 << 20;
   render::ViewState s;
   if (o.contains("tab") && !render::parseViewKind(stringAt(o, "tab", where), current)) {
     fail(QStringLiteral(
-             "unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats or pipeline)")
+             "unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats, pipeline, "
+             "lines, text, qk, alignment or ablation)")
              .arg(o.value("tab").toString()));
   }
   s.layer = intAt(o, "layer", where, 0, kMax, s.layer);
@@ -150,6 +154,25 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   s.pinnedQuery = intAt(o, "pinned_query", where, -1, kMax, s.pinnedQuery);
   s.classroom = boolAt(o, "classroom", where, s.classroom);
   s.hideSpecial = boolAt(o, "hide_special", where, s.hideSpecial);
+  s.mergeWords = boolAt(o, "merge_words", where, s.mergeWords);
+  if (o.contains("aggregate") &&
+      !render::parseQueryAggregate(stringAt(o, "aggregate", where), &s.aggregate)) {
+    fail(QStringLiteral("unknown aggregate \"%1\" in view (choose mean or sum)")
+             .arg(o.value("aggregate").toString()));
+  }
+  if (o.contains("query_group")) {
+    const QJsonValue group = o.value("query_group");
+    if (!group.isArray()) fail(QStringLiteral("\"query_group\" in view must be an array"));
+    for (const QJsonValue t : group.toArray()) {
+      if (!t.isDouble() || t.toDouble() != std::floor(t.toDouble()) || t.toDouble() < 0 ||
+          t.toDouble() > kMax)
+        fail(QStringLiteral("\"query_group\" in view must hold token positions"));
+      s.queryGroup.push_back(t.toInt());
+    }
+    std::sort(s.queryGroup.begin(), s.queryGroup.end());
+    s.queryGroup.erase(std::unique(s.queryGroup.begin(), s.queryGroup.end()), s.queryGroup.end());
+    if (s.queryGroup.size() < 2) s.queryGroup.clear();  // one token is pinned_query's job
+  }
   if (o.contains("attention")) {
     s.group = stringAt(o, "attention", where).toStdString();
     if (s.group != "self" && s.group != "cross" && s.group != "decoder_self")
@@ -279,11 +302,16 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"hide_special", v.hideSpecial},
                    {"pinned_key", v.pinnedKey},
                    {"line_threshold", v.lineThreshold},
-                   {"text_source", render::toString(v.textSource)}};
+                   {"text_source", render::toString(v.textSource)},
+                   {"merge_words", v.mergeWords},
+                   {"aggregate", render::toString(v.aggregate)}};
   if (!v.group.empty()) view["attention"] = QString::fromStdString(v.group);
   QJsonArray lineHeads;
   for (int h : v.lineHeads) lineHeads.append(h);
   view["line_heads"] = lineHeads;
+  QJsonArray queryGroup;
+  for (int t : v.queryGroup) queryGroup.append(t);
+  view["query_group"] = queryGroup;
   QJsonObject root{{"format", kFormat}, {"version", kVersion}, {"text", s.text},
                    {"model", model},    {"run", run},          {"view", view}};
   return QJsonDocument(root).toJson(QJsonDocument::Indented);

@@ -25,7 +25,8 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_palette(new QComboBox(this)),
       m_scores(new QCheckBox(tr("Scores"), this)),
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),
-      m_hideSpecial(new QCheckBox(tr("Hide specials"), this)) {
+      m_hideSpecial(new QCheckBox(tr("Hide specials"), this)),
+      m_mergeWords(new QCheckBox(tr("Words"), this)) {
   m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
   m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
   m_item->setToolTip(tr("Batch item: one per non-empty line of text (Alt+PgUp / Alt+PgDown)"));
@@ -43,6 +44,10 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
          "(Ctrl+Shift+H); the views and export titles say so"));
   m_hideSpecial->setObjectName(QStringLiteral("hideSpecialCheck"));
   m_hideSpecial->hide();  // shown for results that have special tokens
+  m_mergeWords->setToolTip(
+      tr("Merge subword tokens into words (Ctrl+Shift+W): a word's columns are summed, its rows "
+         "averaged; the views say so"));
+  m_mergeWords->setObjectName(QStringLiteral("mergeWordsCheck"));
   m_layer->setRange(0, 0);
   m_head->setRange(0, 0);
 
@@ -78,6 +83,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   second->addWidget(m_scores);
   second->addWidget(m_perHeadScale);
   second->addWidget(m_hideSpecial);
+  second->addWidget(m_mergeWords);
   second->addStretch(1);
   m_layout = new QGridLayout(this);
   m_layout->setContentsMargins(0, 0, 0, 0);
@@ -92,6 +98,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_mergeWords, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
 }
 
 void ViewSelectorBar::arrange(bool oneRow) {
@@ -161,7 +168,7 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
   updateRanges();
   const QSignalBlocker b0(m_group), b1(m_layer), b2(m_head), b3(m_item), b4(m_palette),
-      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial);
+      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial), b8(m_mergeWords);
   if (m_group->count() > 0) {
     const int at = m_group->findData(QString::fromStdString(state.group));
     m_group->setCurrentIndex(std::max(0, at));
@@ -173,6 +180,7 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_scores->setChecked(state.showScores);
   m_perHeadScale->setChecked(state.perHeadScale);
   m_hideSpecial->setChecked(state.hideSpecial);
+  m_mergeWords->setChecked(state.mergeWords);
 }
 
 void ViewSelectorBar::emitEdit() {
@@ -185,6 +193,7 @@ void ViewSelectorBar::emitEdit() {
   s.showScores = m_scores->isChecked();
   s.perHeadScale = m_perHeadScale->isChecked();
   s.hideSpecial = m_hideSpecial->isChecked();
+  s.mergeWords = m_mergeWords->isChecked();
   Q_EMIT viewStateEdited(s);
 }
 

@@ -51,6 +51,7 @@ class ViewSelectorBar final : public QWidget {
   QCheckBox* m_scores;
   QCheckBox* m_perHeadScale;
   QCheckBox* m_hideSpecial;
+  QCheckBox* m_mergeWords;
   QWidget* m_selection = nullptr;  // layer, head, sentence
   QWidget* m_display = nullptr;    // palette and drawing options
   QGridLayout* m_layout = nullptr;

@@ -81,7 +81,7 @@ void AlignmentView::rebuild() {
   int count = 0;
   for (int l = first; l <= last; ++l) {
     for (int h = 0; h < g->heads(); ++h) {
-      const HeadMatrix m = HeadMatrix::of(*g, l, s.item, h, false, s.hideSpecial);
+      const HeadMatrix m = HeadMatrix::of(*g, l, s.item, h, false, s.hideSpecial, s.mergeWords);
       if (count == 0) {
         m_mean = m;
         std::fill(m_mean.values.begin(), m_mean.values.end(), 0.0f);

@@ -198,9 +198,10 @@ void CompareView::rebuild() {
   if (m_valid) {
     const AttentionGroup& r = m_result->group(m_state.group);
     // Compare weights, always: the JS distance is defined on distributions.
-    m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false, m_state.hideSpecial);
+    m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false, m_state.hideSpecial,
+                         m_state.mergeWords);
     m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false,
-                         m_state.hideSpecial);
+                         m_state.hideSpecial, m_state.mergeWords);
     m_diff = HeadMatrix::difference(m_a, m_b);
     // Over what is shown: with special tokens hidden, the renormalised rows.
     const auto view = [](const HeadMatrix& m) {
@@ -394,12 +395,9 @@ QString CompareView::cellText(int query, int key) const {
   // Each panel with its own tokens: B may be another sentence, whose token here differs.
   const auto part = [query, key](const QString& name, const HeadMatrix& m) {
     if (query >= m.rows || key >= m.cols) return QStringLiteral("%1: –").arg(name);
-    return QStringLiteral("%1: query '%2' (#%3) → key '%4' (#%5): %6")
-        .arg(name, m.rowTexts.value(query))
-        .arg(m.rowTokens[static_cast<std::size_t>(query)])
-        .arg(m.colTexts.value(key))
-        .arg(m.colTokens[static_cast<std::size_t>(key)])
-        .arg(MatrixPainter::formatValue(m.at(query, key)));
+    return QStringLiteral("%1: query '%2' (%3) → key '%4' (%5): %6")
+        .arg(name, m.rowTexts.value(query), m.rowPositions(query), m.colTexts.value(key),
+             m.colPositions(key), MatrixPainter::formatValue(m.at(query, key)));
   };
   QString diff = QStringLiteral("A − B: –");
   if (query < m_diff.rows && key < m_diff.cols)

@@ -30,7 +30,7 @@ void GridView::setResult(ResultPtr result) {
 void GridView::setViewState(const ViewState& state) {
   if (state.item != m_state.item || state.palette != m_state.palette ||
       state.perHeadScale != m_state.perHeadScale || state.hideSpecial != m_state.hideSpecial ||
-      state.group != m_state.group) {
+      state.mergeWords != m_state.mergeWords || state.group != m_state.group) {
     m_dirty = true;
   }
   m_state = state;
@@ -92,7 +92,8 @@ void GridView::updateTiles() {
   std::vector<float> mean;
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h < heads; ++h) {
-      const HeadMatrix m = HeadMatrix::of(r, l, item, h, false, m_state.hideSpecial);
+      const HeadMatrix m =
+          HeadMatrix::of(r, l, item, h, false, m_state.hideSpecial, m_state.mergeWords);
       if (l == 0 && h == 0) {
         mean.assign(m.values.size(), 0.0f);
         m_rows = m.rows;

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "attnscope/utf8.h"
+#include "attnscope/word_spans.h"
+
 namespace attnscope::render {
 namespace {
 
@@ -95,10 +98,38 @@ int segmentStart(const std::vector<Token>* tokens, const std::vector<int>& shown
   return -1;
 }
 
-QStringList labelsAt(const QStringList& all, const std::vector<int>& shown) {
-  QStringList out;
-  for (int i : shown) out << all.value(i);
-  return out;
+/// The shown positions of one axis in groups: one per position, or per word when merging (a word
+/// keeps the positions of it that are shown).
+std::vector<std::vector<int>> groupsOf(const std::vector<Token>* tokens, int count,
+                                       const std::vector<int>& shown, bool mergeWords) {
+  std::vector<std::vector<int>> groups;
+  if (!mergeWords || !tokens) {
+    for (int p : shown) groups.push_back({p});
+    return groups;
+  }
+  std::vector<bool> isShown(static_cast<std::size_t>(count), false);
+  for (int p : shown) isShown[static_cast<std::size_t>(p)] = true;
+  for (const WordSpan& w : wordSpans(*tokens, count)) {
+    std::vector<int> group;
+    for (int p = w.first; p <= w.last; ++p)
+      if (isShown[static_cast<std::size_t>(p)]) group.push_back(p);
+    if (!group.empty()) groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+/// A group's label: the token's own for one token, the word's text for several.
+QString groupText(const std::vector<Token>* tokens, const QStringList& labels,
+                  const std::vector<int>& group) {
+  if (group.size() == 1 || !tokens) return labels.value(group.front());
+  std::string text;
+  for (int p : group) text += (*tokens)[static_cast<std::size_t>(p)].text;
+  return QString::fromStdString(readableLabel(text));
+}
+
+QString positionsText(int first, int last) {
+  return first == last ? QStringLiteral("#%1").arg(first)
+                       : QStringLiteral("#%1–%2").arg(first).arg(last);
 }
 
 }  // namespace
@@ -123,27 +154,88 @@ bool hasSpecialTokens(const AttentionGroup& r, int item) {
   return false;
 }
 
+QString mergedWordsNote(bool scores) {
+  return scores ? QStringLiteral("subwords merged into words, scores averaged")
+                : QStringLiteral("subwords merged into words: columns summed, rows averaged");
+}
+
 QString hiddenSpecialNote(bool scores) {
   return scores ? QStringLiteral("special tokens hidden")
                 : QStringLiteral("special tokens hidden, rows renormalised");
 }
 
 int HeadMatrix::rowOfToken(int token) const {
-  const auto it = std::find(rowTokens.begin(), rowTokens.end(), token);
-  return it == rowTokens.end() ? -1 : static_cast<int>(it - rowTokens.begin());
+  for (std::size_t r = 0; r < rowTokens.size(); ++r) {
+    const int last = r < rowLast.size() ? rowLast[r] : rowTokens[r];
+    if (rowTokens[r] <= token && token <= last) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+std::vector<int> HeadMatrix::rowsOfTokens(const std::vector<int>& tokens) const {
+  std::vector<int> out;
+  for (int t : tokens) {
+    const int r = rowOfToken(t);
+    if (r >= 0) out.push_back(r);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<double> HeadMatrix::combineRows(const std::vector<int>& rowList, bool sum) const {
+  std::vector<double> out(static_cast<std::size_t>(cols), 0.0);
+  for (int c = 0; c < cols; ++c) {
+    double total = 0;
+    int n = 0;
+    for (int r : rowList) {
+      if (r < 0 || r >= rows || std::isnan(at(r, c))) continue;
+      total += at(r, c);
+      ++n;
+    }
+    out[static_cast<std::size_t>(c)] = n == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                       : sum  ? total
+                                              : total / n;
+  }
+  return out;
+}
+
+QString HeadMatrix::rowPositions(int row) const {
+  const auto r = static_cast<std::size_t>(row);
+  if (r >= rowTokens.size()) return {};
+  return positionsText(rowTokens[r], r < rowLast.size() ? rowLast[r] : rowTokens[r]);
+}
+
+QString HeadMatrix::colPositions(int col) const {
+  const auto c = static_cast<std::size_t>(col);
+  if (c >= colTokens.size()) return {};
+  return positionsText(colTokens[c], c < colLast.size() ? colLast[c] : colTokens[c]);
 }
 
 HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head, bool scores,
-                          bool hideSpecial) {
+                          bool hideSpecial, bool mergeWords) {
   HeadMatrix m;
   const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
   const std::vector<Token>* keyTokens =
       r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
-  m.rowTokens = shownPositions(queryTokens, realQueries(r, item), hideSpecial);
-  m.colTokens = shownPositions(keyTokens, realKeys(r, item), hideSpecial);
-  m.rows = static_cast<int>(m.rowTokens.size());
-  m.cols = static_cast<int>(m.colTokens.size());
-  m.hiddenSpecial = realQueries(r, item) - m.rows;
+  const int realRows = realQueries(r, item), realCols = realKeys(r, item);
+  const std::vector<int> shownRows = shownPositions(queryTokens, realRows, hideSpecial);
+  const std::vector<int> shownCols = shownPositions(keyTokens, realCols, hideSpecial);
+  const auto rowGroups = groupsOf(queryTokens, realRows, shownRows, mergeWords);
+  const auto colGroups = groupsOf(keyTokens, realCols, shownCols, mergeWords);
+  m.rows = static_cast<int>(rowGroups.size());
+  m.cols = static_cast<int>(colGroups.size());
+  m.mergedWords =
+      m.rows < static_cast<int>(shownRows.size()) || m.cols < static_cast<int>(shownCols.size());
+  for (const auto& g : rowGroups) {
+    m.rowTokens.push_back(g.front());
+    m.rowLast.push_back(g.back());
+  }
+  for (const auto& g : colGroups) {
+    m.colTokens.push_back(g.front());
+    m.colLast.push_back(g.back());
+  }
+  m.hiddenSpecial = realRows - static_cast<int>(shownRows.size());
   m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
   m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
   m.scores = scores && !r.scores.empty();
@@ -151,24 +243,38 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
   m.missing = data == nullptr;
   m.values.assign(static_cast<std::size_t>(m.rows) * m.cols,
                   std::numeric_limits<float>::quiet_NaN());
-  for (int q = 0; q < m.rows && data != nullptr; ++q) {
-    const float* in =
-        data + static_cast<std::size_t>(m.rowTokens[static_cast<std::size_t>(q)]) * r.keys();
-    float* out = m.values.data() + static_cast<std::size_t>(q) * m.cols;
-    double sum = 0;
-    for (int k = 0; k < m.cols; ++k) {
-      const float v = in[m.colTokens[static_cast<std::size_t>(k)]];
-      // -inf marks masked scores; NaN keeps them apart from every real value downstream.
-      out[k] = std::isfinite(v) ? v : std::numeric_limits<float>::quiet_NaN();
-      sum += std::isfinite(v) ? v : 0.0;
+  // Each shown query's row over the shown keys, renormalised when specials are hidden; -inf
+  // marks masked scores and becomes NaN, which keeps them apart from every real value downstream.
+  for (int g = 0; g < m.rows && data != nullptr; ++g) {
+    const auto& queries = rowGroups[static_cast<std::size_t>(g)];
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    std::vector<double> sums(static_cast<std::size_t>(m.cols), 0.0);
+    std::vector<int> finite(static_cast<std::size_t>(m.cols), 0);
+    for (int q : queries) {
+      const float* in = data + static_cast<std::size_t>(q) * r.keys();
+      double total = 0;
+      for (int k : shownCols) total += std::isfinite(in[k]) ? in[k] : 0.0;
+      // A row whose every shown key was special has nothing left to renormalise: it stays 0.
+      const double scale = hideSpecial && !m.scores && total > 0 ? 1.0 / total : 1.0;
+      for (int c = 0; c < m.cols; ++c) {
+        for (int k : colGroups[static_cast<std::size_t>(c)]) {
+          if (!std::isfinite(in[k])) continue;
+          sums[static_cast<std::size_t>(c)] += in[k] * scale;
+          ++finite[static_cast<std::size_t>(c)];
+        }
+      }
     }
-    // A row whose every shown key was special has nothing left to renormalise: it stays 0.
-    if (hideSpecial && !m.scores && sum > 0) {
-      for (int k = 0; k < m.cols; ++k) out[k] = static_cast<float>(out[k] / sum);
+    for (int c = 0; c < m.cols; ++c) {
+      const auto ci = static_cast<std::size_t>(c);
+      if (finite[ci] == 0) continue;  // every score of the block was masked
+      // Weights: the word's columns summed, its rows averaged; scores: averaged over the block.
+      const double n = m.scores ? finite[ci] : static_cast<double>(queries.size());
+      out[c] = static_cast<float>(sums[ci] / n);
     }
   }
-  m.rowTexts = labelsAt(queryLabels(r, item), m.rowTokens);
-  m.colTexts = labelsAt(keyLabels(r, item), m.colTokens);
+  const QStringList rowAll = queryLabels(r, item), colAll = keyLabels(r, item);
+  for (const auto& g : rowGroups) m.rowTexts << groupText(queryTokens, rowAll, g);
+  for (const auto& g : colGroups) m.colTexts << groupText(keyTokens, colAll, g);
   for (const QString& t : m.rowTexts) m.rowLabels << axisLabel(t);
   for (const QString& t : m.colTexts) m.colLabels << axisLabel(t);
   updateRange(m);
@@ -189,10 +295,14 @@ HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
   d.colLabels = a.colLabels.mid(0, d.cols);
   d.rowTexts = a.rowTexts.mid(0, d.rows);
   d.colTexts = a.colTexts.mid(0, d.cols);
-  d.rowTokens.assign(a.rowTokens.begin(),
-                     a.rowTokens.begin() + std::min<std::size_t>(a.rowTokens.size(), d.rows));
-  d.colTokens.assign(a.colTokens.begin(),
-                     a.colTokens.begin() + std::min<std::size_t>(a.colTokens.size(), d.cols));
+  const auto prefix = [](const std::vector<int>& v, int n) {
+    return std::vector<int>(v.begin(), v.begin() + std::min<std::size_t>(v.size(), n));
+  };
+  d.rowTokens = prefix(a.rowTokens, d.rows);
+  d.colTokens = prefix(a.colTokens, d.cols);
+  d.rowLast = prefix(a.rowLast, d.rows);
+  d.colLast = prefix(a.colLast, d.cols);
+  d.mergedWords = a.mergedWords;
   d.rowSegmentStart = a.rowSegmentStart < d.rows ? a.rowSegmentStart : -1;
   d.colSegmentStart = a.colSegmentStart < d.cols ? a.colSegmentStart : -1;
   d.hiddenSpecial = a.hiddenSpecial;

@@ -18,26 +18,42 @@ struct HeadMatrix {
   QStringList colLabels;       // key tokens (the context's for cross-attention), likewise
   QStringList rowTexts;        // the query tokens whole (tooltips)
   QStringList colTexts;        // the key tokens whole
-  std::vector<int> rowTokens;  // [rows] the token position of each row in the sequence
+  std::vector<int> rowTokens;  // [rows] the token position of each row in the sequence (of its
+                               // first token when words are merged)
   std::vector<int> colTokens;  // [cols] likewise for the keys
+  std::vector<int> rowLast;    // [rows] the last token position of each row (= rowTokens unless
+                               // merged)
+  std::vector<int> colLast;    // [cols] likewise
   int rowSegmentStart = -1;    // sentence pairs: the first row of segment 1, -1 for none
   int colSegmentStart = -1;    // likewise for the columns
   int hiddenSpecial = 0;       // special tokens left out (rows and columns alike)
   float minValue = 0, maxValue = 0;  // over finite values
   bool hasMasked = false;            // some score was -inf
   bool scores = false;               // pre-softmax scores rather than weights
-  bool missing = false;  // the run did not keep this layer's attention: values are all NaN
+  bool missing = false;      // the run did not keep this layer's attention: values are all NaN
+  bool mergedWords = false;  // some row or column is a word of several tokens
 
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
-  /// The row showing token position `token`, or -1 when it is not shown.
+  /// The row showing token position `token` (the word holding it), or -1 when it is not shown.
   int rowOfToken(int token) const;
+  /// The rows showing any of these token positions, sorted, each once.
+  std::vector<int> rowsOfTokens(const std::vector<int>& tokens) const;
+  /// Rows combined column by column: their sum, or their mean (sum = false). Masked (NaN) cells
+  /// are left out; a column with none left is NaN. [cols]
+  std::vector<double> combineRows(const std::vector<int>& rows, bool sum) const;
+  /// "#3" or, for a merged word, "#3–5": the token positions of a row or column.
+  QString rowPositions(int row) const;
+  QString colPositions(int col) const;
 
   /// Weights, or scaled scores when `scores` is set and the result kept them (else weights).
   /// hideSpecial leaves out the rows and columns of special tokens ([CLS], [SEP], <s>) and
   /// renormalises each remaining row of weights to sum to 1 over the keys still shown (scores
   /// are only left out: they are not a distribution).
+  /// mergeWords shows words (wordSpans) instead of tokens: a word's columns are summed (the
+  /// attention a word receives) and its rows averaged (what the word attends to), so rows of
+  /// weights still sum to 1; scores are averaged over both (masked ones left out).
   static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores,
-                       bool hideSpecial = false);
+                       bool hideSpecial = false, bool mergeWords = false);
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
@@ -58,5 +74,7 @@ QString axisLabel(const QString& label);
 bool hasSpecialTokens(const AttentionGroup& result, int item);
 /// "special tokens hidden, rows renormalised": what views and export titles say when they do.
 QString hiddenSpecialNote(bool scores);
+/// "subwords merged into words: columns summed, rows averaged" (scores: "averaged").
+QString mergedWordsNote(bool scores);
 
 }  // namespace attnscope::render

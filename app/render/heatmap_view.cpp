@@ -139,8 +139,9 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 void HeatmapView::rebuild() {
   m_matrix = HeadMatrix();
   if (m_result && validSelection(*m_result, m_state)) {
-    m_matrix = HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item,
-                              m_state.head, m_state.showScores, m_state.hideSpecial);
+    m_matrix =
+        HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item, m_state.head,
+                       m_state.showScores, m_state.hideSpecial, m_state.mergeWords);
   }
   // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
   QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;
@@ -245,6 +246,7 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
                                             : QStringLiteral("scaled score"))
                              : QStringLiteral("attention weight");
   if (m.hiddenSpecial > 0) caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores);
+  if (m.mergedWords) caption += QStringLiteral(" · ") + mergedWordsNote(m.scores);
   scale->axis()->setLabel(caption);
   map->setColorScale(scale);
   auto* group = new QCPMarginGroup(&plot);
@@ -292,16 +294,62 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
     line->end->setCoords(m.cols - 0.5, m.rowSegmentStart - 0.5);
     line->setPen(boundaryPen);
   }
+  // The selected queries are outlined, the last one clicked more strongly.
   const int pinnedRow = m.rowOfToken(m_state.pinnedQuery);
-  if (m_state.pinnedQuery >= 0 && pinnedRow >= 0) {
+  const std::vector<int> selected = m.rowsOfTokens(m_state.selectedQueries());
+  for (int row : selected) {
     auto* pin = new QCPItemRect(&plot);
     pin->topLeft->setAxes(x, y);
     pin->bottomRight->setAxes(x, y);
-    pin->topLeft->setCoords(-0.5, pinnedRow - 0.5);
-    pin->bottomRight->setCoords(m.cols - 0.5, pinnedRow + 0.5);
-    pin->setPen(QPen(style.accent, 2.5));
+    pin->topLeft->setCoords(-0.5, row - 0.5);
+    pin->bottomRight->setCoords(m.cols - 0.5, row + 0.5);
+    pin->setPen(QPen(style.accent, row == pinnedRow ? 2.5 : 1.5));
     pin->setBrush(Qt::NoBrush);
   }
+  if (selected.size() > 1) addSelectionStrip(plot, style, *rect, selected);
+}
+
+void HeatmapView::addSelectionStrip(QCustomPlot& plot, const RenderStyle& style, QCPAxisRect& main,
+                                    const std::vector<int>& rows) const {
+  const HeadMatrix& m = m_matrix;
+  const bool sum = m_state.aggregate == QueryAggregate::Sum;
+  const std::vector<double> combined = m.combineRows(rows, sum);
+  auto* strip = new QCPAxisRect(&plot);
+  plot.plotLayout()->addElement(1, 0, strip);
+  plot.plotLayout()->setRowStretchFactor(0, 4);
+  plot.plotLayout()->setRowStretchFactor(1, 1);
+  strip->setBackground(style.background);
+  auto* side = new QCPMarginGroup(&plot);
+  main.setMarginGroup(QCP::msLeft | QCP::msRight, side);
+  strip->setMarginGroup(QCP::msLeft | QCP::msRight, side);
+  QCPAxis* x = strip->axis(QCPAxis::atBottom);
+  QCPAxis* y = strip->axis(QCPAxis::atLeft);
+  PlotPainter::styleAxis(x, style);
+  PlotPainter::styleAxis(y, style);
+  x->setTicks(false);  // the keys are labelled under the matrix, right above
+  x->setRange(main.axis(QCPAxis::atBottom)->range());
+  // Zooming and panning the matrix moves the strip with it.
+  QObject::connect(main.axis(QCPAxis::atBottom),
+                   QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), x,
+                   QOverload<const QCPRange&>::of(&QCPAxis::setRange));
+  strip->setRangeDrag(Qt::Orientations());
+  strip->setRangeZoom(Qt::Orientations());
+  auto* bars = new QCPBars(x, y);
+  bars->setWidth(0.9);
+  bars->setPen(Qt::NoPen);
+  bars->setBrush(style.accent);
+  double hi = 0, lo = 0;
+  for (int c = 0; c < m.cols; ++c) {
+    const double v = combined[static_cast<std::size_t>(c)];
+    if (!std::isfinite(v)) continue;
+    bars->addData(c, v);
+    hi = std::max(hi, v);
+    lo = std::min(lo, v);
+  }
+  y->setRange(lo, hi > lo ? hi : lo + 1);
+  y->setLabel(QStringLiteral("%1 of %2 queries")
+                  .arg(sum ? QStringLiteral("sum") : QStringLiteral("mean"))
+                  .arg(rows.size()));
 }
 
 void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
@@ -333,12 +381,9 @@ QString HeatmapView::cellText(int query, int key) const {
   const QString value =
       std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);
   // Positions tell repeated tokens apart ("the" at 2 and at 9).
-  return QStringLiteral("query '%1' (#%2) → key '%3' (#%4): %5")
-      .arg(m_matrix.rowTexts.value(query))
-      .arg(m_matrix.rowTokens[static_cast<std::size_t>(query)])
-      .arg(m_matrix.colTexts.value(key))
-      .arg(m_matrix.colTokens[static_cast<std::size_t>(key)])
-      .arg(value);
+  return QStringLiteral("query '%1' (%2) → key '%3' (%4): %5")
+      .arg(m_matrix.rowTexts.value(query), m_matrix.rowPositions(query),
+           m_matrix.colTexts.value(key), m_matrix.colPositions(key), value);
 }
 
 bool HeatmapView::cellAt(const QPointF& pos, int* query, int* key) const {
@@ -367,9 +412,11 @@ void HeatmapView::onMouseRelease(QMouseEvent* event) {
   if ((event->position() - m_pressPos).manhattanLength() > 4) return;
   int q = 0, k = 0;
   if (event->button() != Qt::LeftButton || !cellAt(event->position(), &q, &k)) return;
+  // Ctrl adds a query to the selection (or takes it out), Shift selects a range of them.
   ViewState edited = m_state;
-  const int token = m_matrix.rowTokens[static_cast<std::size_t>(q)];
-  edited.pinnedQuery = m_state.pinnedQuery == token ? -1 : token;
+  edited.clickQuery(m_matrix.rowTokens[static_cast<std::size_t>(q)],
+                    event->modifiers() & Qt::ControlModifier,
+                    event->modifiers() & Qt::ShiftModifier);
   Q_EMIT viewStateEdited(edited);
 }
 

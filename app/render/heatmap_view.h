@@ -8,6 +8,7 @@
 #include "head_matrix.h"
 
 class QCustomPlot;
+class QCPAxisRect;
 class QMouseEvent;
 
 namespace attnscope::render {
@@ -20,7 +21,8 @@ struct RenderStyle;
 /// palette's first colour; scores map [min, max] of the finite scores and masked (−inf) scores get
 /// the palette's masked colour. Padding beyond the item's real lengths is not shown.
 /// On screen it is an interactive QCustomPlot (wheel zoom, out no further than the whole matrix,
-/// drag pan, double-click or resetZoom() for the whole matrix, hover, click to pin a query);
+/// drag pan, double-click or resetZoom() for the whole matrix, hover, click to pin a query,
+/// Ctrl/Shift click to select several, whose sum or mean shows as bars under the matrix);
 /// exports build the same plot offscreen and draw it through a QPicture, so output stays vector: in
 /// SVG and PDF each cell is a rectangle up to 256 × 256 cells (MatrixPainter::drawCells).
 class HeatmapView final : public AttentionView {
@@ -54,6 +56,9 @@ class HeatmapView final : public AttentionView {
   void rebuild();
   /// vector: cells as rectangles (SVG, PDF) rather than one bitmap.
   void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector) const;
+  /// Under the matrix: the selected rows combined (ViewState::aggregate), one bar per key.
+  void addSelectionStrip(QCustomPlot& plot, const RenderStyle& style, QCPAxisRect& main,
+                         const std::vector<int>& rows) const;
   bool cellAt(const QPointF& pos, int* query, int* key) const;
   void onMouseMove(QMouseEvent* event);
   void onMousePress(QMouseEvent* event);

@@ -104,8 +104,8 @@ void LinesView::rebuild() {
     const AttentionGroup& g = m_result->group(m_state.group);
     m_heads = m_state.overlaidHeads(g.heads());
     for (int h : m_heads)
-      m_matrices.push_back(
-          HeadMatrix::of(g, m_state.layer, m_state.item, h, false, m_state.hideSpecial));
+      m_matrices.push_back(HeadMatrix::of(g, m_state.layer, m_state.item, h, false,
+                                          m_state.hideSpecial, m_state.mergeWords));
   }
   m_cache = QImage();
   updateBar();

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "attnscope/attention_rollout.h"
 #include "attnscope/error.h"
@@ -38,7 +39,7 @@ QString displayText(const Token& t, bool* newline) {
   s.replace(QLatin1Char('\t'), QLatin1Char(' '));
   s.remove(QLatin1Char('\r'));
   if (*newline) s.replace(QLatin1Char('\n'), QChar(0x23CE));
-  return axisLabel(s);
+  return s;
 }
 
 }  // namespace
@@ -75,10 +76,10 @@ void TextView::setResult(ResultPtr result) {
 }
 
 void TextView::setViewState(const ViewState& state) {
-  const bool same = state.layer == m_state.layer && state.head == m_state.head &&
-                    state.item == m_state.item && state.group == m_state.group &&
-                    state.hideSpecial == m_state.hideSpecial &&
-                    state.textSource == m_state.textSource;
+  const bool same =
+      state.layer == m_state.layer && state.head == m_state.head && state.item == m_state.item &&
+      state.group == m_state.group && state.hideSpecial == m_state.hideSpecial &&
+      state.mergeWords == m_state.mergeWords && state.textSource == m_state.textSource;
   m_state = state;
   if (!same || m_values.empty()) rebuild();
   const QSignalBlocker block(m_source);
@@ -88,6 +89,7 @@ void TextView::setViewState(const ViewState& state) {
 
 void TextView::rebuild() {
   m_positions.clear();
+  m_lasts.clear();
   m_texts.clear();
   m_labels.clear();
   m_newline.clear();
@@ -121,13 +123,15 @@ void TextView::rebuild() {
         "The text view shows self-attention: here the keys are another text (cross-attention)");
     return;
   }
-  const HeadMatrix selected = HeadMatrix::of(g, s.layer, s.item, s.head, false, s.hideSpecial);
+  const HeadMatrix selected =
+      HeadMatrix::of(g, s.layer, s.item, s.head, false, s.hideSpecial, s.mergeWords);
   const int n = selected.rows;
   if (n == 0 || selected.cols != n) {
     m_problem = QStringLiteral("No tokens to show");
     return;
   }
   m_positions = selected.rowTokens;
+  m_lasts = selected.rowLast;
   m_hiddenSpecial = selected.hiddenSpecial;
   const std::vector<Token>* tokens = s.item < static_cast<int>(g.tokens.size())
                                          ? &g.tokens[static_cast<std::size_t>(s.item)]
@@ -136,7 +140,10 @@ void TextView::rebuild() {
     const int p = m_positions[static_cast<std::size_t>(i)];
     bool newline = false;
     if (tokens && p < static_cast<int>(tokens->size())) {
-      m_texts << displayText((*tokens)[static_cast<std::size_t>(p)], &newline);
+      QString text;  // a merged word's tokens, one after another
+      for (int t = p; t <= m_lasts[static_cast<std::size_t>(i)]; ++t)
+        text += displayText((*tokens)[static_cast<std::size_t>(t)], &newline);
+      m_texts << axisLabel(text);
     } else {
       m_texts << QString::number(p);  // random input: positions stand in
     }
@@ -150,18 +157,28 @@ void TextView::rebuild() {
       break;
     case TextSource::MeanOverHeads:
       for (int h = 0; h < g.heads(); ++h) {
-        const HeadMatrix m = HeadMatrix::of(g, s.layer, s.item, h, false, s.hideSpecial);
+        const HeadMatrix m =
+            HeadMatrix::of(g, s.layer, s.item, h, false, s.hideSpecial, s.mergeWords);
         for (std::size_t i = 0; i < m_values.size(); ++i) m_values[i] += m.values[i] / g.heads();
       }
       break;
     case TextSource::Rollout: {
       try {
         const AttentionRollout rollout = attentionRollout(g, s.item, s.layer);
+        // Merged words as in HeadMatrix: a word's keys summed, its queries averaged.
+        const auto span = [this](int i) {
+          return std::make_pair(m_positions[static_cast<std::size_t>(i)],
+                                m_lasts[static_cast<std::size_t>(i)]);
+        };
         for (int q = 0; q < n; ++q) {
           double sum = 0;
+          const auto [q0, q1] = span(q);
           for (int k = 0; k < n; ++k) {
-            const double v = rollout.at(m_positions[static_cast<std::size_t>(q)],
-                                        m_positions[static_cast<std::size_t>(k)]);
+            const auto [k0, k1] = span(k);
+            double v = 0;
+            for (int a = q0; a <= q1; ++a)
+              for (int b = k0; b <= k1; ++b) v += rollout.at(a, b);
+            v /= q1 - q0 + 1;
             m_values[static_cast<std::size_t>(q) * n + k] = v;
             sum += v;
           }
@@ -294,18 +311,23 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     return;
   }
   const int n = static_cast<int>(m_positions.size());
-  int query = n - 1;  // the last token: what a decoder predicts from
-  if (onScreen && m_hover >= 0 && m_hover < n) {
-    query = m_hover;
-  } else if (m_state.pinnedQuery >= 0) {
-    const auto it = std::find(m_positions.begin(), m_positions.end(), m_state.pinnedQuery);
-    if (it != m_positions.end()) query = static_cast<int>(it - m_positions.begin());
+  const bool hovering = onScreen && m_hover >= 0 && m_hover < n;
+  const std::vector<int> selection = hovering ? std::vector<int>{m_hover} : selectedIndices();
+  const int query = selection.empty() ? n - 1 : selection.back();  // else the last token
+  std::vector<double> row(static_cast<std::size_t>(n));
+  if (hovering) {
+    for (int k = 0; k < n; ++k) row[static_cast<std::size_t>(k)] = value(query, k);
+  } else {
+    row = shownRow();
   }
   double hi = 0;
-  for (int k = 0; k < n; ++k) hi = std::max(hi, value(query, k));
+  for (double v : row) hi = std::max(hi, v);
   hi = std::max(hi, 1e-9);
   m_lastQuery = query;
   m_lastMax = hi;
+  // A causal query cannot see later keys; several see up to the latest of them.
+  const int seen =
+      selection.empty() ? query : *std::max_element(selection.begin(), selection.end());
 
   const Layout lay = layoutFor(area, style);
   m_lastBoxes = lay.boxes;
@@ -317,8 +339,8 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   for (int k = 0; k < n; ++k) {
     const QRectF& box = lay.boxes[static_cast<std::size_t>(k)];
     if (box.top() > area.bottom()) break;
-    const double v = value(query, k);
-    const bool unseen = m_causal && k > query;
+    const double v = row[static_cast<std::size_t>(k)];
+    const bool unseen = m_causal && k > seen;
     QColor ink = style.muted;
     if (!unseen) {
       const QColor fill = palette.colorAt(v / hi);
@@ -329,8 +351,8 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     QString body = m_texts[k];
     while (body.size() > 1 && body.startsWith(QLatin1Char(' '))) body.remove(0, 1);
     painter.drawText(box, Qt::AlignCenter, body);
-    if (k == query) {
-      painter.setPen(QPen(style.accent, 2));
+    if (k == query || std::find(selection.begin(), selection.end(), k) != selection.end()) {
+      painter.setPen(QPen(style.accent, k == query ? 2 : 1.5));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(box.adjusted(-1, -1, 1, 1));
     }
@@ -343,14 +365,25 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   painter.setFont(captionFont);
   painter.setPen(style.text);
   const QRectF& L = lay.legend;
-  painter.drawText(QRectF(L.left(), L.top(), L.width(), cfm.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   cfm.elidedText(QStringLiteral("attention from '%1' (#%2) · %3 · item %4")
-                                      .arg(m_labels.value(query))
-                                      .arg(m_positions[static_cast<std::size_t>(query)])
-                                      .arg(sourceText())
-                                      .arg(m_state.item),
-                                  Qt::ElideMiddle, L.width()));
+  const auto positionsOf = [this](int i) {
+    const int first = m_positions[static_cast<std::size_t>(i)];
+    const int last = m_lasts[static_cast<std::size_t>(i)];
+    return first == last ? QStringLiteral("#%1").arg(first)
+                         : QStringLiteral("#%1–%2").arg(first).arg(last);
+  };
+  const QString from =
+      selection.size() > 1
+          ? QStringLiteral("%1 of the attention from %2 selected %3")
+                .arg(m_state.aggregate == QueryAggregate::Sum ? QStringLiteral("sum")
+                                                              : QStringLiteral("mean"))
+                .arg(selection.size())
+                .arg(m_lasts != m_positions ? QStringLiteral("words") : QStringLiteral("tokens"))
+          : QStringLiteral("attention from '%1' (%2)")
+                .arg(m_labels.value(query), positionsOf(query));
+  painter.drawText(
+      QRectF(L.left(), L.top(), L.width(), cfm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+      cfm.elidedText(QStringLiteral("%1 · %2 · item %3").arg(from, sourceText()).arg(m_state.item),
+                     Qt::ElideMiddle, L.width()));
   const QRectF bar(L.left(), L.top() + cfm.height() * 1.35, std::min(240.0, L.width() / 3), 10);
   QImage ramp(256, 1, QImage::Format_RGB32);
   const QVector<unsigned int> lut = palette.lookupTable(256);
@@ -364,9 +397,11 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
                    Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("0"));
   painter.drawText(QRectF(bar.right() - 40, textY, 80, cfm.height()),
                    Qt::AlignHCenter | Qt::AlignTop, MatrixPainter::formatValue(hi));
-  QString note = QStringLiteral("hover or click a token to colour by its attention");
+  QString note = QStringLiteral(
+      "hover or click a token to colour by its attention (Ctrl, Shift or drag: several)");
   if (m_causal) note += QStringLiteral(" · unfilled: later tokens it cannot see");
   if (m_hiddenSpecial > 0) note += QStringLiteral(" · ") + hiddenSpecialNote(false);
+  if (m_lasts != m_positions) note += QStringLiteral(" · ") + mergedWordsNote(false);
   painter.setPen(style.muted);
   painter.drawText(
       QRectF(bar.right() + 30, bar.top() - 3, L.right() - bar.right() - 30, cfm.height() * 1.2),
@@ -411,13 +446,63 @@ void TextView::leaveEvent(QEvent* event) {
   }
 }
 
+void TextView::mousePressEvent(QMouseEvent* event) {
+  m_pressed = event->button() == Qt::LeftButton ? hit(event->position()) : -1;
+}
+
 void TextView::mouseReleaseEvent(QMouseEvent* event) {
   const int i = event->button() == Qt::LeftButton ? hit(event->position()) : -1;
+  const int pressed = std::exchange(m_pressed, -1);
   if (i < 0) return;
   const int token = m_positions[static_cast<std::size_t>(i)];
   ViewState edited = m_state;
-  edited.pinnedQuery = m_state.pinnedQuery == token ? -1 : token;
+  if (pressed >= 0 && pressed != i) {
+    // A drag from one token to another selects every token between them.
+    edited.pinnedQuery = m_positions[static_cast<std::size_t>(pressed)];
+    edited.queryGroup.clear();
+    edited.clickQuery(token, false, true);
+    edited.pinnedQuery = token;
+  } else {
+    edited.clickQuery(token, event->modifiers() & Qt::ControlModifier,
+                      event->modifiers() & Qt::ShiftModifier);
+  }
   Q_EMIT viewStateEdited(edited);
+}
+
+std::vector<int> TextView::selectedIndices() const {
+  std::vector<int> out;
+  for (int token : m_state.selectedQueries()) {
+    for (std::size_t i = 0; i < m_positions.size(); ++i) {
+      if (m_positions[i] <= token && token <= m_lasts[i]) {
+        if (std::find(out.begin(), out.end(), static_cast<int>(i)) == out.end())
+          out.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  // The pinned token last: it is the one outlined most strongly.
+  for (std::size_t i = 0; i < m_positions.size(); ++i) {
+    if (m_positions[i] <= m_state.pinnedQuery && m_state.pinnedQuery <= m_lasts[i]) {
+      const auto it = std::find(out.begin(), out.end(), static_cast<int>(i));
+      if (it != out.end()) std::rotate(it, it + 1, out.end());
+    }
+  }
+  return out;
+}
+
+std::vector<double> TextView::shownRow() const {
+  const int n = static_cast<int>(m_positions.size());
+  if (m_values.empty() || n == 0) return {};
+  std::vector<int> rows = selectedIndices();
+  if (rows.empty()) rows = {n - 1};
+  const bool sum = m_state.aggregate == QueryAggregate::Sum;
+  std::vector<double> out(static_cast<std::size_t>(n), 0.0);
+  for (int k = 0; k < n; ++k) {
+    for (int q : rows) out[static_cast<std::size_t>(k)] += value(q, k);
+    if (!sum) out[static_cast<std::size_t>(k)] /= static_cast<double>(rows.size());
+  }
+  return out;
 }
 
 }  // namespace attnscope::render

@@ -18,7 +18,9 @@ struct RenderStyle;
 /// One batch item as wrapped text, each token on a box coloured by the attention it receives
 /// from one query token: from the selected head, the mean over the layer's heads, or attention
 /// rollout through the selected layer (ViewState::textSource). The query is the token under the
-/// mouse on screen, else the pinned query (a click pins it), else the last token. Colours map
+/// mouse on screen, else the selected queries (a click pins one; Ctrl click, Shift click or a drag
+/// across tokens selects several, combined by ViewState::aggregate), else the last token. With
+/// ViewState::mergeWords each box is a word (HeadMatrix's merge). Colours map
 /// [0, the largest value of that query's row] onto the palette, with a legend; keys a causal
 /// query cannot see are left unfilled. The font shrinks until the whole text fits, so a thousand
 /// tokens stay readable where a 1000 × 1000 heatmap is not. Self-attention only.
@@ -32,8 +34,12 @@ class TextView final : public AttentionView {
   void setViewState(const ViewState& state) override;
   void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
-  /// The token positions shown (special tokens left out when hidden), in reading order.
+  /// The token positions shown (special tokens left out when hidden), in reading order; of each
+  /// word's first token when words are merged.
   const std::vector<int>& positions() const { return m_positions; }
+  /// The values coloured when no token is hovered: the row of the selected query, the selected
+  /// queries combined, or the last token's row. [n]; empty without a matrix.
+  std::vector<double> shownRow() const;
   /// The text drawn for shown token `index`.
   QString tokenText(int index) const { return m_texts.value(index); }
   /// The value shown token `key` receives from shown token `query` under the current source
@@ -50,6 +56,7 @@ class TextView final : public AttentionView {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
 
@@ -65,13 +72,16 @@ class TextView final : public AttentionView {
   int hit(const QPointF& pos) const;
   void rebuild();
   QString sourceText() const;
+  /// The shown indices of the selected queries (several, one, or none).
+  std::vector<int> selectedIndices() const;
 
   QWidget* m_bar;
   QComboBox* m_source;
 
   ResultPtr m_result;
   ViewState m_state;
-  std::vector<int> m_positions;  // [n] token positions shown
+  std::vector<int> m_positions;  // [n] token positions shown (a word's first)
+  std::vector<int> m_lasts;      // [n] the last token position of each box
   QStringList m_texts;           // [n] what each box says
   QStringList m_labels;          // [n] readable labels (tooltips, legend)
   std::vector<bool> m_newline;   // [n] the token ends a line of the text
@@ -80,6 +90,7 @@ class TextView final : public AttentionView {
   int m_hiddenSpecial = 0;
   QString m_problem;
   int m_hover = -1;
+  int m_pressed = -1;  // the box a left-button press began on (a drag selects a range)
   int m_lastQuery = -1;
   double m_lastMax = 0;
   std::vector<QRectF> m_lastBoxes, m_screenBoxes;

@@ -27,7 +27,28 @@ const std::array<std::pair<TextSource, const char*>, 3> kSources = {{
     {TextSource::Rollout, "rollout"},
 }};
 
+const std::array<std::pair<QueryAggregate, const char*>, 2> kAggregates = {{
+    {QueryAggregate::Mean, "mean"},
+    {QueryAggregate::Sum, "sum"},
+}};
+
 }  // namespace
+
+QString toString(QueryAggregate aggregate) {
+  for (const auto& [a, name] : kAggregates)
+    if (a == aggregate) return QString::fromLatin1(name);
+  return QString();
+}
+
+bool parseQueryAggregate(const QString& text, QueryAggregate* out) {
+  for (const auto& [a, name] : kAggregates) {
+    if (text.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
+      if (out) *out = a;
+      return true;
+    }
+  }
+  return false;
+}
 
 QString toString(ViewKind kind) {
   for (const auto& [k, name] : kNames)
@@ -67,7 +88,40 @@ bool ViewState::operator==(const ViewState& o) const {
          showScores == o.showScores && perHeadScale == o.perHeadScale &&
          pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial &&
          pinnedKey == o.pinnedKey && lineHeads == o.lineHeads && lineThreshold == o.lineThreshold &&
-         textSource == o.textSource;
+         textSource == o.textSource && queryGroup == o.queryGroup && aggregate == o.aggregate &&
+         mergeWords == o.mergeWords;
+}
+
+std::vector<int> ViewState::selectedQueries() const {
+  if (!queryGroup.empty()) return queryGroup;
+  if (pinnedQuery >= 0) return {pinnedQuery};
+  return {};
+}
+
+void ViewState::clickQuery(int token, bool toggle, bool range) {
+  std::vector<int> selection = selectedQueries();
+  if (range && pinnedQuery >= 0) {
+    selection.clear();
+    for (int t = std::min(pinnedQuery, token); t <= std::max(pinnedQuery, token); ++t)
+      selection.push_back(t);
+    // The anchor stays where the range began, so a second Shift click moves the other end.
+  } else if (toggle) {
+    const auto it = std::find(selection.begin(), selection.end(), token);
+    if (it != selection.end()) {
+      selection.erase(it);
+      if (pinnedQuery == token) pinnedQuery = selection.empty() ? -1 : selection.back();
+    } else {
+      selection.push_back(token);
+      pinnedQuery = token;
+    }
+  } else {
+    pinnedQuery = pinnedQuery == token && queryGroup.empty() ? -1 : token;
+    selection.clear();
+  }
+  std::sort(selection.begin(), selection.end());
+  selection.erase(std::unique(selection.begin(), selection.end()), selection.end());
+  queryGroup = selection.size() > 1 ? selection : std::vector<int>{};
+  if (selection.size() == 1) pinnedQuery = selection.front();
 }
 
 std::vector<int> ViewState::overlaidHeads(int heads) const {

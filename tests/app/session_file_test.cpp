@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // .attnscope files: a round trip keeps every field; malformed files give messages naming the
 // problem.
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -48,6 +49,9 @@ Session sample() {
   s.view.lineHeads = {1, 3};
   s.view.lineThreshold = 0.125;
   s.view.textSource = attnscope::render::TextSource::Rollout;
+  s.view.mergeWords = true;
+  s.view.queryGroup = {2, 5, 6};
+  s.view.aggregate = attnscope::render::QueryAggregate::Sum;
   s.currentView = attnscope::render::ViewKind::Compare;
   return s;
 }
@@ -192,6 +196,16 @@ class SessionFileTest : public QObject {
       v["classroom"] = "yes";
       r["view"] = v;
     }) << "\"classroom\" in view must be true or false";
+    QTest::newRow("bad aggregate") << sampleWith([](QJsonObject& r) {
+      QJsonObject v = r["view"].toObject();
+      v["aggregate"] = "max";
+      r["view"] = v;
+    }) << "unknown aggregate \"max\" in view (choose mean or sum)";
+    QTest::newRow("query group of words") << sampleWith([](QJsonObject& r) {
+      QJsonObject v = r["view"].toObject();
+      v["query_group"] = QJsonArray({1, "two"});
+      r["view"] = v;
+    }) << "\"query_group\" in view must hold token positions";
   }
 
   void malformedFilesGiveClearErrors() {

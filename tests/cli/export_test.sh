@@ -53,6 +53,14 @@ grep -q "only from query" "$out/lines.svg" || fail "lines.svg must say it isolat
   fail "text --source rollout --query 3"
 grep -q "rollout of layer 0" "$out/text.svg" || fail "text.svg must name its source"
 grep -q ">m<" "$out/text.svg" || fail "text.svg must hold the tokens as text"
+# Several queries combined, and words merged (the toy's words are its tokens: nothing merges).
+"$cli" export "${toy[@]}" --query 1,3-4 --aggregate sum --merge-words --out "$out/combined.svg" \
+  >/dev/null 2>&1 || fail "heatmap --query 1,3-4 --aggregate sum --merge-words"
+grep -q "sum of 3 queries" "$out/combined.svg" || fail "combined.svg must show the sum of the 3 queries"
+"$cli" export "${toy[@]}" --view text --query 0,2 --out "$out/text-combined.svg" >/dev/null 2>&1 ||
+  fail "text --query 0,2"
+grep -q "mean of the attention from 2 selected tokens" "$out/text-combined.svg" ||
+  fail "text-combined.svg must say it shows the mean of 2 tokens"
 "$cli" export "${toy[@]}" --view qk --query 4 --key 1 --out "$out/qk.svg" >/dev/null 2>&1 ||
   fail "qk --query 4 --key 1"
 grep -q "score before softmax" "$out/qk.svg" || fail "qk.svg must print the score"
@@ -83,6 +91,9 @@ expect_exit 2 "--batch-item out of range" export "${toy[@]}" --batch-item 1 --ou
 expect_exit 2 "bad --line-heads" export "${toy[@]}" --view lines --line-heads 0,9 --out "$out/x.png"
 expect_exit 2 "bad --source" export "${toy[@]}" --view text --source tea --out "$out/x.png"
 expect_exit 2 "--query out of range" export "${toy[@]}" --view qk --query 22 --out "$out/x.png"
+expect_exit 2 "--query list out of range" export "${toy[@]}" --view text --query 1,3-22 --out "$out/x.png"
+expect_exit 2 "bad --aggregate" export "${toy[@]}" --view text --query 1,2 --aggregate max --out "$out/x.png"
+grep -q "mean or sum" "$out/log.txt" || fail "the --aggregate message must list the choices"
 expect_exit 2 "ablation of the toy layer" export "${toy[@]}" --view ablation --out "$out/x.png"
 grep -q "predicts no token" "$out/log.txt" || fail "the toy's refusal must say why"
 expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
