@@ -105,7 +105,7 @@ expect 2 "layer 9 is out of range" analyze "${model[@]}" --measure rollout --lay
 expect 2 "--item 3 is out of range" analyze "${model[@]}" --measure rollout --item 3
 expect 2 "--probe feeds the induction measure" analyze "${model[@]}" --measure rollout --probe 4
 expect 2 "has only" analyze --model default --text "abab" --measure induction --probe 5
-expect 2 "value-weighted norms are implemented for GPT-2 and the tiny GPT" \
+expect 2 "value-weighted norms are implemented for the decoders" \
   analyze --text "hi there" --measure value-norm
 expect 2 "induction scores need token ids" analyze --batch 1 --seq-len 4 --measure induction
 expect 2 "unknown flag --bogus" analyze "${model[@]}" --measure rollout --bogus

@@ -236,6 +236,14 @@ def attend(q, k, v, mask, bias=None):
     return a, a @ v
 
 
+def value_norms(a, v, wo):
+    """Kobayashi et al.'s ‖α_ij f_h(x_j)‖: a [H, T, T], v [H, T, hd] (one per query head), wo the
+    output projection's weight [C, H·hd] (y = z woᵀ). Returns [H, T, T]."""
+    H, T, hd = v.shape
+    f = torch.stack([v[h] @ wo[:, h * hd:(h + 1) * hd].T for h in range(H)])  # [H, T, C]
+    return a * f.norm(dim=-1)[:, None, :]
+
+
 def causal(T, window=0):
     i = torch.arange(T)[:, None]
     j = torch.arange(T)[None, :]
@@ -245,7 +253,8 @@ def causal(T, window=0):
     return keep
 
 
-def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None, kv_modulo=False):
+def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None, kv_modulo=False,
+                  norms=None):
     """LlamaForCausalLM (and Mistral, Qwen2, Qwen3): returns attention [L, H, T, T], final hidden
     [T, C], logits [T, V] or None. rope_len: the sequence length dynamic scaling sees (in a padded
     batch transformers takes the longest item's). convention and kv_modulo (query head h reads kv
@@ -278,6 +287,8 @@ def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None
         group = [hq % Hkv if kv_modulo else hq * Hkv // H for hq in range(H)]  # query head -> kv head
         a, o = attend(q, k[group], v[group], causal(T, window))
         attentions.append(a)
+        if norms is not None:
+            norms.append(value_norms(a, v[group], w[p + "self_attn.o_proj.weight"]))
         x = x + lin(w, p + "self_attn.o_proj", o.transpose(0, 1).reshape(T, H * hd))
         h = rms(w, p + "post_attention_layernorm", x, eps)
         x = x + lin(w, p + "mlp.down_proj", silu(lin(w, p + "mlp.gate_proj", h)) * lin(w, p + "mlp.up_proj", h))
@@ -286,7 +297,7 @@ def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None
     return torch.stack(attentions), x, None if head is None else x @ head.T
 
 
-def neox_forward(cfg, w, ids, prefix="gpt_neox.", rope_len=None):
+def neox_forward(cfg, w, ids, prefix="gpt_neox.", rope_len=None, norms=None):
     """GPTNeoXForCausalLM."""
     T = len(ids)
     C, H = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -304,6 +315,8 @@ def neox_forward(cfg, w, ids, prefix="gpt_neox.", rope_len=None):
         q, k = rotate(q, rot, inv), rotate(k, rot, inv)
         a, o = attend(q, k, v, causal(T))
         attentions.append(a)
+        if norms is not None:
+            norms.append(value_norms(a, v, w[p + "attention.dense.weight"]))
         attn = lin(w, p + "attention.dense", o.transpose(0, 1).reshape(T, C))
         mlp = lambda t: lin(w, p + "mlp.dense_4h_to_h", gelu(lin(w, p + "mlp.dense_h_to_4h", t)))
         if cfg["use_parallel_residual"]:
@@ -328,7 +341,7 @@ def alibi_slopes(n):
     return power_of_two(closest) + power_of_two(2 * closest)[0::2][: n - closest]
 
 
-def bloom_forward(cfg, w, ids, prefix="transformer.", rope_len=None, slopes=None):
+def bloom_forward(cfg, w, ids, prefix="transformer.", rope_len=None, slopes=None, norms=None):
     """BloomForCausalLM."""
     T = len(ids)
     C, H = cfg["hidden_size"], cfg["n_head"]
@@ -344,6 +357,8 @@ def bloom_forward(cfg, w, ids, prefix="transformer.", rope_len=None, slopes=None
         q, k, v = (qkv[:, :, j].transpose(0, 1) for j in range(3))
         a, o = attend(q, k, v, causal(T), bias)
         attentions.append(a)
+        if norms is not None:
+            norms.append(value_norms(a, v, w[p + "self_attention.dense.weight"]))
         x = (h if post else x) + lin(w, p + "self_attention.dense", o.transpose(0, 1).reshape(T, C))
         h = layer_norm(w, p + "post_attention_layernorm", x, eps)
         x = (h if post else x) + lin(w, p + "mlp.dense_4h_to_h", gelu_tanh(lin(w, p + "mlp.dense_h_to_4h", h)))
@@ -514,11 +529,38 @@ def check(cli, root, case, V, failures, report):
                     failures.append(f"{name}: next tokens {got}, want {want}")
                 elif max(abs(p["p"] - float(probs[p["id"]])) for p in run["next_token"]) > P_TOL:
                     failures.append(f"{name}: next-token probabilities differ")
+    check_value_norms(cli, d, family, cfg, w, prefix, failures, report)
     L, B, H = attention.shape[:3]
     want_h = cfg.get("num_attention_heads", cfg.get("n_head"))
     if (L, B, H) != (cfg.get("num_hidden_layers", cfg.get("n_layer")), len(TEXTS), want_h):
         failures.append(f"{name}: attention shape {attention.shape}")
     report.append(f"{name:32s} max |diff| {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
+
+
+def check_value_norms(cli, d, family, cfg, w, prefix, failures, report):
+    """analyze --measure value-norm against ‖α_ij (v_j W_V^h + b) W_O^h‖ of the reference forward,
+    on the first text; within 1e-5 of the largest norm."""
+    import subprocess
+    js = os.path.join(d, "value_norm.json")
+    p = subprocess.run([cli, "analyze", "--model", d, "--text", TEXTS[0], "--measure", "value-norm",
+                        "--json", js], capture_output=True, text=True)
+    if p.returncode != 0:
+        failures.append(f"{os.path.basename(d)}: analyze --measure value-norm exited {p.returncode}: {p.stderr.strip()}")
+        return
+    with open(js, encoding="utf-8") as f:
+        got = json.load(f)
+    ids = [t["id"] for t in got["tokens"]]
+    norms = []
+    FORWARD[family](cfg, w, ids, prefix, norms=norms)
+    want = torch.stack(norms).numpy()
+    have = np.array(got["value_norm"], dtype=np.float64)
+    if have.shape != want.shape:
+        failures.append(f"{os.path.basename(d)}: value_norm shape {have.shape}, want {want.shape}")
+        return
+    err = float(np.abs(have - want).max()) / max(1e-12, float(np.abs(want).max()))
+    report.append(f"{os.path.basename(d):32s} value-norm max |diff| / max {err:.2e}")
+    if err > 1e-5:
+        failures.append(f"{os.path.basename(d)}: value norms differ by {err:.3g} of the largest")
 
 
 def check_trace_and_errors(cli, root, V, failures):

@@ -305,10 +305,21 @@ def attend(q, k, v):
     return a, (a @ v).transpose(0, 1).reshape(T, C)
 
 
-def bert_layer(w, p, x, act):
+def value_norms(a, v, wo):
+    """Kobayashi et al.'s ‖α_ij f_h(x_j)‖: a [H, T, T], v = x W_V + b_V [T, C], wo the output
+    projection's weight [C, C] (y = z woᵀ). Returns [H, T, T]."""
+    T = v.shape[0]
+    vh = v.reshape(T, H, D).transpose(0, 1)
+    f = torch.stack([vh[h] @ wo[:, h * D:(h + 1) * D].T for h in range(H)])  # [H, T, C]
+    return a * f.norm(dim=-1)[:, None, :]
+
+
+def bert_layer(w, p, x, act, norms=None):
     """BertLayer: post-LayerNorm self-attention and feed-forward blocks."""
-    a, ctx = attend(lin(w, p + "attention.self.query", x), lin(w, p + "attention.self.key", x),
-                    lin(w, p + "attention.self.value", x))
+    v = lin(w, p + "attention.self.value", x)
+    a, ctx = attend(lin(w, p + "attention.self.query", x), lin(w, p + "attention.self.key", x), v)
+    if norms is not None:
+        norms.append(value_norms(a, v, w[p + "attention.output.dense.weight"]))
     x = ln(w, p + "attention.output.LayerNorm", lin(w, p + "attention.output.dense", ctx) + x)
     h = act(lin(w, p + "intermediate.dense", x))
     return a, ln(w, p + "output.LayerNorm", lin(w, p + "output.dense", h) + x)
@@ -321,7 +332,8 @@ def embed(w, p, ids, types, positions):
     return ln(w, p + "LayerNorm", x)
 
 
-def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=None, head_act=None):
+def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=None, head_act=None,
+            norms=None):
     """Returns (attention [L, H, T, T], last hidden states [T, C], MLM logits [T, V] or None).
     act / zero_types / positions / head_act override the architecture: used to name a mistake."""
     T = len(ids)
@@ -344,7 +356,7 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
         if family == "electra":
             x = lin(w, "electra.embeddings_project", x)
         for i in range(L):
-            a, x = bert_layer(w, f"{pre}encoder.layer.{i}.", x, act)
+            a, x = bert_layer(w, f"{pre}encoder.layer.{i}.", x, act, norms)
             attentions.append(a)
         if family == "bert":  # BertOnlyMLMHead: transform (dense, hidden_act, LayerNorm), decoder tied
             h = ln(w, "cls.predictions.transform.LayerNorm", head_act(lin(w, "cls.predictions.transform.dense", x)))
@@ -356,9 +368,11 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
         x = embed(w, "distilbert.embeddings.", ids, None, positions)
         for i in range(L):
             p = f"distilbert.transformer.layer.{i}."
-            a, ctx = attend(lin(w, p + "attention.q_lin", x), lin(w, p + "attention.k_lin", x),
-                            lin(w, p + "attention.v_lin", x))
+            v = lin(w, p + "attention.v_lin", x)
+            a, ctx = attend(lin(w, p + "attention.q_lin", x), lin(w, p + "attention.k_lin", x), v)
             attentions.append(a)
+            if norms is not None:
+                norms.append(value_norms(a, v, w[p + "attention.out_lin.weight"]))
             x = ln(w, p + "sa_layer_norm", lin(w, p + "attention.out_lin", ctx) + x)
             h = lin(w, p + "ffn.lin2", act(lin(w, p + "ffn.lin1", x)))
             x = ln(w, p + "output_layer_norm", h + x)
@@ -369,9 +383,11 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
         x = lin(w, "albert.encoder.embedding_hidden_mapping_in", x)
         p = "albert.encoder.albert_layer_groups.0.albert_layers.0."  # one group, one layer, shared by all
         for i in range(L):
-            a, ctx = attend(lin(w, p + "attention.query", x), lin(w, p + "attention.key", x),
-                            lin(w, p + "attention.value", x))
+            v = lin(w, p + "attention.value", x)
+            a, ctx = attend(lin(w, p + "attention.query", x), lin(w, p + "attention.key", x), v)
             attentions.append(a)
+            if norms is not None:
+                norms.append(value_norms(a, v, w[p + "attention.dense.weight"]))
             x = ln(w, p + "attention.LayerNorm", lin(w, p + "attention.dense", ctx) + x)
             h = lin(w, p + "ffn_output", act(lin(w, p + "ffn", x)))
             x = ln(w, p + "full_layer_layer_norm", h + x)
@@ -611,7 +627,29 @@ def check_case(cli, m, case, work):
                 problems.append(f"no notice about the missing masked-language-model head (notices {notices})")
     elif fills:
         problems.append(f"mask_fills present without a mask token: {fills}")
+    # Value-weighted norms on each model's first case (Kobayashi et al.), from the same forward.
+    vn_err = None
+    if case is m["cases"][0]:
+        vn_json = os.path.join(work, "value_norm.json")
+        r = subprocess.run([cli, "analyze", "--model", d, "--text", text, *extra, "--measure",
+                            "value-norm", "--json", vn_json], capture_output=True, text=True)
+        if r.returncode != 0:
+            problems.append(f"analyze --measure value-norm exited {r.returncode}: {last_line(r.stderr)}")
+        else:
+            with open(vn_json, encoding="utf-8") as f:
+                have = np.array(json.load(f)["value_norm"], dtype=np.float64)
+            norms = []
+            forward(m["family"], m["cfg"], m["w"], ids, types, norms=norms)
+            want = torch.stack(norms).numpy()
+            if have.shape != want.shape:
+                problems.append(f"value_norm shape {have.shape}, want {want.shape}")
+            else:
+                vn_err = float(np.abs(have - want).max()) / max(1e-12, float(np.abs(want).max()))
+                if vn_err > 1e-5:
+                    problems.append(f"value norms differ by {vn_err:.2e} of the largest")
     summary = f"T={T} attention {att_err:.2e} output {out_err:.2e}"
+    if vn_err is not None:
+        summary += f" value-norm {vn_err:.2e}"
     if fill_err is not None:
         summary += f" mask_fills p {fill_err:.2e}"
     if problems and got_att.shape == (L, 1, H, T, T) and got_out.shape == (1, T, C):

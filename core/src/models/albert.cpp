@@ -94,7 +94,8 @@ class AlbertFamily final : public EncoderFamily {
     const int outer = index / m_inner, inner = index % m_inner;
     const int group = outer / (m_layers / m_groups);
     const PostNormEncoderParts& l = m_shared[static_cast<std::size_t>(group * m_inner + inner)];
-    return postNormEncoderLayer(x, l, m_heads, m_act, ctx.mask, ctx.buffers, *ctx.rec);
+    return postNormEncoderLayer(x, l, m_heads, m_act, ctx.mask, ctx.buffers, *ctx.rec,
+                                ctx.valueNorms);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {

@@ -111,7 +111,7 @@ class BertFamily final : public EncoderFamily {
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     return postNormEncoderLayer(x, m_blocks[static_cast<std::size_t>(index)], m_heads, m_act,
-                                ctx.mask, ctx.buffers, *ctx.rec);
+                                ctx.mask, ctx.buffers, *ctx.rec, ctx.valueNorms);
   }
 
   torch::Tensor maskLogits(const torch::Tensor& hidden) override {

@@ -9,6 +9,7 @@
 #include "models/decoder_models.h"
 #include "models/transformer_model.h"
 #include "nn/alibi.h"
+#include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
@@ -84,6 +85,9 @@ class BloomFamily final : public DecoderFamily {
     const QkvHeads heads =
         splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
                       rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {normStep}));
+    if (ctx.valueNorms.defined())
+      ctx.valueNorms.copy_(
+          headValueNorms(heads.v, outputWeightByHead(L.dense->weight, m_c.numHeads)));
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(m_c.headDim()));

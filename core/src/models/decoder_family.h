@@ -18,6 +18,10 @@ RotaryOptions rotaryOptions(const RopeScalingConfig& scaling, int rotaryDim, dou
 /// Bloom) share beyond FolderFamily: the ModelInfo fields of a causal language model. A family adds
 /// its modules, embedIds, layer, finalNorm and logits.
 class DecoderFamily : public FolderFamily {
+ public:
+  /// Every decoder family's layer writes LayerContext::valueNorms (Kobayashi et al.).
+  bool supportsValueNorms() const override { return true; }
+
  protected:
   explicit DecoderFamily(const std::string& folder) : FolderFamily(folder) {}
   /// kind and variant, layers, heads, kv heads, width, positions; causal.

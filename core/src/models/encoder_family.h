@@ -19,6 +19,8 @@ class EncoderFamily : public FolderFamily {
   std::vector<std::string> notices() const override;
   Embedded embed(const BatchInput& batch, const RunRequest& request,
                  const torch::Device& device) override;
+  /// postNormEncoderLayer writes LayerContext::valueNorms for every encoder family.
+  bool supportsValueNorms() const override { return true; }
 
  protected:
   explicit EncoderFamily(const std::string& folder);

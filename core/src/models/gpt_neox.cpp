@@ -8,6 +8,7 @@
 #include "models/decoder_models.h"
 #include "models/gpt_neox_config.h"
 #include "models/transformer_model.h"
+#include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
@@ -92,6 +93,9 @@ class GptNeoxFamily final : public DecoderFamily {
     heads.qStep = rec.record("q_rot", rope, "rotary", heads.q, {heads.qStep});
     heads.k = RotaryEmbedding::apply(heads.k, cos, sin);
     heads.kStep = rec.record("k_rot", rope, "rotary", heads.k, {heads.kStep});
+    if (ctx.valueNorms.defined())
+      ctx.valueNorms.copy_(
+          headValueNorms(heads.v, outputWeightByHead(L.dense->weight, m_c.numHeads)));
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));

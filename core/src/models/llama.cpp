@@ -12,6 +12,7 @@
 #include "models/llama_config.h"
 #include "models/transformer_model.h"
 #include "nn/attention_mask.h"
+#include "nn/head_value_norms.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
 #include "nn/module_path.h"
@@ -137,6 +138,8 @@ class LlamaFamily final : public DecoderFamily {
       v = repeatKv(v, H / Hkv);
       vStep = rec.record("v_repeat", "v " + op, "repeat_kv", v, {vStep});
     }
+    if (ctx.valueNorms.defined())  // v has one head per query head here
+      ctx.valueNorms.copy_(headValueNorms(v, outputWeightByHead(L.o->weight, H)));
     SdpaOptions sdpa;
     sdpa.mask = m_c.windowed(index) && m_c.slidingFromLayer > 0 ? windowMask(ctx) : ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));

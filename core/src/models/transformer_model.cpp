@@ -408,7 +408,8 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   m_family->checkRequest(request);
   if (request.keepValueNorms && !m_family->supportsValueNorms())
     throw Error(ErrorKind::InvalidArgument,
-                "value-weighted norms are implemented for GPT-2 and the tiny GPT so far; " +
+                "value-weighted norms are implemented for the decoders (GPT-2, the tiny GPT, "
+                "Llama, Mistral, Qwen, GPT-NeoX, Bloom) and the encoders so far; " +
                     mi.name + " (" + mi.kind + ") does not provide them");
   const bool encDec = mi.encoderDecoder();
   if (!encDec && (request.target || request.generate > 0))

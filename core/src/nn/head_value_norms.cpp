@@ -10,4 +10,9 @@ torch::Tensor headValueNorms(const torch::Tensor& values, const torch::Tensor& o
   return torch::linalg_vector_norm(transformed, 2, {-1}, false, c10::nullopt);
 }
 
+torch::Tensor outputWeightByHead(const torch::Tensor& linearWeight, int64_t heads) {
+  const torch::Tensor w = linearWeight.to(torch::kFloat);
+  return w.t().reshape({heads, -1, w.size(0)});
+}
+
 }  // namespace attnscope

@@ -12,4 +12,8 @@ namespace attnscope {
 /// (as in y = z W_O) that read head h. Returns [B, H, T].
 torch::Tensor headValueNorms(const torch::Tensor& values, const torch::Tensor& outputWeight);
 
+/// A Linear output projection's weight [C, H·hd] (y = z Wᵀ) as headValueNorms wants it:
+/// [H, hd, C], head h's rows of W_O = Wᵀ, widened to float32.
+torch::Tensor outputWeightByHead(const torch::Tensor& linearWeight, int64_t heads);
+
 }  // namespace attnscope

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
@@ -27,7 +28,9 @@ PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string
   p.query = linear(n.query, C, C);
   p.key = linear(n.key, C, C);
   p.value = linear(n.value, C, C);
-  p.attentionOutput = linear(n.attentionOutput, C, C);
+  Linear output = addModule(root, prefix + n.attentionOutput, Linear(C, C));
+  p.attentionOutput = call(output);
+  p.attentionOutputWeight = [output] { return output->weight; };
   p.up = linear(n.up, C, I);
   p.down = linear(n.down, I, C);
   p.attentionNorm = norm(n.attentionNorm);
@@ -39,7 +42,8 @@ PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string
 
 torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& p,
                                    int64_t heads, Activation act, const torch::Tensor& mask,
-                                   const AttentionBuffers& buffers, TraceRecorder& rec) {
+                                   const AttentionBuffers& buffers, TraceRecorder& rec,
+                                   const torch::Tensor& valueNorms) {
   const auto name = [&](std::size_t i) { return "self." + p.names[i]; };
   const int xStep = rec.record("x", "x", "input", x);
   torch::Tensor q = p.query(x), k = p.key(x), v = p.value(x);
@@ -52,6 +56,8 @@ torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoder
   const int qStep = rec.record("q", "q.view(B, T, H, hd).transpose(1, 2)", "permute", q, {qLin});
   const int kStep = rec.record("k", "k.view(B, T, H, hd).transpose(1, 2)", "permute", k, {kLin});
   const int vStep = rec.record("v", "v.view(B, T, H, hd).transpose(1, 2)", "permute", v, {vLin});
+  if (valueNorms.defined())
+    valueNorms.copy_(headValueNorms(v, outputWeightByHead(p.attentionOutputWeight(), heads)));
   SdpaOptions sdpa;
   sdpa.mask = mask;
   sdpa.scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));

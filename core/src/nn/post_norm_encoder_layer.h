@@ -21,6 +21,8 @@ struct PostNormEncoderParts {
   Fn attentionNorm;      // LayerNorm after the first residual
   Fn up, down;           // the feed-forward block's two projections
   Fn outputNorm;         // LayerNorm after the second residual
+  /// The output projection's weight [C, C] as stored (y = merged · Wᵀ), for value norms.
+  std::function<torch::Tensor()> attentionOutputWeight;
   /// The modules' Python names, for the trace: {"query", "key", "value", "attention.output.dense",
   /// "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm"}.
   std::vector<std::string> names;
@@ -42,9 +44,11 @@ PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string
 /// x = LayerNorm(x + Wo·attention(x)); x = LayerNorm(x + down(act(up(x)))): BERT's layer, with
 /// bidirectional scaled dot-product attention over separate q/k/v projections.
 /// x: [B, T, C]; mask: [B, 1, T, T] additive (padding) or undefined; buffers receive the
-/// [B, H, T, T] attention. Returns [B, T, C]; every step is recorded.
+/// [B, H, T, T] attention; valueNorms, when defined, [B, H, T] receives each head's
+/// ‖(x_k W_V^h + b_V^h) W_O^h‖. Returns [B, T, C]; every step is recorded.
 torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& parts,
                                    int64_t heads, Activation act, const torch::Tensor& mask,
-                                   const AttentionBuffers& buffers, TraceRecorder& rec);
+                                   const AttentionBuffers& buffers, TraceRecorder& rec,
+                                   const torch::Tensor& valueNorms = {});
 
 }  // namespace attnscope

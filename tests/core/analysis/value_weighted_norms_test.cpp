@@ -148,11 +148,12 @@ TEST(ValueWeightedNorms, TinyGptLayerZeroMatchesPlainLoops) {
   EXPECT_LT(worst, 1e-5);
 }
 
+// Llama, Mistral, Qwen, NeoX and Bloom: reference_decoders; the encoders: reference_encoders.
 TEST(ValueWeightedNorms, OtherFamiliesAndPlainRunsAreRefused) {
   const auto toy = makeToyModel(ToyConfig{});
   RunRequest request = normsRequest({"hi"});
   test::expectError([&] { toy->run(request); }, ErrorKind::InvalidArgument,
-                    "value-weighted norms are implemented for GPT-2 and the tiny GPT");
+                    "value-weighted norms are implemented for the decoders");
   request.keepValueNorms = false;
   const AttentionResult plain = toy->run(request);
   EXPECT_TRUE(plain.group().valueNorms.empty());
