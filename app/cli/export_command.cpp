@@ -14,6 +14,7 @@
 #include "alignment_view.h"
 #include "arg_parser.h"
 #include "attnscope/error.h"
+#include "attnscope/value_weighted_norms.h"
 #include "commands.h"
 #include "exporter.h"
 #include "head_matrix.h"
@@ -87,7 +88,8 @@ int exportCommand(const std::vector<std::string>& args) {
       .option("--head", "H", "head shown (A in compare); default 0")
       .option("--batch-item", "B", "batch item shown; default 0")
       .option("--attention", "KIND",
-              "encoder-decoders: self (the encoder's; default), decoder_self or cross")
+              "self (default), value_norm (value-weighted norms ‖α·f(x)‖, Kobayashi et al.); "
+              "encoder-decoders: decoder_self or cross")
       .option("--vs-layer", "L", "compare: layer of head B; default --layer")
       .option("--vs-head", "H", "compare: head B; default the head after --head")
       .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
@@ -177,8 +179,11 @@ int exportCommand(const std::vector<std::string>& args) {
 
   RunRequest request = requestFromFlags(p);
   request.keepQueryKey = kind == render::ViewKind::QueryKey;
+  const bool valueNorms = p.value("--attention", "") == "value_norm";
+  request.keepValueNorms = valueNorms;
   const auto model = modelFromFlags(p);
   auto result = std::make_shared<AttentionResult>(model->run(request));
+  if (valueNorms) result->groups.push_back(valueNormGroup(result->group()));
   for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
 
   if (p.has("--attention")) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "attnscope/value_weighted_norms.h"
 #include "model_spec_equal.h"
 
 namespace attnscope::gui {
@@ -120,6 +121,8 @@ void ComputeWorker::compute(const ComputeJob& job) {
     }
     // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
     request.keepQueryKey = true;
+    // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
+    request.keepValueNorms = m_model->info().supportsValueNorms;
     // From the configuration and the tokens: nothing large exists yet.
     MemoryEstimate estimate = m_model->estimate(request);
     const uint64_t attentionBytes = estimate.attention;
@@ -154,9 +157,22 @@ void ComputeWorker::compute(const ComputeJob& job) {
                 .arg(formatBytes(whole), formatBytes(limit)));
       }
     }
+    // Shown like attention (the Attention selector), so it costs as much again: only when that
+    // fits.
+    const bool showNorms = request.keepValueNorms && request.layers.empty() &&
+                           estimate.total + estimate.attention <= limit;
+    request.keepValueNorms = showNorms;
+    if (!showNorms) estimate = m_model->estimate(request);
     outcome.estimate = estimate;
     outcome.memoryLimitBytes = limit;
-    outcome.result = std::make_shared<const AttentionResult>(m_model->run(request));
+    auto result = std::make_shared<AttentionResult>(m_model->run(request));
+    if (showNorms) {
+      AttentionGroup& main = result->group();
+      AttentionGroup norms = valueNormGroup(main);
+      main.valueNorms = FloatTensor();  // the group holds them now, weighted
+      result->groups.push_back(std::move(norms));
+    }
+    outcome.result = std::move(result);
   } catch (...) {
     describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
   }

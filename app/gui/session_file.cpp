@@ -175,8 +175,10 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   }
   if (o.contains("attention")) {
     s.group = stringAt(o, "attention", where).toStdString();
-    if (s.group != "self" && s.group != "cross" && s.group != "decoder_self")
-      fail(QStringLiteral("unknown attention \"%1\" in view (choose self, decoder_self or cross)")
+    if (s.group != "self" && s.group != "cross" && s.group != "decoder_self" &&
+        s.group != "value_norm")
+      fail(QStringLiteral("unknown attention \"%1\" in view (choose self, decoder_self, cross or "
+                          "value_norm)")
                .arg(QString::fromStdString(s.group)));
   }
   s.pinnedKey = intAt(o, "pinned_key", where, -1, kMax, s.pinnedKey);

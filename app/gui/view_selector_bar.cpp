@@ -59,8 +59,10 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_group->setObjectName(QStringLiteral("attentionGroup"));
   m_group->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_group->setToolTip(
-      tr("Which attention an encoder-decoder's views show: the encoder's self-attention, the "
-         "decoder's (causal) self-attention, or the decoder's cross-attention over the source"));
+      tr("What the views show: the attention weights; value-weighted norms ‖α·f(x)‖, how much "
+         "each key really moves the output through the head (Kobayashi et al., 2020); for an "
+         "encoder-decoder the encoder's self-attention, the decoder's (causal) self-attention or "
+         "the decoder's cross-attention over the source"));
   m_groupLabel = new QLabel(tr("Attention"), m_selection);
   first->addWidget(m_groupLabel);
   first->addWidget(m_group);
@@ -133,9 +135,12 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
   if (several) {
     for (const AttentionGroup& g : result->groups) {
       const QString name = QString::fromStdString(g.name);
-      const QString label = g.name == "self"           ? tr("Encoder self")
+      const bool encoderDecoder = result->findGroup("cross") != nullptr;
+      const QString label = g.name == "self"
+                                ? (encoderDecoder ? tr("Encoder self") : tr("Attention weights"))
                             : g.name == "decoder_self" ? tr("Decoder self")
                             : g.name == "cross"        ? tr("Cross (target → source)")
+                            : g.name == "value_norm"   ? tr("Value-weighted norms")
                                                        : name;
       m_group->addItem(label, name);
     }

@@ -124,7 +124,7 @@ void CompareView::setViewState(const ViewState& state) {
 void CompareView::updateSelectors() {
   const QSignalBlocker b1(m_layerA), b2(m_headA), b3(m_itemA), b4(m_layerB), b5(m_headB),
       b6(m_itemB);
-  const AttentionGroup* r = m_result ? &m_result->group(m_state.group) : nullptr;
+  const AttentionGroup* r = m_result ? &weightsOf(*m_result, m_state.group) : nullptr;
   const int layers = r ? r->layers() : 0, heads = r ? r->heads() : 0, batch = r ? r->batch() : 0;
   for (QSpinBox* box : {m_layerA, m_layerB}) box->setRange(0, std::max(0, layers - 1));
   for (QSpinBox* box : {m_headA, m_headB}) box->setRange(0, std::max(0, heads - 1));
@@ -159,7 +159,7 @@ void CompareView::emitSelection() {
 
 void CompareView::sameHeadOtherSentence() {
   if (!m_result) return;
-  const int batch = m_result->group(m_state.group).batch();
+  const int batch = weightsOf(*m_result, m_state.group).batch();
   if (batch < 2) return;
   ViewState s = m_state;
   s.vsLayer = s.layer;
@@ -192,11 +192,12 @@ QRectF CompareView::panelRect(int panel) const {
 void CompareView::rebuild() {
   m_valid =
       m_result &&
-      validHead(m_result->group(m_state.group), m_state.layer, m_state.head, m_state.item) &&
-      validHead(m_result->group(m_state.group), m_state.vsLayer, m_state.vsHead, m_state.vsItem);
+      validHead(weightsOf(*m_result, m_state.group), m_state.layer, m_state.head, m_state.item) &&
+      validHead(weightsOf(*m_result, m_state.group), m_state.vsLayer, m_state.vsHead,
+                m_state.vsItem);
   m_distance = 0;
   if (m_valid) {
-    const AttentionGroup& r = m_result->group(m_state.group);
+    const AttentionGroup& r = weightsOf(*m_result, m_state.group);
     // Compare weights, always: the JS distance is defined on distributions.
     m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false, m_state.hideSpecial,
                          m_state.mergeWords);

@@ -257,8 +257,10 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     MatrixPainter::drawColorBar(painter, lay.colorBar, palette, 0, 1, style,
                                 QStringLiteral("fraction of the cell's max"));
   } else {
-    MatrixPainter::drawColorBar(painter, lay.colorBar, palette, 0, m_max, style,
-                                QStringLiteral("attention weight"));
+    const bool weights = !m_result || m_result->group(m_state.group).distribution;
+    MatrixPainter::drawColorBar(
+        painter, lay.colorBar, palette, 0, m_max, style,
+        weights ? QStringLiteral("attention weight") : QStringLiteral("value-weighted norm"));
   }
   const int item = m_state.item;
   painter.setPen(style.muted);

@@ -154,6 +154,19 @@ bool hasSpecialTokens(const AttentionGroup& r, int item) {
   return false;
 }
 
+const AttentionGroup& weightsOf(const AttentionResult& result, const std::string& group) {
+  const AttentionGroup& g = result.group(group);
+  return g.distribution ? g : result.group();
+}
+
+QString valueCaption(const HeadMatrix& m) {
+  if (m.scores)
+    return m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
+                       : QStringLiteral("scaled score");
+  return m.distribution ? QStringLiteral("attention weight")
+                        : QStringLiteral("value-weighted norm ‖α·f(x)‖");
+}
+
 QString mergedWordsNote(bool scores) {
   return scores ? QStringLiteral("subwords merged into words, scores averaged")
                 : QStringLiteral("subwords merged into words: columns summed, rows averaged");
@@ -239,6 +252,7 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
   m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
   m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
   m.scores = scores && !r.scores.empty();
+  m.distribution = r.distribution && !m.scores;
   const float* data = m.scores ? r.scoreMatrix(layer, item, head) : r.headMatrix(layer, item, head);
   m.missing = data == nullptr;
   m.values.assign(static_cast<std::size_t>(m.rows) * m.cols,
@@ -255,7 +269,8 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
       double total = 0;
       for (int k : shownCols) total += std::isfinite(in[k]) ? in[k] : 0.0;
       // A row whose every shown key was special has nothing left to renormalise: it stays 0.
-      const double scale = hideSpecial && !m.scores && total > 0 ? 1.0 / total : 1.0;
+      const double scale =
+          hideSpecial && !m.scores && r.distribution && total > 0 ? 1.0 / total : 1.0;
       for (int c = 0; c < m.cols; ++c) {
         for (int k : colGroups[static_cast<std::size_t>(c)]) {
           if (!std::isfinite(in[k])) continue;
@@ -303,6 +318,7 @@ HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
   d.rowLast = prefix(a.rowLast, d.rows);
   d.colLast = prefix(a.colLast, d.cols);
   d.mergedWords = a.mergedWords;
+  d.distribution = a.distribution;
   d.rowSegmentStart = a.rowSegmentStart < d.rows ? a.rowSegmentStart : -1;
   d.colSegmentStart = a.colSegmentStart < d.cols ? a.colSegmentStart : -1;
   d.hiddenSpecial = a.hiddenSpecial;

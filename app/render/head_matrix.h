@@ -30,6 +30,7 @@ struct HeadMatrix {
   float minValue = 0, maxValue = 0;  // over finite values
   bool hasMasked = false;            // some score was -inf
   bool scores = false;               // pre-softmax scores rather than weights
+  bool distribution = true;          // weights: rows sum to 1 (not scores, not value norms)
   bool missing = false;      // the run did not keep this layer's attention: values are all NaN
   bool mergedWords = false;  // some row or column is a word of several tokens
 
@@ -48,7 +49,7 @@ struct HeadMatrix {
   /// Weights, or scaled scores when `scores` is set and the result kept them (else weights).
   /// hideSpecial leaves out the rows and columns of special tokens ([CLS], [SEP], <s>) and
   /// renormalises each remaining row of weights to sum to 1 over the keys still shown (scores
-  /// are only left out: they are not a distribution).
+  /// and value norms are only left out: they are not a distribution).
   /// mergeWords shows words (wordSpans) instead of tokens: a word's columns are summed (the
   /// attention a word receives) and its rows averaged (what the word attends to), so rows of
   /// weights still sum to 1; scores are averaged over both (masked ones left out).
@@ -57,6 +58,11 @@ struct HeadMatrix {
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
+
+/// The attention weights behind the group a view state names: that group when it is a
+/// distribution, else the main one (value norms derive from it). For what needs distributions:
+/// statistics, Jensen–Shannon distances.
+const AttentionGroup& weightsOf(const AttentionResult& result, const std::string& group);
 
 /// Readable token labels of a batch item: queries, and keys (context tokens when present).
 QStringList queryLabels(const AttentionGroup& result, int item);
@@ -69,6 +75,10 @@ int realKeys(const AttentionGroup& result, int item);
 /// matrix to a sliver. The whole text stays in tooltips and data exports.
 constexpr int kMaxLabelChars = 24;
 QString axisLabel(const QString& label);
+
+/// What a matrix's values are, for colour-bar captions: "attention weight", "scaled score",
+/// "value-weighted norm ‖α·f(x)‖".
+QString valueCaption(const HeadMatrix& m);
 
 /// Whether a batch item has special tokens to hide (on either axis).
 bool hasSpecialTokens(const AttentionGroup& result, int item);

@@ -242,10 +242,9 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   scale->setDataRange(map->dataRange());
   scale->setBarWidth(14);
   PlotPainter::styleAxis(scale->axis(), style);
-  QString caption = m.scores ? (m.hasMasked ? QStringLiteral("scaled score (pale: masked −∞)")
-                                            : QStringLiteral("scaled score"))
-                             : QStringLiteral("attention weight");
-  if (m.hiddenSpecial > 0) caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores);
+  QString caption = valueCaption(m);
+  if (m.hiddenSpecial > 0)
+    caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores || !m.distribution);
   if (m.mergedWords) caption += QStringLiteral(" · ") + mergedWordsNote(m.scores);
   scale->axis()->setLabel(caption);
   map->setColorScale(scale);

@@ -151,21 +151,23 @@ void StatsView::setViewState(const ViewState& state) {
 
 void StatsView::rebuild() {
   const bool valid =
-      m_result && m_state.item >= 0 && m_state.item < m_result->group(m_state.group).batch();
+      m_result && m_state.item >= 0 && m_state.item < weightsOf(*m_result, m_state.group).batch();
   bool changed = true;
   if (!valid) {
     m_stats.clear();
     m_similarity.clear();
     m_computedItem = -1;
-  } else if (m_computedItem != m_state.item) {
+  } else if (m_computedItem != m_state.item ||
+             m_computedGroup != weightsOf(*m_result, m_state.group).name) {
     // The similarity matrix is the costly part (pairs × T²), so it is only redone for a new item.
-    const AttentionGroup& r = m_result->group(m_state.group);
+    const AttentionGroup& r = weightsOf(*m_result, m_state.group);
     m_stats.clear();
     for (int l = 0; l < r.layers(); ++l)
       for (int h = 0; h < r.heads(); ++h)
         m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
     m_similarity = headSimilarity(r, m_state.item);
     m_computedItem = m_state.item;
+    m_computedGroup = r.name;
   } else {
     changed = false;
   }
@@ -190,7 +192,7 @@ void StatsView::selectCurrentRow() {
 }
 
 QString StatsView::headName(int index) const {
-  const int heads = m_result ? std::max(1, m_result->group(m_state.group).heads()) : 1;
+  const int heads = m_result ? std::max(1, weightsOf(*m_result, m_state.group).heads()) : 1;
   return QStringLiteral("L%1H%2").arg(index / heads).arg(index % heads);
 }
 
@@ -203,7 +205,7 @@ void StatsView::fillTable() {
   for (const char* c : kColumns) headers << QString::fromLatin1(c);
   m_table->setHorizontalHeaderLabels(headers);
   m_table->setRowCount(static_cast<int>(m_stats.size()));
-  const int heads = m_result ? m_result->group(m_state.group).heads() : 1;
+  const int heads = m_result ? weightsOf(*m_result, m_state.group).heads() : 1;
   for (int i = 0; i < static_cast<int>(m_stats.size()); ++i) {
     auto* layer = new NumberItem(i / heads, 0);
     auto* head = new NumberItem(i % heads, 0);
@@ -259,7 +261,7 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   bars->setBrush(palette.colorAt(0.35));
   // The selected head stands out in the accent colour.
   const int selected =
-      m_result ? m_state.layer * m_result->group(m_state.group).heads() + m_state.head : -1;
+      m_result ? m_state.layer * weightsOf(*m_result, m_state.group).heads() + m_state.head : -1;
   if (selected >= 0 && selected < n) {
     auto* mark = new QCPBars(x, y);
     mark->setData(QVector<double>{double(selected)}, QVector<double>{values[selected]}, true);
@@ -359,7 +361,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   const QFont font = style.font(pixels), bold = style.font(pixels, true);
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
-  const int heads = m_result->group(m_state.group).heads();
+  const int heads = weightsOf(*m_result, m_state.group).heads();
   const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
   const int n = static_cast<int>(m_stats.size());
   const int shown = n > fit ? fit - 1 : n;

@@ -3,6 +3,7 @@
 
 #include <QStringList>
 
+#include <string>
 #include <vector>
 
 #include "attention_view.h"
@@ -66,6 +67,7 @@ class StatsView final : public AttentionView {
   ViewState m_state;
   int m_statistic = 0;
   int m_computedItem = -1;
+  std::string m_computedGroup;  // the group m_stats were computed from
   std::vector<HeadStatistics> m_stats;
   std::vector<double> m_similarity;
   QComboBox* m_statBox = nullptr;

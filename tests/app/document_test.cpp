@@ -187,6 +187,11 @@ class DocumentTest : public QObject {
     QVERIFY(full.layers >= 3);
     QCOMPARE(full.layersKept, full.layers);
     QVERIFY(doc.result()->group().keptLayers.empty());
+    // Every layer kept, and room for it: the value-weighted norms come as a group of their own.
+    const attnscope::AttentionGroup* norms = doc.result()->findGroup("value_norm");
+    QVERIFY(norms);
+    QVERIFY(!norms->distribution);
+    QCOMPARE(norms->attention.shape, doc.result()->group().attention.shape);
     const int last = full.layers - 1;
     doc.selectHead(last, 0);
 
@@ -196,6 +201,7 @@ class DocumentTest : public QObject {
     QVERIFY(results.wait(kWaitMs));
     const attnscope::AttentionGroup& g = doc.result()->group();
     QCOMPARE(g.keptLayers, std::vector<int>({last - 1, last}));
+    QVERIFY(!doc.result()->findGroup("value_norm"));  // they need every layer
     QCOMPARE(g.layers(), full.layers);
     QCOMPARE(doc.memoryEstimate().layersKept, 2);
     QVERIFY(doc.memoryEstimate().total <= doc.memoryLimitBytes());

@@ -92,6 +92,11 @@ expect_exit 2 "bad --line-heads" export "${toy[@]}" --view lines --line-heads 0,
 expect_exit 2 "bad --source" export "${toy[@]}" --view text --source tea --out "$out/x.png"
 expect_exit 2 "--query out of range" export "${toy[@]}" --view qk --query 22 --out "$out/x.png"
 expect_exit 2 "--query list out of range" export "${toy[@]}" --view text --query 1,3-22 --out "$out/x.png"
+expect_exit 2 "value norms of the toy layer" export "${toy[@]}" --attention value_norm --out "$out/x.png"
+grep -q "value-weighted norms are implemented for" "$out/log.txt" || fail "the value-norm refusal must say why"
+"$cli" export --model default --text "To be, or not" --attention value_norm --out "$out/value-norm.svg" \
+  >/dev/null 2>&1 || fail "heatmap --attention value_norm (bundled model)"
+grep -q "value-weighted norm" "$out/value-norm.svg" || fail "value-norm.svg must say what it shows"
 expect_exit 2 "bad --aggregate" export "${toy[@]}" --view text --query 1,2 --aggregate max --out "$out/x.png"
 grep -q "mean or sum" "$out/log.txt" || fail "the --aggregate message must list the choices"
 expect_exit 2 "ablation of the toy layer" export "${toy[@]}" --view ablation --out "$out/x.png"

@@ -32,9 +32,11 @@ struct MaskFill {
 /// One kind of attention a model computes: an encoder's or decoder's self-attention, or a
 /// decoder's cross-attention over the encoder's tokens. Each has its own tokens on each axis.
 struct AttentionGroup {
-  std::string name;  // "self" | "cross" | "decoder_self"
-  int kvHeads = 0;   // key/value heads the query heads share (grouped-query: query head h reads
-                     // kv head h / (heads / kvHeads)); 0: one per query head
+  std::string name;          // "self" | "cross" | "decoder_self"; "value_norm" (valueNormGroup)
+  bool distribution = true;  // each row of `attention` sums to 1 over the real keys; false for
+                             // measures shown like attention (value-weighted norms)
+  int kvHeads = 0;  // key/value heads the query heads share (grouped-query: query head h reads
+                    // kv head h / (heads / kvHeads)); 0: one per query head
 
   std::vector<std::vector<Token>> tokens;  // [batch][query]; padding is not listed
   std::vector<std::vector<Token>>

@@ -33,6 +33,7 @@ struct ModelInfo {
   bool supportsPair = false;  // sentence pairs (encoders with a pair template)
   std::string maskToken;      // "[MASK]", "<mask>" when the model can fill masks; empty otherwise
   uint64_t parameterBytes = 0;
+  bool supportsValueNorms = false;  // run() accepts RunRequest::keepValueNorms
 
   /// Two stacks: encoder self-attention, decoder self-attention and cross-attention
   /// (RunRequest::target and ::generate).

@@ -27,4 +27,9 @@ struct ValueWeightedNorms {
 /// cross-attention or for an item out of range.
 ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item = 0);
 
+/// The norms of every batch item as a group the views show like attention: named "value_norm",
+/// `distribution` false, attention[l, b, h, i, j] = α_ij ‖f_h(x_j)‖ (padding 0), the tokens and
+/// lengths of `group`. Throws like valueWeightedNorms.
+AttentionGroup valueNormGroup(const AttentionGroup& group);
+
 }  // namespace attnscope

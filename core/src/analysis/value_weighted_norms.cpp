@@ -9,7 +9,9 @@
 
 namespace attnscope {
 
-ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item) {
+namespace {
+
+void requireNorms(const AttentionGroup& group) {
   if (!group.contextTokens.empty())
     throw Error(ErrorKind::InvalidArgument, "value-weighted norms need self-attention; the '" +
                                                 group.name + "' group attends to another sequence");
@@ -24,6 +26,12 @@ ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item) {
                 "value-weighted norms need the attention of every layer; this run kept " +
                     std::to_string(group.keptLayers.size()) + " of " +
                     std::to_string(group.layers()));
+}
+
+}  // namespace
+
+ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item) {
+  requireNorms(group);
   if (item < 0 || item >= group.batch())
     throw Error(ErrorKind::InvalidArgument,
                 "value-weighted norms: batch item " + std::to_string(item) +
@@ -52,6 +60,29 @@ ValueWeightedNorms valueWeightedNorms(const AttentionGroup& group, int item) {
     }
   }
   return r;
+}
+
+AttentionGroup valueNormGroup(const AttentionGroup& group) {
+  requireNorms(group);
+  AttentionGroup g;
+  g.name = "value_norm";
+  g.distribution = false;
+  g.kvHeads = group.kvHeads;
+  g.tokens = group.tokens;
+  g.queryLengths = group.queryLengths;
+  g.keyLengths = group.keyLengths;
+  g.attention = group.attention;
+  const std::size_t keys = static_cast<std::size_t>(group.keys());
+  const std::size_t rows = static_cast<std::size_t>(group.queries());
+  float* a = g.attention.data.data();
+  // attention and valueNorms share [layers, batch, heads]; each row is scaled key by key.
+  for (std::size_t head = 0; head < group.valueNorms.data.size() / std::max<std::size_t>(1, keys);
+       ++head) {
+    const float* norms = group.valueNorms.data.data() + head * keys;
+    for (std::size_t i = 0; i < rows; ++i, a += keys)
+      for (std::size_t j = 0; j < keys; ++j) a[j] *= norms[j];
+  }
+  return g;
 }
 
 }  // namespace attnscope

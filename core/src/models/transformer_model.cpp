@@ -84,6 +84,7 @@ TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, st
 ModelInfo TransformerModel::info() const {
   ModelInfo i = m_family->info();
   i.name = m_name;
+  i.supportsValueNorms = m_family->supportsValueNorms();
   return i;
 }
 

@@ -79,6 +79,24 @@ TEST(ValueWeightedNorms, Gpt2MatchesThePlainLoopReferenceOnEveryLayer) {
       for (int k = T; k < g.keys(); ++k) EXPECT_EQ(row[k], 0.0f);
     }
   }
+  // The group the window shows: the same norms for every item, padding 0, not a distribution.
+  const AttentionGroup shown = valueNormGroup(g);
+  EXPECT_EQ(shown.name, "value_norm");
+  EXPECT_FALSE(shown.distribution);
+  ASSERT_EQ(shown.attention.shape, g.attention.shape);
+  for (int item : {0, 1}) {
+    const ValueWeightedNorms n = valueWeightedNorms(g, item);
+    for (int l = 0; l < n.layers; ++l)
+      for (int h = 0; h < n.heads; ++h) {
+        const float* m = shown.headMatrix(l, item, h);
+        for (int i = 0; i < g.queries(); ++i)
+          for (int j = 0; j < g.keys(); ++j) {
+            const double want = i < n.tokens && j < n.tokens ? n.at(l, h, i, j) : 0.0;
+            ASSERT_NEAR(m[i * g.keys() + j], want, 1e-6 * (1 + want))
+                << "item " << item << " L" << l << " H" << h << " " << i << "," << j;
+          }
+      }
+  }
 }
 
 TEST(ValueWeightedNorms, Gpt2HeadWithZeroOutputWeightsHasZeroNorms) {
