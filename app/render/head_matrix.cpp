@@ -228,6 +228,15 @@ QString HeadMatrix::colPositions(int col) const {
 HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head, bool scores,
                           bool hideSpecial, bool mergeWords) {
   HeadMatrix m;
+  fill(m, r, layer, item, head, scores, hideSpecial, mergeWords);
+  return m;
+}
+
+void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int item, int head,
+                      bool scores, bool hideSpecial, bool mergeWords) {
+  std::vector<float> buffer = std::move(m.values);
+  m = HeadMatrix();
+  m.values = std::move(buffer);
   const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
   const std::vector<Token>* keyTokens =
       r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
@@ -259,7 +268,42 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
                   std::numeric_limits<float>::quiet_NaN());
   // Each shown query's row over the shown keys, renormalised when specials are hidden; -inf
   // marks masked scores and becomes NaN, which keeps them apart from every real value downstream.
-  for (int g = 0; g < m.rows && data != nullptr; ++g) {
+  // One token per row and column (no words merged): a plain gather, the path of long inputs, which
+  // finds the range on the way (one pass over T² values instead of two).
+  const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (int g = 0; g < m.rows && gather; ++g) {
+    const float* in =
+        data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    const bool every = m.cols == realCols;  // the shown columns are 0..cols-1
+    for (int c = 0; c < m.cols; ++c) {
+      const float v = every ? in[c] : in[shownCols[static_cast<std::size_t>(c)]];
+      if (std::isfinite(v)) {
+        out[c] = v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      } else {
+        out[c] = std::numeric_limits<float>::quiet_NaN();
+        m.hasMasked = true;
+      }
+    }
+  }
+  for (int g = 0; g < m.rows && data != nullptr && !m.mergedWords && !gather; ++g) {
+    const float* in =
+        data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    double total = 0;
+    for (int c = 0; c < m.cols; ++c) {
+      const float v = in[shownCols[static_cast<std::size_t>(c)]];
+      out[c] = std::isfinite(v) ? v : std::numeric_limits<float>::quiet_NaN();
+      total += std::isfinite(v) ? v : 0.0;
+    }
+    // A row whose every shown key was special has nothing left to renormalise: it stays 0.
+    if (hideSpecial && m.distribution && total > 0)
+      for (int c = 0; c < m.cols; ++c) out[c] = static_cast<float>(out[c] / total);
+  }
+  for (int g = 0; g < m.rows && data != nullptr && m.mergedWords; ++g) {
     const auto& queries = rowGroups[static_cast<std::size_t>(g)];
     float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
     std::vector<double> sums(static_cast<std::size_t>(m.cols), 0.0);
@@ -292,9 +336,13 @@ HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head
   for (const auto& g : colGroups) m.colTexts << groupText(keyTokens, colAll, g);
   for (const QString& t : m.rowTexts) m.rowLabels << axisLabel(t);
   for (const QString& t : m.colTexts) m.colLabels << axisLabel(t);
-  updateRange(m);
+  if (gather) {
+    m.minValue = std::isfinite(lo) ? lo : 0.0f;
+    m.maxValue = std::isfinite(hi) ? hi : 0.0f;
+  } else {
+    updateRange(m);
+  }
   m.hasMasked = m.hasMasked && !m.missing;
-  return m;
 }
 
 HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {

@@ -55,6 +55,10 @@ struct HeadMatrix {
   /// weights still sum to 1; scores are averaged over both (masked ones left out).
   static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores,
                        bool hideSpecial = false, bool mergeWords = false);
+  /// The same into `out`, reusing its buffer: a view that shows T = 4096 keeps its 64 MB instead
+  /// of having the kernel fault in a fresh one on every change.
+  static void fill(HeadMatrix& out, const AttentionGroup& result, int layer, int item, int head,
+                   bool scores, bool hideSpecial = false, bool mergeWords = false);
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };

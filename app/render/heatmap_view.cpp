@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "matrix_painter.h"
@@ -44,29 +45,96 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int ste
 
 // The cells of one head. QCPColorMap would draw one bitmap into every device; this draws the
 // cells through MatrixPainter, so SVG and PDF exports get one vector rectangle per cell (up to
-// MatrixPainter::kMaxVectorCells) and the screen gets the same nearest-neighbour bitmap as before.
+// MatrixPainter::kMaxVectorCells). On screen and in PNGs it colours only what is visible, and when
+// there are more cells than pixels it max-pools them first (each pixel the largest of its cells),
+// so drawing costs O(visible cells) reads and O(pixels) colours, not a T × T bitmap scaled down.
 class CellMap final : public QCPColorMap {
  public:
-  CellMap(QCPAxis* key, QCPAxis* value, QImage cells, bool vector)
-      : QCPColorMap(key, value), m_cells(std::move(cells)), m_vector(vector) {}
+  CellMap(QCPAxis* key, QCPAxis* value, const HeadMatrix& matrix, const Palette& palette, double lo,
+          double hi, bool vector)
+      : QCPColorMap(key, value),
+        m_matrix(matrix),
+        m_palette(palette),
+        m_lut(palette.lookupTable(256)),
+        m_masked(palette.maskedColor().rgb()),
+        m_lo(lo),
+        m_hi(hi),
+        m_vector(vector) {}
 
  protected:
   void draw(QCPPainter* painter) override {
-    const QRectF target = QRectF(coordsToPixels(-0.5, -0.5),
-                                 coordsToPixels(m_cells.width() - 0.5, m_cells.height() - 0.5))
-                              .normalized();
+    const HeadMatrix& m = m_matrix;
+    const QRectF target =
+        QRectF(coordsToPixels(-0.5, -0.5), coordsToPixels(m.cols - 0.5, m.rows - 0.5)).normalized();
     if (m_vector) {
-      MatrixPainter::drawCells(*painter, target, m_cells);
-    } else {
-      painter->save();
-      painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
-      painter->drawImage(target, m_cells);
-      painter->restore();
+      MatrixPainter::drawCells(*painter, target, MatrixPainter::colorize(m, m_palette, m_lo, m_hi));
+      return;
     }
+    const QRectF visible = target.intersected(QRectF(clipRect()));
+    if (visible.isEmpty() || m.rows == 0 || m.cols == 0) return;
+    const double cw = target.width() / m.cols, ch = target.height() / m.rows;
+    const auto first = [](double from, double size, int n) {
+      return std::clamp(static_cast<int>(std::floor(from / size)), 0, n - 1);
+    };
+    const auto last = [](double to, double size, int n) {
+      return std::clamp(static_cast<int>(std::ceil(to / size)), 1, n);
+    };
+    const int c0 = first(visible.left() - target.left(), cw, m.cols);
+    const int c1 = last(visible.right() - target.left(), cw, m.cols);
+    const int r0 = first(visible.top() - target.top(), ch, m.rows);
+    const int r1 = last(visible.bottom() - target.top(), ch, m.rows);
+    // Device pixels the visible part covers (PNG exports scale the painter by their DPI).
+    const QTransform& t = painter->deviceTransform();
+    const double sx = std::hypot(t.m11(), t.m12()), sy = std::hypot(t.m21(), t.m22());
+    const int pw = std::max(1, static_cast<int>(std::ceil(visible.width() * sx)));
+    const int ph = std::max(1, static_cast<int>(std::ceil(visible.height() * sy)));
+    const int fx = std::max(1, (c1 - c0 + pw - 1) / pw), fy = std::max(1, (r1 - r0 + ph - 1) / ph);
+    const int w = (c1 - c0 + fx - 1) / fx, h = (r1 - r0 + fy - 1) / fy;
+    QImage image(w, h, QImage::Format_RGB32);
+    const double scale = m_hi > m_lo ? 255.0 / (m_hi - m_lo) : 0.0;
+    std::vector<float> columns(static_cast<std::size_t>(c1 - c0)),
+        best(static_cast<std::size_t>(w));
+    for (int y = 0; y < h; ++y) {
+      // Down the block's rows first, a loop the compiler vectorises (maxps: NaN never wins, so
+      // masked cells lose to any real value), then across each pixel's columns.
+      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
+      float* acc = columns.data();
+      for (int r = r0 + y * fy; r < std::min(r1, r0 + (y + 1) * fy); ++r) {
+        const float* row = m.values.data() + static_cast<std::size_t>(r) * m.cols + c0;
+        for (int c = 0; c < c1 - c0; ++c) acc[c] = row[c] > acc[c] ? row[c] : acc[c];
+      }
+      for (int x = 0; x < w; ++x) {
+        float v = -std::numeric_limits<float>::infinity();
+        for (int c = x * fx; c < std::min(c1 - c0, (x + 1) * fx); ++c) v = std::max(v, acc[c]);
+        best[static_cast<std::size_t>(x)] = v;
+      }
+      auto* line = reinterpret_cast<unsigned int*>(image.scanLine(y));
+      for (int x = 0; x < w; ++x) {
+        const float v = best[static_cast<std::size_t>(x)];
+        line[x] =
+            std::isfinite(v)
+                ? m_lut[static_cast<int>(std::lround(std::clamp((v - m_lo) * scale, 0.0, 255.0)))]
+                : m_masked;
+      }
+    }
+    painter->save();
+    painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+    // Whole blocks, clipped to the visible cells: a last, partial block keeps its scale.
+    painter->setClipRect(
+        QRectF(target.left() + c0 * cw, target.top() + r0 * ch, (c1 - c0) * cw, (r1 - r0) * ch)
+            .intersected(visible),
+        Qt::IntersectClip);
+    painter->drawImage(
+        QRectF(target.left() + c0 * cw, target.top() + r0 * ch, w * fx * cw, h * fy * ch), image);
+    painter->restore();
   }
 
  private:
-  QImage m_cells;  // [rows, cols] one pixel per cell
+  const HeadMatrix& m_matrix;  // the view's, alive while the plot that holds this map is
+  Palette m_palette;
+  QVector<unsigned int> m_lut;
+  unsigned int m_masked;
+  double m_lo, m_hi;
   bool m_vector;
 };
 
@@ -137,11 +205,11 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 }
 
 void HeatmapView::rebuild() {
-  m_matrix = HeadMatrix();
   if (m_result && validSelection(*m_result, m_state)) {
-    m_matrix =
-        HeadMatrix::of(m_result->group(m_state.group), m_state.layer, m_state.item, m_state.head,
-                       m_state.showScores, m_state.hideSpecial, m_state.mergeWords);
+    HeadMatrix::fill(m_matrix, m_result->group(m_state.group), m_state.layer, m_state.item,
+                     m_state.head, m_state.showScores, m_state.hideSpecial, m_state.mergeWords);
+  } else {
+    m_matrix = HeadMatrix();
   }
   // Keep the user's zoom when the shape has not changed (pinning a row must not reset it).
   QCPAxisRect* old = m_plot->axisRectCount() ? m_plot->axisRect() : nullptr;
@@ -153,7 +221,8 @@ void HeatmapView::rebuild() {
     xr = old->axis(QCPAxis::atBottom)->range();
     yr = old->axis(QCPAxis::atLeft)->range();
   }
-  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size(), false);
+  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size(), false,
+            devicePixelRatioF());
   if (m_plot->axisRectCount() && m_matrix.rows > 0 && m_matrix.cols > 0) {
     QCPAxis* x = m_plot->axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = m_plot->axisRect()->axis(QCPAxis::atLeft);
@@ -168,7 +237,7 @@ void HeatmapView::rebuild() {
 }
 
 void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size,
-                            bool vector) const {
+                            bool vector, double pixelScale) const {
   plot.clearItems();
   plot.clearPlottables();
   plot.plotLayout()->clear();
@@ -231,7 +300,7 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
                              : std::max<double>(m.maxValue, 1e-6);
   // The map only draws the cells and feeds the colour scale: no QCPColorMapData needed.
-  auto* map = new CellMap(x, y, MatrixPainter::colorize(m, palette, lo, hi), vector);
+  auto* map = new CellMap(x, y, m, palette, lo, hi, vector);
   map->setGradient(gradientOf(palette));
   map->setDataRange(QCPRange(lo, hi));
 
@@ -246,6 +315,9 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   if (m.hiddenSpecial > 0)
     caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores || !m.distribution);
   if (m.mergedWords) caption += QStringLiteral(" · ") + mergedWordsNote(m.scores);
+  // More cells than pixels: CellMap shows each pixel as the largest of its cells.
+  if (!vector && (m.cols > plotWidth * pixelScale || m.rows > plotHeight * pixelScale))
+    caption += QStringLiteral(" · max-pooled: a pixel shows its largest cell");
   scale->axis()->setLabel(caption);
   map->setColorScale(scale);
   auto* group = new QCPMarginGroup(&plot);
@@ -360,8 +432,11 @@ void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& 
   // A private plot: exporting must not disturb the zoom of the one on screen.
   QCustomPlot plot;
   plot.resize(area.size());
-  buildPlot(plot, style, area.size(), MatrixPainter::isVectorDevice(painter));
-  PlotPainter::draw(painter, plot, area);
+  const QTransform& t = painter.deviceTransform();
+  buildPlot(plot, style, area.size(), MatrixPainter::isVectorDevice(painter),
+            std::max(std::hypot(t.m11(), t.m12()), 1e-3));
+  PlotPainter::draw(painter, plot, area,
+                    static_cast<long long>(m_matrix.rows) * m_matrix.cols > 256 * 256);
   m_lastPlotArea =
       plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft()) : QRectF();
   painter.restore();

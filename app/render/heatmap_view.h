@@ -54,8 +54,10 @@ class HeatmapView final : public AttentionView {
 
  private:
   void rebuild();
-  /// vector: cells as rectangles (SVG, PDF) rather than one bitmap.
-  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector) const;
+  /// vector: cells as rectangles (SVG, PDF) rather than one bitmap; pixelScale: device pixels per
+  /// logical pixel (the caption says when cells are max-pooled into fewer pixels).
+  void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector,
+                 double pixelScale = 1.0) const;
   /// Under the matrix: the selected rows combined (ViewState::aggregate), one bar per key.
   void addSelectionStrip(QCustomPlot& plot, const RenderStyle& style, QCPAxisRect& main,
                          const std::vector<int>& rows) const;

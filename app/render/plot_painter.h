@@ -18,7 +18,11 @@ struct RenderStyle;
 class PlotPainter final {
  public:
   static void styleAxis(QCPAxis* axis, const RenderStyle& style, double tickPixels = 12);
-  static void draw(QPainter& painter, QCustomPlot& plot, const QRectF& rect);
+  /// bigBitmaps: the plot holds large bitmaps (a heatmap of more than 256 × 256 cells); raster
+  /// painters then get the plot drawn straight into an image, since replaying the QPicture would
+  /// first serialise those bitmaps through PNG compression (0.6 s at T = 4096).
+  static void draw(QPainter& painter, QCustomPlot& plot, const QRectF& rect,
+                   bool bigBitmaps = false);
 };
 
 }  // namespace attnscope::render

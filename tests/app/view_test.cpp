@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QPainter>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -17,6 +18,7 @@
 #include "exporter.h"
 #include "fake_result.h"
 #include "heatmap_view.h"
+#include "palette.h"
 #include "pipeline_view.h"
 #include "stats_view.h"
 
@@ -190,6 +192,42 @@ class ViewTest : public QObject {
   }
 
   // At 1600 px the table shows every column without scrolling sideways.
+  // More cells than pixels: each pixel shows the largest of its cells, so one strong weight in a
+  // 2048 × 2048 head stays visible (nearest-neighbour scaling would drop 5 of every 6 cells), on
+  // screen size and at an export's dpi; zoomed in, the cells are drawn one by one.
+  void bigHeatmapsAreMaxPooled() {
+    const int T = 2048, q = 1000, k = 1500;
+    auto r = test::makeResult(1, 1, T, 1, [](int, int, int, int qq, int kk) {
+      return qq == q && kk == k ? 1.0f : 0.001f;
+    });
+    HeatmapView view;
+    view.resize(600, 500);
+    view.setResult(r);
+    view.setViewState(ViewState());
+    const QColor top = Palette::named(QStringLiteral("viridis")).colorAt(1.0);
+    for (double dpi : {96.0, 150.0}) {
+      QImage image(QSize(600, 500) * dpi / 96, QImage::Format_RGB32);
+      image.setDevicePixelRatio(dpi / 96);
+      {
+        QPainter p(&image);
+        view.renderTo(p, QRect(0, 0, 600, 500), QString());
+      }
+      const QPointF c = view.lastCellCenter(q, k) * (dpi / 96);
+      int found = 0;
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) {
+          const QColor got =
+              image.pixelColor(static_cast<int>(c.x()) + dx, static_cast<int>(c.y()) + dy);
+          if (std::abs(got.red() - top.red()) + std::abs(got.green() - top.green()) +
+                  std::abs(got.blue() - top.blue()) <
+              12)
+            ++found;
+        }
+      QVERIFY2(found > 0,
+               qPrintable(QStringLiteral("no pixel of the strong cell at %1 dpi").arg(dpi)));
+    }
+  }
+
   void statsTableUsesItsSpace() {
     StatsView view;
     view.resize(1400, 700);
