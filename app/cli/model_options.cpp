@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model_options.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "attnscope/model_spec.h"
 #include "attnscope/runtime.h"
@@ -40,7 +43,8 @@ void addModelFlags(ArgParser& p) {
       .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192")
       .option("--layers", "LIST",
               "keep the attention of these layers only, e.g. 0,5-7 (all are computed); for long "
-              "inputs to big models");
+              "inputs to big models")
+      .flag("--progress", "print the layers done to stderr as the run goes");
 }
 
 namespace {
@@ -113,6 +117,15 @@ RunRequest requestFromFlags(const ArgParser& p) {
   r.limits.maxTokens = static_cast<int>(p.integer("--max-tokens", 4096, 1, 1 << 20));
   r.limits.memoryLimitBytes = memoryLimitFromFlags(p);
   if (p.has("--layers")) r.layers = layerListFromFlag(p.value("--layers"));
+  if (p.has("--progress")) {
+    // On a terminal one line that updates; into a file or pipe a line per layer.
+    const bool terminal = isatty(fileno(stderr)) != 0;
+    r.progress = [terminal](int done, int total) {
+      std::fprintf(stderr, terminal ? "\rlayers done: %d of %d%s" : "layers done: %d of %d%s\n",
+                   done, total, terminal && done == total ? "\n" : "");
+      std::fflush(stderr);
+    };
+  }
   return r;
 }
 

@@ -165,6 +165,10 @@ void ComputeWorker::compute(const ComputeJob& job) {
     if (!showNorms) estimate = m_model->estimate(request);
     outcome.estimate = estimate;
     outcome.memoryLimitBytes = limit;
+    const quint64 generation = job.generation;
+    request.progress = [this, generation](int done, int total) {
+      Q_EMIT computeProgress(generation, done, total);
+    };
     auto result = std::make_shared<AttentionResult>(m_model->run(request));
     if (showNorms) {
       AttentionGroup& main = result->group();

@@ -35,6 +35,8 @@ class ComputeWorker final : public QObject {
 
  Q_SIGNALS:
   void computed(const attnscope::gui::ComputeOutcome& outcome);
+  /// From the worker thread, during compute(): `done` of `total` layers.
+  void computeProgress(quint64 generation, int done, int total);
   /// From the worker thread, during ablate(): `done` of `total` heads.
   void ablationProgress(quint64 generation, int done, int total);
   void ablated(const attnscope::gui::AblationOutcome& outcome);

@@ -52,6 +52,12 @@ Document::Document(QObject* parent)
   connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute,
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::computed, this, &Document::onComputed, Qt::QueuedConnection);
+  connect(
+      m_worker, &ComputeWorker::computeProgress, this,
+      [this](quint64 generation, int done, int total) {
+        if (generation == m_generation && m_busy) Q_EMIT computeProgress(done, total);
+      },
+      Qt::QueuedConnection);
   connect(this, &Document::ablationRequested, m_worker, &ComputeWorker::ablate,
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::ablationProgress, this, &Document::onAblationProgress,

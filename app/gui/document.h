@@ -120,6 +120,8 @@ class Document final : public QObject {
   /// The message for the banner; empty when the last computation succeeded.
   void errorChanged(const QString& message);
   void busyChanged(bool busy);
+  /// The running computation for the latest edit has `done` of `total` layers.
+  void computeProgress(int done, int total);
   void modelInfoChanged(const attnscope::ModelInfo& info);
   void sessionPathChanged(const QString& path);
   void modifiedChanged(bool modified);

@@ -447,6 +447,7 @@ void MainWindow::connectDocument() {
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);
   connect(d, &Document::busyChanged, m_status, &StatusPanel::setBusy);
+  connect(d, &Document::computeProgress, m_status, &StatusPanel::setProgress);
   connect(d, &Document::memoryEstimateChanged, this, [this] {
     m_status->showMemory(m_document->memoryEstimate(), m_document->memoryLimitBytes());
   });

@@ -70,6 +70,11 @@ QString StatusPanel::memoryText() const {
 
 void StatusPanel::setBusy(bool busy) { m_busy->setText(busy ? tr("Computing…") : QString()); }
 
+void StatusPanel::setProgress(int done, int total) {
+  if (!m_busy->text().isEmpty() && done < total)
+    m_busy->setText(tr("Computing… %1 of %2 layers done").arg(done).arg(total));
+}
+
 QString StatusPanel::tokensText() const { return m_tokens->text(); }
 
 }  // namespace attnscope::gui

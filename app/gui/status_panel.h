@@ -20,6 +20,8 @@ class StatusPanel final : public QObject {
 
   void showResult(const render::ResultPtr& result, double computeMs, double renderMs);
   void setBusy(bool busy);
+  /// "Computing… layer 3 of 12" while busy.
+  void setProgress(int done, int total);
   /// "Memory ≈ 1.2 GiB of 8.0 GiB", the parts in the tooltip; hidden while total is 0.
   void showMemory(const MemoryEstimate& estimate, uint64_t limitBytes);
   QString memoryText() const;

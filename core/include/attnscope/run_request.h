@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ struct RunRequest {
   std::vector<int> layers;
   RunLimits limits;
   const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
+  /// Called on the running thread after each layer: `done` of `total` layers (an
+  /// encoder-decoder's encoder layers, then its decoder's for the returned attention).
+  std::function<void(int done, int total)> progress;
 };
 
 }  // namespace attnscope

@@ -8,6 +8,7 @@
 
 #include <c10/util/Exception.h>
 #include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/versions.h>
 
 #include <cerrno>
 #include <cstring>
@@ -38,6 +39,8 @@ constexpr int kMaxNesting = 64;  // containers inside containers, when the resul
 struct ZipEntry {
   uint64_t size = 0;
   uint16_t method = 0;
+  uint32_t crc = 0;          // CRC-32 of the stored bytes, as the central directory says
+  uint64_t localOffset = 0;  // where the entry's local header starts
 };
 
 uint16_t le16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
@@ -94,6 +97,8 @@ std::map<std::string, ZipEntry> readCentralDirectory(std::ifstream& in, const st
     if (cdSize - pos < 46 || le32(c + pos) != 0x02014b50u) fail(path, bad + " (central directory)");
     ZipEntry e;
     e.method = le16(c + pos + 10);
+    e.crc = le32(c + pos + 16);
+    e.localOffset = le32(c + pos + 42);
     uint64_t comp = le32(c + pos + 20);
     e.size = le32(c + pos + 24);
     const uint64_t nameLen = le16(c + pos + 28), extraLen = le16(c + pos + 30),
@@ -114,7 +119,11 @@ std::map<std::string, ZipEntry> readCentralDirectory(std::ifstream& in, const st
             e.size = le64(x + q);
             q += 8;
           }
-          if (comp == 0xFFFFFFFFu && q + 8 <= xp + 4 + len) comp = le64(x + q);
+          if (comp == 0xFFFFFFFFu && q + 8 <= xp + 4 + len) {
+            comp = le64(x + q);
+            q += 8;
+          }
+          if (e.localOffset == 0xFFFFFFFFu && q + 8 <= xp + 4 + len) e.localOffset = le64(x + q);
         }
         xp += 4 + len;
       }
@@ -132,6 +141,44 @@ std::map<std::string, ZipEntry> readCentralDirectory(std::ifstream& in, const st
   if (!entries.count("version") && !entries.count(".data/version"))
     fail(path, "not a PyTorch checkpoint (the zip archive has no version record)");
   return entries;
+}
+
+uint32_t crc32Of(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (const char ch : bytes) {
+    crc ^= static_cast<unsigned char>(ch);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+// LibTorch's reader reads the version record inside its constructor, and when that throws (a
+// damaged local header, a CRC mismatch, a version it does not know) it leaks its zip state
+// (ASan's leak check found it). The same checks here first, with our own message.
+void checkVersionRecord(std::ifstream& in, const std::string& path, uint64_t fileSize,
+                        const std::map<std::string, ZipEntry>& entries) {
+  const std::string bad = "truncated or corrupted zip archive";
+  const auto it =
+      entries.count(".data/version") ? entries.find(".data/version") : entries.find("version");
+  const ZipEntry& e = it->second;
+  if (e.localOffset > fileSize || fileSize - e.localOffset < 30) fail(path, bad + " (version)");
+  const std::string local = readRange(in, path, e.localOffset, 30);
+  const auto* h = reinterpret_cast<const unsigned char*>(local.data());
+  if (le32(h) != 0x04034b50u || le16(h + 8) != 0) fail(path, bad + " (version record header)");
+  const uint64_t data = e.localOffset + 30 + le16(h + 26) + le16(h + 28);
+  if (e.size > 32 || data > fileSize || fileSize - data < e.size) fail(path, bad + " (version)");
+  const std::string version = readRange(in, path, data, e.size);
+  if (crc32Of(version) != e.crc) fail(path, bad + " (the version record's checksum differs)");
+  uint64_t v = 0;
+  std::size_t digits = 0;
+  while (digits < version.size() && version[digits] >= '0' && version[digits] <= '9')
+    v = v * 10 + static_cast<uint64_t>(version[digits++] - '0');
+  if (digits == 0 || digits > 6 || v < caffe2::serialize::kMinSupportedFileFormatVersion ||
+      v > caffe2::serialize::kMaxSupportedFileFormatVersion)
+    fail(path, "unsupported PyTorch checkpoint version '" + version.substr(0, 8) +
+                   "' (this LibTorch reads " +
+                   std::to_string(caffe2::serialize::kMinSupportedFileFormatVersion) + " to " +
+                   std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) + ")");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -609,6 +656,7 @@ std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
       fail(path, "not a PyTorch checkpoint (expected a torch.save zip archive)");
   }
   const auto entries = readCentralDirectory(in, path, fileSize);
+  checkVersionRecord(in, path, fileSize, entries);
   for (const auto& [name, e] : entries)
     if (e.method != 0)
       fail(path, "refused: zip entry " + name + " is compressed (torch.save stores entries)");

@@ -355,6 +355,8 @@ struct Stack {
   GroupWriter* cross = nullptr;
   std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
   std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
+  int progressBase = 0;   // layers done before this stack (RunRequest::progress)
+  int progressTotal = 0;  // 0: this pass reports no progress (generation steps)
 };
 
 /// Runs the stack's layers on x, each writing its attention through the stack's writers; polls
@@ -385,6 +387,8 @@ torch::Tensor runStack(const Stack& s, torch::Tensor x, const RunRequest& reques
     if (s.self) s.self->finish(l, ctx.buffers, ctx.valueNorms, *s.queryLengths, *s.keyLengths);
     if (s.cross) s.cross->finish(l, ctx.crossBuffers, {}, *s.queryLengths, *s.contextLengths);
     if (s.traces) s.traces->push_back(std::move(trace));
+    if (s.progressTotal > 0 && request.progress)
+      request.progress(s.progressBase + static_cast<int>(l) + 1, s.progressTotal);
   }
   return x;
 }
@@ -501,6 +505,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   encoder.layer = [&](int i, const torch::Tensor& x, LayerContext& c) {
     return m_family->layer(i, x, c);
   };
+  encoder.progressTotal = static_cast<int>(L) + (encDec ? mi.decoderLayers : 0);
   const torch::Tensor hidden = m_family->finalNorm(runStack(encoder, in.x, request, mi.variant));
 
   // The hidden states the predictions come from: the encoder's (or only stack's), or the
@@ -533,6 +538,9 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
       decoder.self = self;
       decoder.cross = cross;
       decoder.traces = traces;
+      // The pass that writes the attention reports progress; generation steps do not.
+      decoder.progressBase = static_cast<int>(L);
+      decoder.progressTotal = self ? static_cast<int>(L) + mi.decoderLayers : 0;
       const torch::Tensor x = m_family->embedDecoderIds(paddedIds(batch.decoderTokens, Tt).to(dev));
       return m_family->decoderFinalNorm(runStack(decoder, x, request, mi.variant));
     };

@@ -129,6 +129,15 @@ TEST(DecoderFamilies, MemoryGuardRefusesBeforeRunningAndCancelStops) {
   const std::atomic<bool> cancel{true};
   r.cancel = &cancel;
   test::expectError([&] { model->run(r); }, ErrorKind::Cancelled, "cancelled");
+  // Progress: every layer once, in order, out of the model's layers.
+  r.cancel = nullptr;
+  std::vector<std::pair<int, int>> calls;
+  r.progress = [&](int done, int total) { calls.emplace_back(done, total); };
+  model->run(r);
+  const int layers = model->info().layers;
+  ASSERT_EQ(static_cast<int>(calls.size()), layers);
+  for (int l = 0; l < layers; ++l)
+    EXPECT_EQ(calls[static_cast<std::size_t>(l)], std::make_pair(l + 1, layers));
 }
 
 TEST(DecoderFamilies, NeoxAndBloomShareNoHeads) {
@@ -188,7 +197,10 @@ TEST(DecoderFamilies, NeoxAndBloomShareNoHeads) {
   RunRequest r;
   r.texts = {"the cat sat ."};
   bool biased = false;
-  for (const TraceStep& st : m->run(r).traces[0].steps) biased |= st.kind == "position_bias";
+  // Keep the result: a range-for over m->run(r).traces[0] would read a destroyed temporary
+  // (operator[] does not extend its lifetime; ASan caught it).
+  const AttentionResult result = m->run(r);
+  for (const TraceStep& st : result.traces[0].steps) biased |= st.kind == "position_bias";
   EXPECT_TRUE(biased);
 }
 

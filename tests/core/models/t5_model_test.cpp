@@ -263,6 +263,17 @@ TEST(T5Model, RefusalsGuardsAndCancel) {
   r.limits = RunLimits{};
   r.generate = -1;
   test::expectError([&] { model->run(r); }, ErrorKind::InvalidArgument, "negative");
+  // Progress counts the encoder's layers, then the decoder's (not the generation steps).
+  r.generate = 2;
+  std::vector<std::pair<int, int>> calls;
+  r.progress = [&](int done, int total) { calls.emplace_back(done, total); };
+  model->run(r);
+  const ModelInfo mi = model->info();
+  const int total = mi.layers + mi.decoderLayers;
+  ASSERT_EQ(static_cast<int>(calls.size()), total);
+  for (int l = 0; l < total; ++l)
+    EXPECT_EQ(calls[static_cast<std::size_t>(l)], std::make_pair(l + 1, total));
+  r.progress = nullptr;
   r.generate = 0;
   const std::atomic<bool> cancel{true};
   r.cancel = &cancel;
