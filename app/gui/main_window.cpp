@@ -318,28 +318,27 @@ void MainWindow::buildActions() {
   viewMenu->addAction(scores);
   connect(m_document, &Document::viewStateChanged, scores,
           [scores](const render::ViewState& st) { scores->setChecked(st.showScores); });
-  QAction* hideSpecial =
-      action(tr("&Hide Special Tokens"), QKeySequence(tr("Ctrl+Shift+H")), [this](bool on) {
-        render::ViewState state = m_document->viewState();
-        state.hideSpecial = on;
-        m_document->setViewState(state);
-      });
-  hideSpecial->setCheckable(true);
-  hideSpecial->setToolTip(tr("Leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows"));
-  viewMenu->addAction(hideSpecial);
-  connect(m_document, &Document::viewStateChanged, hideSpecial,
-          [hideSpecial](const render::ViewState& st) { hideSpecial->setChecked(st.hideSpecial); });
-  QAction* mergeWords =
-      action(tr("Merge Subwords into &Words"), QKeySequence(tr("Ctrl+Shift+W")), [this](bool on) {
-        render::ViewState state = m_document->viewState();
-        state.mergeWords = on;
-        m_document->setViewState(state);
-      });
-  mergeWords->setCheckable(true);
-  mergeWords->setToolTip(tr("One row and column per word: columns summed, rows averaged"));
-  viewMenu->addAction(mergeWords);
-  connect(m_document, &Document::viewStateChanged, mergeWords,
-          [mergeWords](const render::ViewState& st) { mergeWords->setChecked(st.mergeWords); });
+  // A checkable View action bound to one flag of the view state, both ways.
+  const auto flagAction = [this, viewMenu, action](const QString& label, const QString& keys,
+                                                   const QString& tip,
+                                                   bool render::ViewState::*flag) {
+    QAction* a = action(label, QKeySequence(keys), [this, flag](bool on) {
+      render::ViewState state = m_document->viewState();
+      state.*flag = on;
+      m_document->setViewState(state);
+    });
+    a->setCheckable(true);
+    a->setToolTip(tip);
+    viewMenu->addAction(a);
+    connect(m_document, &Document::viewStateChanged, a,
+            [a, flag](const render::ViewState& st) { a->setChecked(st.*flag); });
+  };
+  flagAction(tr("&Hide Special Tokens"), tr("Ctrl+Shift+H"),
+             tr("Leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows"),
+             &render::ViewState::hideSpecial);
+  flagAction(tr("Merge Subwords into &Words"), tr("Ctrl+Shift+W"),
+             tr("One row and column per word: columns summed, rows averaged"),
+             &render::ViewState::mergeWords);
   // Several queries selected with Ctrl/Shift click: their rows summed or averaged.
   QMenu* combine = viewMenu->addMenu(tr("Combine Selected &Queries"));
   auto* combineGroup = new QActionGroup(combine);

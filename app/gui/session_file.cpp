@@ -118,6 +118,20 @@ ToyConfig parseToy(const QJsonObject& o) {
   return c;
 }
 
+/// The view's array `key` of whole numbers in [0, max] ("must hold <what>" otherwise).
+std::vector<int> indicesAt(const QJsonObject& o, const char* key, const char* what, int max) {
+  const QJsonValue value = o.value(QLatin1String(key));
+  if (!value.isArray()) fail(QStringLiteral("\"%1\" in view must be an array").arg(key));
+  std::vector<int> out;
+  for (const QJsonValue v : value.toArray()) {
+    if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) || v.toDouble() < 0 ||
+        v.toDouble() > max)
+      fail(QStringLiteral("\"%1\" in view must hold %2").arg(key, what));
+    out.push_back(v.toInt());
+  }
+  return out;
+}
+
 render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   const QString where = QStringLiteral("view");
   requireKeys(o, where,
@@ -161,14 +175,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
              .arg(o.value("aggregate").toString()));
   }
   if (o.contains("query_group")) {
-    const QJsonValue group = o.value("query_group");
-    if (!group.isArray()) fail(QStringLiteral("\"query_group\" in view must be an array"));
-    for (const QJsonValue t : group.toArray()) {
-      if (!t.isDouble() || t.toDouble() != std::floor(t.toDouble()) || t.toDouble() < 0 ||
-          t.toDouble() > kMax)
-        fail(QStringLiteral("\"query_group\" in view must hold token positions"));
-      s.queryGroup.push_back(t.toInt());
-    }
+    s.queryGroup = indicesAt(o, "query_group", "token positions", kMax);
     std::sort(s.queryGroup.begin(), s.queryGroup.end());
     s.queryGroup.erase(std::unique(s.queryGroup.begin(), s.queryGroup.end()), s.queryGroup.end());
     if (s.queryGroup.size() < 2) s.queryGroup.clear();  // one token is pinned_query's job
@@ -182,16 +189,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
                .arg(QString::fromStdString(s.group)));
   }
   s.pinnedKey = intAt(o, "pinned_key", where, -1, kMax, s.pinnedKey);
-  if (o.contains("line_heads")) {
-    const QJsonValue heads = o.value("line_heads");
-    if (!heads.isArray()) fail(QStringLiteral("\"line_heads\" in view must be an array"));
-    for (const QJsonValue h : heads.toArray()) {
-      if (!h.isDouble() || h.toDouble() != std::floor(h.toDouble()) || h.toDouble() < 0 ||
-          h.toDouble() > kMax)
-        fail(QStringLiteral("\"line_heads\" in view must hold head numbers"));
-      s.lineHeads.push_back(h.toInt());
-    }
-  }
+  if (o.contains("line_heads")) s.lineHeads = indicesAt(o, "line_heads", "head numbers", kMax);
   if (o.contains("line_threshold")) {
     const QJsonValue t = o.value("line_threshold");
     if (!t.isDouble() || !(t.toDouble() >= 0 && t.toDouble() <= 1))

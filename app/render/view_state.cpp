@@ -32,55 +32,35 @@ const std::array<std::pair<QueryAggregate, const char*>, 2> kAggregates = {{
     {QueryAggregate::Sum, "sum"},
 }};
 
+// A name table's lookups, both ways (names compare case-insensitively).
+template <typename E, std::size_t N>
+QString nameOf(const std::array<std::pair<E, const char*>, N>& table, E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return QString::fromLatin1(name);
+  return QString();
+}
+
+template <typename E, std::size_t N>
+bool parseName(const std::array<std::pair<E, const char*>, N>& table, const QString& text, E* out) {
+  for (const auto& [v, name] : table) {
+    if (text.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
+      if (out) *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
-QString toString(QueryAggregate aggregate) {
-  for (const auto& [a, name] : kAggregates)
-    if (a == aggregate) return QString::fromLatin1(name);
-  return QString();
+QString toString(QueryAggregate aggregate) { return nameOf(kAggregates, aggregate); }
+bool parseQueryAggregate(const QString& s, QueryAggregate* out) {
+  return parseName(kAggregates, s, out);
 }
-
-bool parseQueryAggregate(const QString& text, QueryAggregate* out) {
-  for (const auto& [a, name] : kAggregates) {
-    if (text.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
-      if (out) *out = a;
-      return true;
-    }
-  }
-  return false;
-}
-
-QString toString(ViewKind kind) {
-  for (const auto& [k, name] : kNames)
-    if (k == kind) return QString::fromLatin1(name);
-  return QString();
-}
-
-bool parseViewKind(const QString& s, ViewKind* out) {
-  for (const auto& [k, name] : kNames) {
-    if (s.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
-      if (out) *out = k;
-      return true;
-    }
-  }
-  return false;
-}
-
-QString toString(TextSource source) {
-  for (const auto& [s, name] : kSources)
-    if (s == source) return QString::fromLatin1(name);
-  return QString();
-}
-
-bool parseTextSource(const QString& text, TextSource* out) {
-  for (const auto& [s, name] : kSources) {
-    if (text.compare(QLatin1String(name), Qt::CaseInsensitive) == 0) {
-      if (out) *out = s;
-      return true;
-    }
-  }
-  return false;
-}
+QString toString(ViewKind kind) { return nameOf(kNames, kind); }
+bool parseViewKind(const QString& s, ViewKind* out) { return parseName(kNames, s, out); }
+QString toString(TextSource source) { return nameOf(kSources, source); }
+bool parseTextSource(const QString& s, TextSource* out) { return parseName(kSources, s, out); }
 
 bool ViewState::operator==(const ViewState& o) const {
   return group == o.group && layer == o.layer && head == o.head && item == o.item &&
