@@ -158,8 +158,10 @@ void ComputeWorker::compute(const ComputeJob& job) {
       }
     }
     // Shown like attention (the Attention selector), so it costs as much again: only when that
-    // fits.
+    // fits, and not for long inputs to big models, where a second copy would cost seconds.
+    constexpr uint64_t kMaxNormBytes = 256ull << 20;
     const bool showNorms = request.keepValueNorms && request.layers.empty() &&
+                           estimate.attention <= kMaxNormBytes &&
                            estimate.total + estimate.attention <= limit;
     request.keepValueNorms = showNorms;
     if (!showNorms) estimate = m_model->estimate(request);
