@@ -58,6 +58,8 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   first->setContentsMargins(0, 0, 0, 0);
   m_group->setObjectName(QStringLiteral("attentionGroup"));
   m_group->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // As wide as its longest choice: the sentence box beside it is the one that gives way.
+  m_group->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
   m_group->setToolTip(
       tr("What the views show: the attention weights; value-weighted norms ‖α·f(x)‖, how much "
          "each key really moves the output through the head (Kobayashi et al., 2020); for an "
@@ -136,8 +138,7 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
     for (const AttentionGroup& g : result->groups) {
       const QString name = QString::fromStdString(g.name);
       const bool encoderDecoder = result->findGroup("cross") != nullptr;
-      const QString label = g.name == "self"
-                                ? (encoderDecoder ? tr("Encoder self") : tr("Attention weights"))
+      const QString label = g.name == "self" ? (encoderDecoder ? tr("Encoder self") : tr("Weights"))
                             : g.name == "decoder_self" ? tr("Decoder self")
                             : g.name == "cross"        ? tr("Cross (target → source)")
                             : g.name == "value_norm"   ? tr("Value-weighted norms")
