@@ -116,7 +116,7 @@ void QueryKeyView::rebuild() {
   const ViewState& s = m_state;
   if (!m_result) {
     m_problem = QStringLiteral("No result yet");
-  } else if (const AttentionGroup& g = m_result->group(s.group);
+  } else if (const AttentionGroup& g = weightsOf(*m_result, s.group);
              s.layer < 0 || s.layer >= g.layers() || s.head < 0 || s.head >= g.heads() ||
              s.item < 0 || s.item >= g.batch()) {
     m_problem = QStringLiteral("Selection out of range");
@@ -180,7 +180,7 @@ void QueryKeyView::updateSelectors() {
   m_query->addItem(tr("last token"), -1);
   m_key->addItem(tr("strongest key"), -1);
   if (m_result) {
-    const AttentionGroup& g = m_result->group(m_state.group);
+    const AttentionGroup& g = weightsOf(*m_result, m_state.group);
     const QStringList queries = queryLabels(g, m_state.item), keys = keyLabels(g, m_state.item);
     for (int p : m_shown) {
       m_query->addItem(QStringLiteral("#%1 %2").arg(p).arg(axisLabel(queries.value(p))), p);
@@ -241,7 +241,7 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
   const Layout lay = layoutFor(area, style);
   m_lastLayout = lay;
   if (onScreen) m_screenLayout = lay;
-  const AttentionGroup& g = m_result->group(m_state.group);
+  const AttentionGroup& g = weightsOf(*m_result, m_state.group);
   const QStringList queries = queryLabels(g, m_state.item), keys = keyLabels(g, m_state.item);
   const int hd = static_cast<int>(p.q.size());
 
