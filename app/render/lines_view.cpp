@@ -219,6 +219,11 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
     m_drawn.focusRow = first.rowOfToken(m_state.pinnedQuery);
   }
   const double threshold = std::max(0.0, m_state.lineThreshold);
+  // Weights are opacities as they are; other measures (value norms) as a fraction of the largest.
+  const bool weights = first.distribution;
+  double largest = 0;
+  for (const HeadMatrix& m : m_matrices) largest = std::max<double>(largest, m.maxValue);
+  const double unit = weights || largest <= 0 ? 1.0 : 1.0 / largest;
   const double x0 = lay.queryRight + 4, x1 = lay.keyLeft - 4;
   const double width =
       std::clamp(lay.rowHeight * 0.22, 0.6, 2.2) * (m_drawn.focusRow >= 0 ? 1.5 : 1);
@@ -234,7 +239,7 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
       const double yq = lay.top + (q + 0.5) * lay.rowHeight;
       for (int k = 0; k < m.cols; ++k) {
         if (m_drawn.focusRow >= 0 && m_drawn.focusKey && k != m_drawn.focusRow) continue;
-        const float w = m.at(q, k);
+        const double w = m.at(q, k) * unit;
         if (!(w > 0)) continue;
         if (w < threshold) {
           ++m_drawn.belowThreshold;
@@ -306,7 +311,9 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
     painter.drawText(QPointF(x + 13, y + cfm.ascent()), name);
     x += w;
   }
-  QString note = QStringLiteral("queries left, keys right · opacity = weight · %1 line%2 drawn")
+  QString note = QStringLiteral("queries left, keys right · opacity = %1 · %2 line%3 drawn")
+                     .arg(first.distribution ? QStringLiteral("weight")
+                                             : QStringLiteral("value norm / the largest"))
                      .arg(m_drawn.lines)
                      .arg(m_drawn.lines == 1 ? QString() : QStringLiteral("s"));
   if (threshold > 0)
