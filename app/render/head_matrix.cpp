@@ -268,34 +268,40 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
                   std::numeric_limits<float>::quiet_NaN());
   // Each shown query's row over the shown keys, renormalised when specials are hidden; -inf
   // marks masked scores and becomes NaN, which keeps them apart from every real value downstream.
-  // One token per row and column (no words merged): a plain gather, the path of long inputs. Each
-  // row is renormalised (specials hidden) and its range taken while it is still in cache, so the
-  // T² values are read once.
-  const bool gather = data != nullptr && !m.mergedWords;
-  const bool renormalise = hideSpecial && m.distribution;
+  // One token per row and column (no words merged): a plain gather, the path of long inputs, which
+  // finds the range on the way (one pass over T² values instead of two).
+  const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (int g = 0; g < m.rows && gather; ++g) {
     const float* in =
         data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
     float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
     const bool every = m.cols == realCols;  // the shown columns are 0..cols-1
-    double total = 0;
     for (int c = 0; c < m.cols; ++c) {
       const float v = every ? in[c] : in[shownCols[static_cast<std::size_t>(c)]];
+      if (std::isfinite(v)) {
+        out[c] = v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      } else {
+        out[c] = std::numeric_limits<float>::quiet_NaN();
+        m.hasMasked = true;
+      }
+    }
+  }
+  for (int g = 0; g < m.rows && data != nullptr && !m.mergedWords && !gather; ++g) {
+    const float* in =
+        data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    double total = 0;
+    for (int c = 0; c < m.cols; ++c) {
+      const float v = in[shownCols[static_cast<std::size_t>(c)]];
       out[c] = std::isfinite(v) ? v : std::numeric_limits<float>::quiet_NaN();
       total += std::isfinite(v) ? v : 0.0;
     }
     // A row whose every shown key was special has nothing left to renormalise: it stays 0.
-    if (renormalise && total > 0)
+    if (hideSpecial && m.distribution && total > 0)
       for (int c = 0; c < m.cols; ++c) out[c] = static_cast<float>(out[c] / total);
-    for (int c = 0; c < m.cols; ++c) {
-      if (std::isnan(out[c])) {
-        m.hasMasked = true;
-      } else {
-        lo = std::min(lo, out[c]);
-        hi = std::max(hi, out[c]);
-      }
-    }
   }
   for (int g = 0; g < m.rows && data != nullptr && m.mergedWords; ++g) {
     const auto& queries = rowGroups[static_cast<std::size_t>(g)];
