@@ -537,14 +537,73 @@ def timed(fn, min_time):
         if elapsed >= min_time:
             return elapsed * 1000.0 / n, (time.process_time() - cpu) * 1000.0 / n, n
 
+def gpt2_process(folder, text):
+    """The whole-process baseline of BENCHMARKS.md: a short script that shows GPT-2's attention,
+    timed from the interpreter's start to its exit against `attnscope-cli run` on the same folder
+    and text. It maps model.safetensors (no copy, as attnscope does), runs the forward of the
+    Gpt2 module above written out with torch.nn.functional, keeps every layer's [B, H, T, T]
+    weights as Hugging Face's output_attentions does (one tensor per layer, not stacked) and
+    prints the top-5 next tokens. The bench text's letters are one token each in the bench
+    folder's vocab.json (no merge applies), so tokenising is a lookup."""
+    import mmap
+    import os
+    import struct
+
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(folder, "vocab.json")) as f:
+        vocab = json.load(f)
+    with open(os.path.join(folder, "model.safetensors"), "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)  # private: writable, not copied
+    n = struct.unpack("<Q", mm[:8])[0]
+    header, base = json.loads(mm[8:8 + n]), 8 + n
+
+    def w(name):
+        info = header.get(name) or header["transformer." + name]
+        a, b = info["data_offsets"]
+        return torch.frombuffer(mm, dtype=torch.float32, offset=base + a, count=(b - a) // 4).view(info["shape"])
+
+    ids = torch.tensor([[vocab[c] for c in text]])
+    T, C, H, eps = ids.shape[1], cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    ln = lambda x, p: F.layer_norm(x, (C,), w(p + ".weight"), w(p + ".bias"), eps)
+    conv = lambda x, p: torch.addmm(w(p + ".bias"), x.view(-1, x.size(-1)), w(p + ".weight")).view(1, T, -1)
+    split = lambda t: t.view(1, T, H, C // H).transpose(1, 2)
+    x = F.embedding(ids, w("wte.weight")) + w("wpe.weight")[:T]
+    attentions = []
+    for i in range(cfg["n_layer"]):
+        p = f"h.{i}."
+        q, k, v = conv(ln(x, p + "ln_1"), p + "attn.c_attn").split(C, dim=2)
+        q, k, v = split(q), split(k), split(v)
+        a = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(C // H)
+        a = F.softmax(torch.where(causal, a, torch.tensor(torch.finfo(a.dtype).min)), dim=-1)
+        attentions.append(a)
+        x = x + conv(torch.matmul(a, v).transpose(1, 2).reshape(1, T, C), p + "attn.c_proj")
+        h = F.gelu(conv(ln(x, p + "ln_2"), p + "mlp.c_fc"), approximate="tanh")
+        x = x + conv(h, p + "mlp.c_proj")
+    logits = ln(x, "ln_f")[:, -1] @ w("wte.weight").t()
+    top = torch.softmax(logits[0], -1).topk(5)
+    print(f"attention of {len(attentions)} layers, {list(attentions[0].shape)} each; next token:",
+          [(int(i), round(float(p), 3)) for p, i in zip(top.values, top.indices)])
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     ap.add_argument("--filter", default="", help="only benchmarks whose name contains this")
+    ap.add_argument("--gpt2-process", nargs=2, metavar=("FOLDER", "TEXT_FILE"),
+                    help="run the whole-process GPT-2 script once instead (timed from outside)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.gpt2_process:
+        with open(args.gpt2_process[1]) as f:
+            text = f.read()
+        with torch.inference_mode():
+            gpt2_process(args.gpt2_process[0], text)
+        return
+    if not args.out:
+        ap.error("--out is required")
     torch.manual_seed(0)
     results = {}
 

@@ -11,6 +11,7 @@
 #include "models/head_ablator.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
+#include "runtime/flush_denormals.h"
 #include "runtime/stopwatch.h"
 #include "runtime/torch_convert.h"
 #include "runtime/torch_errors.h"
@@ -35,6 +36,10 @@ bool allFinite(const torch::Tensor& t) {
   constexpr int64_t kChunk = 1 << 20;
   for (int64_t i = 0; i < flat.numel(); i += kChunk) {
     const torch::Tensor part = flat.narrow(0, i, std::min(kChunk, flat.numel() - i));
+    // A finite sum proves every value finite (an Inf or NaN makes any sum Inf or NaN); only a sum
+    // that overflowed or met a non-finite value pays for the exact test. 5x cheaper than
+    // isfinite().all() on GPT-2's weights, which the first run checks.
+    if (std::isfinite(part.sum(torch::kFloat).item<float>())) continue;
     if (!torch::isfinite(part).all().item<bool>()) return false;
   }
   return true;
@@ -42,7 +47,7 @@ bool allFinite(const torch::Tensor& t) {
 
 // "layer 2, item 1, head 3" of the first non-finite attention weight, or empty.
 std::string firstNonFinite(const AttentionGroup& g) {
-  const std::vector<float>& a = g.attention.data;
+  const FloatTensor::Storage& a = g.attention.data;
   const auto bad = std::find_if(a.begin(), a.end(), [](float v) { return !std::isfinite(v); });
   if (bad == a.end()) return {};
   const int64_t matrix = static_cast<int64_t>(g.queries()) * g.keys();
@@ -250,10 +255,11 @@ class GroupWriter final {
       g.keptLayers = keptLayers;
       g.modelLayers = static_cast<int>(L);
     }
-    g.attention = FloatTensor({kept, B, H, Tq, Tk});
+    // Every element is written by the layers (the padded queries' rows by finish()).
+    g.attention = FloatTensor::uninitialized({kept, B, H, Tq, Tk});
     m_attention = torch::from_blob(g.attention.data.data(), {kept, B, H, Tq, Tk});
     if (request.keepScores) {
-      g.scores = FloatTensor({kept, B, H, Tq, Tk});
+      g.scores = FloatTensor::uninitialized({kept, B, H, Tq, Tk});
       m_scores = torch::from_blob(g.scores.data.data(), {kept, B, H, Tq, Tk});
     }
     if (request.keepValueNorms) {
@@ -264,6 +270,7 @@ class GroupWriter final {
 
   AttentionBuffers buffers(int64_t l) {
     AttentionBuffers b;
+    b.scoresUnused = true;
     if (!m_attention.defined()) return b;
     const auto deviceBuffer = [&] {
       return torch::empty(m_shape, torch::TensorOptions().device(m_dev));
@@ -276,6 +283,7 @@ class GroupWriter final {
       b.attention = m_direct ? m_attention[at] : deviceBuffer();
       if (m_scores.defined()) b.scores = m_direct ? m_scores[at] : deviceBuffer();
     }
+    b.scoresUnused = !b.scores.defined();
     m_queryKey = KeptQueryKey();
     if (m_keepQueryKey) b.queryKey = &m_queryKey;
     return b;
@@ -409,6 +417,7 @@ torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t
 
 AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
+  const FlushDenormals flushDenormals;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
   if (request.keepValueNorms && !m_family->supportsValueNorms())

@@ -33,6 +33,7 @@ struct AttentionBuffers {
                            // multiplied by its entry before the heads are merged and projected
                            // (0 ablates the head; ones that require grad give ∂/∂head output);
                            // undefined: unchanged
+  bool scoresUnused = false;  // the caller keeps no scores: they need not be materialised
 };
 
 /// The inputs every attention module takes besides its weights.

@@ -1,7 +1,58 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "nn/scaled_dot_product.h"
 
+#include <cstdlib>
+
+#include "nn/blocked_attention.h"
+
 namespace attnscope {
+namespace {
+
+/// Below this many scores per matrix the step-by-step path's few whole-tensor calls cost less
+/// than the blocked path's calls per block (measured on the bundled tiny GPT, T = 128).
+constexpr int64_t kBlockedMinScores = 128 * 128;
+
+/// ATTNSCOPE_ATTENTION_KERNEL=reference|blocked overrides Auto for a whole process: the reference
+/// tests run every family's checkpoints through the blocked kernel this way, and a benchmark can
+/// compare the two in one build.
+SdpaKernel processKernel() {
+  static const SdpaKernel kernel = [] {
+    const char* env = std::getenv("ATTNSCOPE_ATTENTION_KERNEL");
+    const std::string v = env ? env : "";
+    return v == "reference" ? SdpaKernel::Reference
+           : v == "blocked" ? SdpaKernel::Blocked
+                            : SdpaKernel::Auto;
+  }();
+  return kernel;
+}
+
+bool tryBlocked(const torch::Tensor& q, const torch::Tensor& k, const SdpaOptions& o) {
+  switch (o.kernel == SdpaKernel::Auto ? processKernel() : o.kernel) {
+    case SdpaKernel::Reference:
+      return false;
+    case SdpaKernel::Blocked:
+      return true;
+    case SdpaKernel::Auto:
+      break;
+  }
+  return q.dim() >= 2 && k.dim() >= 2 && q.size(-2) * k.size(-2) >= kBlockedMinScores;
+}
+
+/// The head mask, then the values' trace step: the end of both paths.
+ScaledDotProduct finishValues(ScaledDotProduct r, const SdpaOptions& o, TraceRecorder& rec,
+                              int attentionStep, int vStep) {
+  const int head = o.head;
+  const bool perHead = head >= 0;
+  if (const torch::Tensor& keep = o.buffers.headMask; keep.defined()) {
+    // Not in place: with a mask that requires grad, autograd needs the unmasked values.
+    r.values = perHead ? r.values * keep[head] : r.values * keep.view({-1, 1, 1});
+  }
+  r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v",
+                            "matmul", r.values, {attentionStep, vStep}, head);
+  return r;
+}
+
+}  // namespace
 
 ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
                                   const torch::Tensor& v, const SdpaOptions& o, TraceRecorder& rec,
@@ -13,6 +64,32 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
   const bool perHead = head >= 0;
   torch::Tensor scoresOut = o.buffers.scores,
                 attentionOut = o.buffers.attention;  // handles, not data
+  std::optional<BlockedAttention> blocked;
+  if (tryBlocked(q, k, o))
+    blocked = blockedAttention(q, k, v, o.scale, o.bias, o.mask, attentionOut, scoresOut,
+                               !o.buffers.scoresUnused);
+  if (blocked) {
+    // The same steps as below, by shape: every scores-shaped step has the attention's shape.
+    const torch::Tensor& shaped = blocked->attention;
+    int s = rec.record(perHead ? "wei" : "scores", "q @ k.transpose(-2, -1)", "matmul", shaped,
+                       {qStep, kStep}, head);
+    if (o.scale != 1.0 || !o.scaleText.empty())
+      s = rec.record("scaled", (perHead ? "wei * " : "scores * ") + o.scaleText, "scale", shaped,
+                     {s}, head);
+    if (o.bias.defined())
+      s = rec.record("biased",
+                     "scores + " + (o.biasText.empty() ? std::string("position_bias") : o.biasText),
+                     "position_bias", shaped, {s}, head);
+    if (o.mask.defined())
+      s = rec.record("masked",
+                     perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : "scaled + mask",
+                     "mask", shaped, {s}, head);
+    r.scores = blocked->scores;
+    r.attention = blocked->attention;
+    s = rec.record("attention", "F.softmax(scaled, dim=-1)", "softmax", r.attention, {s}, head);
+    r.values = blocked->values;
+    return finishValues(r, o, rec, s, vStep);
+  }
   torch::Tensor raw = scoresOut.defined() ? torch::matmul_out(scoresOut, q, k.transpose(-2, -1))
                                           : torch::matmul(q, k.transpose(-2, -1));
   int s = rec.record(perHead ? "wei" : "scores", "q @ k.transpose(-2, -1)", "matmul", raw,
@@ -41,13 +118,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
                                        : torch::softmax(scaled, -1);
   s = rec.record("attention", "F.softmax(scaled, dim=-1)", "softmax", r.attention, {s}, head);
   r.values = torch::matmul(r.attention, v);
-  if (const torch::Tensor& keep = o.buffers.headMask; keep.defined()) {
-    // Not in place: with a mask that requires grad, autograd needs the unmasked values.
-    r.values = perHead ? r.values * keep[head] : r.values * keep.view({-1, 1, 1});
-  }
-  r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v",
-                            "matmul", r.values, {s, vStep}, head);
-  return r;
+  return finishValues(r, o, rec, s, vStep);
 }
 
 }  // namespace attnscope

@@ -8,6 +8,13 @@
 
 namespace attnscope {
 
+/// How scaledDotProduct computes: the same numbers either way (within float rounding).
+enum class SdpaKernel {
+  Auto,       // blocked where it is exact and the inputs are big enough to gain from it
+  Reference,  // step by step over whole [..., Tq, Tk] tensors, as the Python modules do
+  Blocked,    // blockedAttention whenever it applies (tests force it on small inputs)
+};
+
 /// What one scaled dot-product attention computes from, besides q, k and v.
 struct SdpaOptions {
   torch::Tensor mask;        // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
@@ -19,17 +26,21 @@ struct SdpaOptions {
   int head = -1;             // the per-head branch of the trace, -1 for all heads at once
   AttentionBuffers buffers;  // where attention (and scores) go; undefined: allocated here. Its
                              // headMask scales the values ([..., H, Tq, hd], or head `head`'s)
+  SdpaKernel kernel = SdpaKernel::Auto;
 };
 
 struct ScaledDotProduct {
   torch::Tensor values;     // [..., Tq, hd]
   torch::Tensor attention;  // [..., Tq, Tk]
-  torch::Tensor scores;     // [..., Tq, Tk] scaled, biased and masked, before softmax
+  torch::Tensor scores;     // [..., Tq, Tk] scaled, biased and masked, before softmax; undefined
+                            // when the buffers say the caller keeps none (scoresUnused)
   int valuesStep = -1;      // trace index of `values`
 };
 
-/// softmax(q·kᵀ·scale + bias + mask)·v written out step by step, because LibTorch 1.13 has no
-/// public scaled_dot_product_attention and because every step must appear in the trace.
+/// softmax(q·kᵀ·scale + bias + mask)·v. LibTorch 1.13 has no public scaled_dot_product_attention.
+/// Every step appears in the trace (by shape) whichever kernel runs: the reference one writes the
+/// steps out over whole tensors, the blocked one (nn/blocked_attention.h) fuses them per block of
+/// query rows and skips the key blocks a causal or windowed mask hides.
 /// q: [..., Tq, hd], k and v: [..., Tk, hd]. qStep/kStep/vStep are the trace indices the new
 /// steps hang from. Scale, bias and mask are applied in place, so one [..., Tq, Tk] temporary at
 /// most is allocated besides the buffers.

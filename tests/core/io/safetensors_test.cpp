@@ -17,6 +17,8 @@
 namespace attnscope {
 namespace {
 
+std::vector<float> values(const FloatTensor::Storage& data) { return {data.begin(), data.end()}; }
+
 using test::TempDir;
 
 std::string u64le(uint64_t n) {
@@ -132,7 +134,7 @@ std::vector<float> decode(const char* dtype, const std::vector<uint16_t>& bits) 
   const std::string header = std::string("{\"t\":{\"dtype\":\"") + dtype + "\",\"shape\":[" +
                              std::to_string(bits.size()) + "],\"data_offsets\":[0," +
                              std::to_string(bits.size() * 2) + "]}}";
-  return SafetensorsFile::fromBytes(stFile(header, bytesOf(bits))).readFloat("t").data;
+  return values(SafetensorsFile::fromBytes(stFile(header, bytesOf(bits))).readFloat("t").data);
 }
 
 TEST(SafetensorsTest, DecodesHalfPrecisionBitPatterns) {
@@ -175,9 +177,9 @@ TEST(SafetensorsTest, DecodesDoubleAndUnalignedOffsets) {
       "\"d\":{\"dtype\":\"F64\",\"shape\":[3],\"data_offsets\":[2,26]}}";
   const auto file = SafetensorsFile::fromBytes(
       stFile(header, bytesOf(std::vector<uint16_t>{0x3C00}) + bytesOf(doubles)));
-  const auto v = file.readFloat("d").data;
+  const auto v = values(file.readFloat("d").data);
   EXPECT_EQ(v, (std::vector<float>{1.5f, static_cast<float>(-0.1), 0.0f}));
-  EXPECT_EQ(file.readFloat("h").data, std::vector<float>{1.0f});
+  EXPECT_EQ(values(file.readFloat("h").data), std::vector<float>{1.0f});
 }
 
 TEST(SafetensorsTest, RawDataAndNonFloatDTypes) {

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/blocked_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/flush_denormals.h"
+
+namespace attnscope {
+namespace {
+
+/// A strided 2-D matrix inside a tensor's storage: no ownership, no dispatcher call to make.
+struct Matrix {
+  float* data = nullptr;
+  int64_t rowStride = 0, colStride = 1;
+
+  /// rows × cols from (row, col) as a tensor viewing the same memory.
+  torch::Tensor view(int64_t row, int64_t rows, int64_t col, int64_t cols) const {
+    return torch::from_blob(data + row * rowStride + col * colStride, {rows, cols},
+                            {rowStride, colStride}, torch::kFloat);
+  }
+};
+
+/// Element offsets of each of the N leading-axis indices of `t` (sizes `lead`), row-major.
+std::vector<int64_t> leadingOffsets(const torch::Tensor& t, at::IntArrayRef lead) {
+  int64_t n = 1;
+  for (int64_t s : lead) n *= s;
+  std::vector<int64_t> out(static_cast<std::size_t>(n), 0);
+  const auto strides = t.strides();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, offset = 0;
+    for (int64_t d = static_cast<int64_t>(lead.size()) - 1; d >= 0; --d) {
+      offset += (rest % lead[static_cast<std::size_t>(d)]) * strides[static_cast<std::size_t>(d)];
+      rest /= lead[static_cast<std::size_t>(d)];
+    }
+    out[static_cast<std::size_t>(i)] = offset;
+  }
+  return out;
+}
+
+/// The first and one-past-last key each query row can see (a finite mask entry). False when a row
+/// sees none: its softmax is NaN, which only the step-by-step path reproduces.
+bool visibleKeys(const float* mask, int64_t rowStride, int64_t Tq, int64_t Tk,
+                 std::vector<int32_t>& first, std::vector<int32_t>& end) {
+  first.assign(static_cast<std::size_t>(Tq), 0);
+  end.assign(static_cast<std::size_t>(Tq), 0);
+  for (int64_t i = 0; i < Tq; ++i) {
+    if (i > 0 && rowStride == 0) {
+      first[static_cast<std::size_t>(i)] = first[0];
+      end[static_cast<std::size_t>(i)] = end[0];
+      continue;
+    }
+    const float* row = mask + i * rowStride;
+    int64_t a = 0, b = Tk;
+    while (a < Tk && std::isinf(row[a]) && row[a] < 0) ++a;
+    if (a == Tk) return false;
+    while (b > a && std::isinf(row[b - 1]) && row[b - 1] < 0) --b;
+    first[static_cast<std::size_t>(i)] = static_cast<int32_t>(a);
+    end[static_cast<std::size_t>(i)] = static_cast<int32_t>(b);
+  }
+  return true;
+}
+
+/// An additive mask or bias expanded to [lead..., Tq, Tk]: usable when its rows are contiguous.
+bool expandable(const torch::Tensor& t, const std::vector<int64_t>& full) {
+  if (!t.defined()) return true;
+  if (t.device().type() != torch::kCPU || t.scalar_type() != torch::kFloat) return false;
+  if (t.dim() > static_cast<int64_t>(full.size())) return false;
+  for (int64_t d = 1; d <= t.dim(); ++d) {
+    const int64_t have = t.size(-d), want = full[full.size() - static_cast<std::size_t>(d)];
+    if (have != 1 && have != want) return false;
+  }
+  const torch::Tensor e = t.expand(full);
+  return e.size(-1) == 1 || e.stride(-1) == 1;
+}
+
+/// Query rows per block: the block's scores and weights (2 × rows × Tk floats) stay within about
+/// 1 MB, the L2 of the machines we measured, while q·kᵀ still gets rows enough to run at the
+/// GEMM rate.
+int64_t rowsPerBlock(int64_t Tq, int64_t Tk) {
+  return std::min(Tq, std::clamp<int64_t>(131072 / Tk, 16, 256));
+}
+
+}  // namespace
+
+std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const torch::Tensor& k,
+                                                 const torch::Tensor& v, double scale,
+                                                 const torch::Tensor& bias,
+                                                 const torch::Tensor& mask,
+                                                 const torch::Tensor& attentionOut,
+                                                 const torch::Tensor& scoresOut, bool wantScores) {
+  for (const torch::Tensor* t : {&q, &k, &v}) {
+    if (t->device().type() != torch::kCPU || t->scalar_type() != torch::kFloat || t->dim() < 2)
+      return std::nullopt;
+    if (torch::GradMode::is_enabled() && t->requires_grad()) return std::nullopt;
+  }
+  const int64_t dims = q.dim();
+  if (k.dim() != dims || v.dim() != dims) return std::nullopt;
+  const at::IntArrayRef lead = q.sizes().slice(0, static_cast<std::size_t>(dims - 2));
+  if (k.sizes().slice(0, lead.size()) != lead || v.sizes().slice(0, lead.size()) != lead)
+    return std::nullopt;
+  const int64_t Tq = q.size(-2), Tk = k.size(-2), hd = q.size(-1), hdv = v.size(-1);
+  if (v.size(-2) != Tk || k.size(-1) != hd || Tq == 0 || Tk == 0) return std::nullopt;
+  std::vector<int64_t> full(lead.begin(), lead.end());
+  full.push_back(Tq);
+  full.push_back(Tk);
+  if (!expandable(mask, full) || !expandable(bias, full)) return std::nullopt;
+  for (const torch::Tensor* out : {&attentionOut, &scoresOut}) {
+    if (out->defined() && (out->sizes() != at::IntArrayRef(full) || !out->is_contiguous() ||
+                           out->scalar_type() != torch::kFloat || !out->device().is_cpu()))
+      return std::nullopt;
+  }
+
+  const torch::Tensor maskE = mask.defined() ? mask.expand(full) : torch::Tensor(),
+                      biasE = bias.defined() ? bias.expand(full) : torch::Tensor();
+  const std::vector<int64_t> qAt = leadingOffsets(q, lead), kAt = leadingOffsets(k, lead),
+                             vAt = leadingOffsets(v, lead),
+                             maskAt = mask.defined() ? leadingOffsets(maskE, lead)
+                                                     : std::vector<int64_t>(),
+                             biasAt = bias.defined() ? leadingOffsets(biasE, lead)
+                                                     : std::vector<int64_t>();
+  const int64_t N = static_cast<int64_t>(qAt.size());
+
+  // Which keys each query row sees, once per distinct mask matrix (a [B, 1, T, T] mask expanded
+  // over the heads repeats its matrix H times).
+  std::vector<std::size_t> rangeOf(static_cast<std::size_t>(N), 0);
+  std::vector<std::vector<int32_t>> firsts, ends;
+  if (mask.defined()) {
+    const float* base = maskE.data_ptr<float>();
+    const int64_t rowStride = maskE.stride(-2);
+    int64_t seen = -1;
+    for (int64_t n = 0; n < N; ++n) {
+      if (maskAt[static_cast<std::size_t>(n)] != seen) {
+        seen = maskAt[static_cast<std::size_t>(n)];
+        firsts.emplace_back();
+        ends.emplace_back();
+        if (!visibleKeys(base + seen, rowStride, Tq, Tk, firsts.back(), ends.back()))
+          return std::nullopt;
+      }
+      rangeOf[static_cast<std::size_t>(n)] = firsts.size() - 1;
+    }
+  }
+
+  BlockedAttention r;
+  r.attention = attentionOut.defined() ? attentionOut : torch::empty(full);
+  if (scoresOut.defined())
+    r.scores = scoresOut;
+  else if (wantScores)
+    r.scores = torch::empty(full);
+  std::vector<int64_t> valueShape(lead.begin(), lead.end());
+  valueShape.push_back(Tq);
+  valueShape.push_back(hdv);
+  r.values = torch::empty(valueShape);
+
+  const int64_t R = rowsPerBlock(Tq, Tk), blocks = (Tq + R - 1) / R;
+  float* const attention = r.attention.data_ptr<float>();
+  float* const scores = r.scores.defined() ? r.scores.data_ptr<float>() : nullptr;
+  float* const values = r.values.data_ptr<float>();
+  // Only read through the views below (from_blob takes a mutable pointer).
+  float* const qData = q.data_ptr<float>();
+  float* const kData = k.data_ptr<float>();
+  float* const vData = v.data_ptr<float>();
+  float* const maskData = mask.defined() ? maskE.data_ptr<float>() : nullptr;
+  float* const biasData = bias.defined() ? biasE.data_ptr<float>() : nullptr;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+  // Heads and row blocks in one range, heads outermost: each thread takes whole heads (a causal
+  // head's blocks grow with the row, so splitting by head keeps the threads' work equal), and the
+  // matrix products inside run single-threaded (a parallel region is not split again).
+  at::parallel_for(0, N * blocks, 1, [&](int64_t begin, int64_t end) {
+    FlushDenormals::onThisThread();  // a thread the run's guard has not reached yet
+    const torch::Tensor scratch = torch::empty({2, R, Tk});
+    float* const sBuf = scratch.data_ptr<float>();
+    float* const pBuf = sBuf + R * Tk;
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t n = job / blocks, r0 = (job % blocks) * R, rows = std::min(R, Tq - r0);
+      int64_t kb = 0, ke = Tk;
+      if (maskData) {
+        const std::vector<int32_t>& f = firsts[rangeOf[static_cast<std::size_t>(n)]];
+        const std::vector<int32_t>& e = ends[rangeOf[static_cast<std::size_t>(n)]];
+        kb = *std::min_element(f.begin() + r0, f.begin() + r0 + rows);
+        ke = *std::max_element(e.begin() + r0, e.begin() + r0 + rows);
+      }
+      const int64_t nk = ke - kb;
+      const Matrix qm{qData + qAt[static_cast<std::size_t>(n)], q.stride(-2), q.stride(-1)};
+      const Matrix km{kData + kAt[static_cast<std::size_t>(n)], k.stride(-2), k.stride(-1)};
+      const Matrix vm{vData + vAt[static_cast<std::size_t>(n)], v.stride(-2), v.stride(-1)};
+      const Matrix am{attention + n * Tq * Tk, Tk, 1};
+      torch::Tensor s = torch::from_blob(sBuf, {rows, nk}, torch::kFloat);
+      torch::Tensor p = torch::from_blob(pBuf, {rows, nk}, torch::kFloat);
+      at::mm_out(s, qm.view(r0, rows, 0, hd), km.view(kb, nk, 0, hd).t());
+      if (scale != 1.0) s.mul_(scale);
+      if (biasData) {
+        const Matrix bm{biasData + biasAt[static_cast<std::size_t>(n)], biasE.stride(-2), 1};
+        s.add_(bm.view(r0, rows, kb, nk));
+      }
+      if (maskData) {
+        const Matrix mm{maskData + maskAt[static_cast<std::size_t>(n)], maskE.stride(-2), 1};
+        s.add_(mm.view(r0, rows, kb, nk));
+      }
+      if (scores) {
+        const Matrix sm{scores + n * Tq * Tk, Tk, 1};
+        sm.view(r0, rows, kb, nk).copy_(s);
+        if (kb > 0) sm.view(r0, rows, 0, kb).fill_(kNegInf);
+        if (ke < Tk) sm.view(r0, rows, ke, Tk - ke).fill_(kNegInf);
+      }
+      at::softmax_out(p, s, 1);
+      am.view(r0, rows, kb, nk).copy_(p);
+      if (kb > 0) am.view(r0, rows, 0, kb).zero_();
+      if (ke < Tk) am.view(r0, rows, ke, Tk - ke).zero_();
+      const Matrix om{values + (n * Tq + r0) * hdv, hdv, 1};
+      torch::Tensor out = om.view(0, rows, 0, hdv);
+      at::mm_out(out, p, vm.view(kb, nk, 0, hdv));
+    }
+  });
+  return r;
+}
+
+}  // namespace attnscope

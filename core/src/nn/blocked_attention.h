@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <torch/torch.h>
+
+#include <optional>
+
+namespace attnscope {
+
+/// What blockedAttention computes: the same tensors as the step-by-step scaledDotProduct.
+struct BlockedAttention {
+  torch::Tensor attention;  // [..., Tq, Tk], rows sum to 1, exactly 0 where masked
+  torch::Tensor scores;  // [..., Tq, Tk] scaled, biased and masked (-inf); undefined unless asked
+  torch::Tensor values;  // [..., Tq, hdv], contiguous
+};
+
+/// softmax(q·kᵀ·scale + bias + mask)·v, one block of query rows at a time, so that the scores of
+/// a block stay in cache from q·kᵀ through the scale, bias, mask and softmax to weights·v: no
+/// [..., Tq, Tk] temporary, one write of the attention (straight into `attentionOut`) and no
+/// passes over memory between the steps.
+///
+/// Blocks of keys that the mask hides from every query of a row block (-inf: after the query in
+/// a causal mask, outside a sliding window, padding) are not multiplied at all; their weights are
+/// written as the 0 softmax gives them. So a causal model does half the q·kᵀ and weights·v work.
+///
+/// q: [..., Tq, hd], k: [..., Tk, hd], v: [..., Tk, hdv] with the same leading axes (no
+/// broadcasting; any strides). mask and bias (either undefined): additive, broadcastable to
+/// [..., Tq, Tk]. attentionOut / scoresOut: contiguous [..., Tq, Tk] to write into, or undefined
+/// (allocated here; scores are only computed when `wantScores`).
+///
+/// Returns nullopt, having computed nothing, when the call is outside what the kernel does
+/// exactly: not CPU float32, inputs that autograd tracks, broadcast leading axes, a mask or bias
+/// whose rows are not contiguous, or a query row that the mask hides every key from (whose
+/// softmax is NaN). The caller then runs the step-by-step path.
+std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const torch::Tensor& k,
+                                                 const torch::Tensor& v, double scale,
+                                                 const torch::Tensor& bias,
+                                                 const torch::Tensor& mask,
+                                                 const torch::Tensor& attentionOut,
+                                                 const torch::Tensor& scoresOut, bool wantScores);
+
+}  // namespace attnscope

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+namespace attnscope {
+
+/// Treats subnormal floats (below 1.2e-38) as 0 on this thread and on the intra-op pool's threads
+/// while it lives, and restores this thread's setting after.
+///
+/// Why: softmax gives subnormal weights wherever one key dominates (peaked heads, long rows), and
+/// every product with a subnormal operand takes a microcode assist on x86. Measured on this
+/// repository's machines: weights·v of a GPT-2-sized head at T = 1024 with 3 % subnormal weights
+/// ran 9x slower (128 vs 14 ms). A weight below 1e-38 is 0 for every view, every export and every
+/// tolerance the reference tests use. On other architectures this does nothing.
+class FlushDenormals final {
+ public:
+  FlushDenormals();
+  ~FlushDenormals();
+  FlushDenormals(const FlushDenormals&) = delete;
+  FlushDenormals& operator=(const FlushDenormals&) = delete;
+
+  /// Sets flush-to-zero and denormals-are-zero on the calling thread only (the pool's threads
+  /// call it at the start of their work).
+  static void onThisThread();
+
+ private:
+  unsigned m_saved = 0;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "nn/blocked_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "nn/attention_mask.h"
+#include "nn/scaled_dot_product.h"
+#include "nn_test_util.h"
+#include "runtime/trace_recorder.h"
+#include "sdpa_reference.h"
+
+namespace attnscope {
+namespace {
+
+using test::expectAllNear;
+using test::loopMask;
+using test::randomTensor;
+using test::Reference;
+using test::referenceSdpa;
+using test::stepNames;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+struct Qkv {
+  torch::Tensor q, k, v;
+};
+
+/// q, k, v [B, H, T, hd] as views of one fused [B, T, 3·H·hd] projection (GPT-2's layout), so
+/// that none is contiguous; q and k scaled by 3 so that the softmax is peaked.
+Qkv fusedViews(int64_t B, int64_t H, int64_t T, int64_t hd, uint32_t seed) {
+  const torch::Tensor qkv = randomTensor({B, T, 3 * H * hd}, seed, 3.0);
+  const auto split = [&](int i) {
+    return qkv.narrow(2, i * H * hd, H * hd).view({B, T, H, hd}).transpose(1, 2);
+  };
+  return {split(0), split(1), split(2) / 3.0};
+}
+
+/// The largest weight of each row is well above uniform on average: errors cannot hide in flat
+/// rows.
+double meanRowMax(const torch::Tensor& attention) {
+  return std::get<0>(attention.max(-1)).mean().item<double>();
+}
+
+void expectExactZerosWhereMasked(const torch::Tensor& attention, const torch::Tensor& scores,
+                                 const torch::Tensor& mask) {
+  const torch::Tensor hidden = mask.expand_as(attention).isinf();
+  EXPECT_EQ(attention.masked_select(hidden).abs().max().item<float>(), 0.0f);
+  if (scores.defined()) {
+    EXPECT_TRUE(torch::all(scores.masked_select(hidden) == kNegInf).item<bool>());
+  }
+}
+
+// Three row blocks of a causal decoder over 600 tokens (the later ones skip key blocks), with
+// GPT-2's strided q/k/v views: attention, scores and values equal the double-precision loops.
+TEST(BlockedAttention, CausalStridedInputsMatchLoops) {
+  const int64_t B = 2, H = 2, T = 600, hd = 8;
+  const Qkv in = fusedViews(B, H, T, hd, 3);
+  const torch::Tensor mask = causalMask(T);  // [1, 1, T, T]
+  const std::optional<BlockedAttention> r =
+      blockedAttention(in.q, in.k, in.v, 0.25, {}, mask, {}, {}, /*wantScores=*/true);
+  ASSERT_TRUE(r.has_value());
+  const Reference want = referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(),
+                                       0.25, {}, loopMask(B, T, T, true, {int(T), int(T)}));
+  EXPECT_GT(meanRowMax(r->attention), 0.5);
+  expectAllNear(r->attention, want.attention, 1e-5, "attention");
+  expectAllNear(r->values, want.values, 1e-5, "values");
+  // Finite scores against the loops; masked ones must be -inf exactly.
+  const torch::Tensor finite = torch::isfinite(r->scores);
+  const torch::Tensor wantScores =
+      torch::tensor(want.scores, torch::kDouble).view(r->scores.sizes());
+  EXPECT_LT(
+      (r->scores.to(torch::kDouble) - wantScores).masked_select(finite).abs().max().item<double>(),
+      1e-4);
+  expectExactZerosWhereMasked(r->attention, r->scores, mask);
+  EXPECT_TRUE(r->values.is_contiguous());
+}
+
+// Encoder style: padded keys per item, a position bias per head (ALiBi, T5), fewer queries than
+// keys (cross-attention), and no scores asked for.
+TEST(BlockedAttention, PaddingBiasAndMoreKeysThanQueriesMatchLoops) {
+  const int64_t B = 2, H = 3, Tq = 300, Tk = 700, hd = 6;
+  const torch::Tensor q = randomTensor({B, H, Tq, hd}, 11, 3.0),
+                      k = randomTensor({B, H, Tk, hd}, 12, 3.0),
+                      v = randomTensor({B, H, Tk, hd}, 13);
+  const torch::Tensor bias = randomTensor({1, H, Tq, Tk}, 14, 2.0);
+  const torch::Tensor mask = loopMask(B, Tq, Tk, false, {700, 123});
+  const std::optional<BlockedAttention> r =
+      blockedAttention(q, k, v, 1.0, bias, mask, {}, {}, /*wantScores=*/false);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->scores.defined());
+  const Reference want = referenceSdpa(q, k, v, 1.0, bias, mask);
+  EXPECT_GT(meanRowMax(r->attention), 0.5);
+  expectAllNear(r->attention, want.attention, 1e-5, "attention");
+  expectAllNear(r->values, want.values, 1e-5, "values");
+  expectExactZerosWhereMasked(r->attention, {}, mask);
+}
+
+// Mistral's sliding window: each row block sees a band of keys, so blocks skip keys on both
+// sides. The buffers are a layer of an [L, B, H, T, T] result filled with NaN first, so every
+// entry, the zeros included, must be written, and nothing outside the layer.
+TEST(BlockedAttention, SlidingWindowWritesEveryEntryOfTheGivenBuffers) {
+  const int64_t L = 2, B = 1, H = 2, T = 640, hd = 4;
+  const Qkv in = fusedViews(B, H, T, hd, 21);
+  MaskOptions mo;
+  mo.keyLengths = {int(T)};
+  mo.queries = mo.keys = T;
+  mo.causal = true;
+  mo.slidingWindow = 100;
+  const torch::Tensor mask = buildMask(mo);
+  const torch::Tensor attention = torch::full({L, B, H, T, T}, NAN),
+                      scores = torch::full({L, B, H, T, T}, NAN);
+  const std::optional<BlockedAttention> r = blockedAttention(
+      in.q, in.k, in.v, 0.5, {}, mask, attention[1], scores[1], /*wantScores=*/true);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->attention.data_ptr(), attention[1].data_ptr());
+  EXPECT_EQ(r->scores.data_ptr(), scores[1].data_ptr());
+  EXPECT_FALSE(torch::isnan(attention[1]).any().item<bool>());
+  EXPECT_FALSE(torch::isnan(scores[1]).any().item<bool>());
+  EXPECT_TRUE(torch::isnan(attention[0]).all().item<bool>()) << "layer 0 untouched";
+  const Reference want =
+      referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), 0.5, {}, mask);
+  expectAllNear(attention[1], want.attention, 1e-5, "attention");
+  expectAllNear(r->values, want.values, 1e-5, "values");
+  expectExactZerosWhereMasked(attention[1], scores[1], mask);
+}
+
+// What the kernel does not do exactly, it refuses before writing anything.
+TEST(BlockedAttention, RefusesWhatItCannotComputeExactly) {
+  const int64_t B = 1, H = 2, T = 8, hd = 4;
+  const torch::Tensor q = randomTensor({B, H, T, hd}, 31), k = randomTensor({B, H, T, hd}, 32),
+                      v = randomTensor({B, H, T, hd}, 33);
+  const torch::Tensor out = torch::full({B, H, T, T}, 7.0f);
+  const auto refused = [&](const torch::Tensor& qq, const torch::Tensor& kk,
+                           const torch::Tensor& mask) {
+    return !blockedAttention(qq, kk, v, 1.0, {}, mask, out, {}, false).has_value();
+  };
+  EXPECT_TRUE(refused(q.to(torch::kDouble), k, {})) << "not float32";
+  EXPECT_TRUE(refused(q.clone().requires_grad_(true), k, {})) << "autograd";
+  EXPECT_TRUE(refused(q, k.expand({B, H, T, hd}).narrow(1, 0, 1), {})) << "unequal heads";
+  torch::Tensor blind = loopMask(B, T, T, true, {int(T)});
+  blind.select(2, 3).fill_(kNegInf);  // query 3 sees no key: its softmax is NaN
+  EXPECT_TRUE(refused(q, k, blind)) << "a row that sees nothing";
+  EXPECT_TRUE(torch::all(out == 7.0f).item<bool>());
+  EXPECT_FALSE(refused(q, k, loopMask(B, T, T, true, {int(T)})));
+}
+
+// Through scaledDotProduct: the kernels agree, the trace has the same steps either way, and with
+// scoresUnused the blocked kernel leaves the scores out.
+TEST(BlockedAttention, ScaledDotProductKernelsAgreeAndTraceTheSameSteps) {
+  const int64_t B = 1, H = 3, T = 300, hd = 8;
+  const Qkv in = fusedViews(B, H, T, hd, 41);
+  SdpaOptions o;
+  o.scale = 1.0 / std::sqrt(double(hd));
+  o.scaleText = "1 / math.sqrt(hd)";
+  o.mask = causalMask(T);
+  o.bias = randomTensor({1, H, 1, T}, 44);  // ALiBi's shape: one row per head
+  o.biasText = "alibi";
+  LayerTrace refTrace, blockedTrace;
+  TraceRecorder refRec(&refTrace), blockedRec(&blockedTrace);
+  o.kernel = SdpaKernel::Reference;
+  const ScaledDotProduct ref = scaledDotProduct(in.q, in.k, in.v, o, refRec, -1, -1, -1);
+  o.kernel = SdpaKernel::Blocked;
+  const ScaledDotProduct blocked = scaledDotProduct(in.q, in.k, in.v, o, blockedRec, -1, -1, -1);
+  EXPECT_LT((ref.attention - blocked.attention).abs().max().item<float>(), 1e-6);
+  EXPECT_LT((ref.values - blocked.values).abs().max().item<float>(), 1e-5);
+  EXPECT_TRUE(torch::equal(torch::isinf(ref.scores), torch::isinf(blocked.scores)));
+  EXPECT_EQ(stepNames(refTrace), stepNames(blockedTrace));
+  for (std::size_t i = 0; i < refTrace.steps.size(); ++i) {
+    EXPECT_EQ(refTrace.steps[i].shape, blockedTrace.steps[i].shape) << i;
+    EXPECT_EQ(refTrace.steps[i].inputs, blockedTrace.steps[i].inputs) << i;
+  }
+
+  o.kernel = SdpaKernel::Auto;
+  o.buffers.scoresUnused = true;
+  TraceRecorder none(nullptr);
+  const ScaledDotProduct autoPicked = scaledDotProduct(in.q, in.k, in.v, o, none, -1, -1, -1);
+  EXPECT_FALSE(autoPicked.scores.defined()) << "300 x 300 scores: the blocked kernel";
+  EXPECT_LT((ref.attention - autoPicked.attention).abs().max().item<float>(), 1e-6);
+}
+
+}  // namespace
+}  // namespace attnscope
