@@ -40,7 +40,7 @@ format-check: deps
 BENCH_BUILD ?= $(BUILD)-bench
 bench: deps
 	@cmake -S . -B $(BENCH_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=ON >/dev/null
-	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target attnscope-bench
+	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target attnscope-bench attnscope-cli
 	@bash scripts/bench.sh $(BENCH_BUILD)
 
 fuzz: deps

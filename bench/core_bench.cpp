@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Forward passes through the public Model API, the way the GUI and the CLI run them.
 #include <benchmark/benchmark.h>
+#include <chrono>
 
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
@@ -101,8 +102,41 @@ void BM_Gpt2Forward(benchmark::State& state) {
 BENCHMARK(BM_Gpt2Forward)
     ->ArgNames({"T", "scores"})
     ->Args({128, 0})
+    ->Args({1000, 0})
     ->Args({1024, 0})
     ->Args({1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
+// When the window could show the first layer: RunRequest::preview's call (the window's path,
+// one layer's attention copied) against the end of the same run, GPT-2 small shapes at T = 1000.
+void BM_Gpt2FirstLayer(benchmark::State& state) {
+  const int T = static_cast<int>(state.range(0));
+  ModelSpec spec;
+  spec.source = gpt2Folder();
+  const auto model = openModel(spec);
+  RunRequest request;
+  request.texts = {gpt2Text(T)};
+  request.keepScores = false;
+  model->run(request);  // warm, as in BM_Gpt2Forward
+  std::chrono::steady_clock::time_point start, first;
+  request.preview = [&](AttentionResult) { first = std::chrono::steady_clock::now(); };
+  double firstMs = 0, totalMs = 0;
+  for (auto _ : state) {
+    start = std::chrono::steady_clock::now();
+    AttentionResult r = model->run(request);
+    const auto end = std::chrono::steady_clock::now();
+    firstMs += std::chrono::duration<double, std::milli>(first - start).count();
+    totalMs += std::chrono::duration<double, std::milli>(end - start).count();
+    benchmark::DoNotOptimize(r.group().attention.data.data());
+  }
+  state.counters["first_layer_ms"] = firstMs / static_cast<double>(state.iterations());
+  state.counters["first_layer_fraction"] = firstMs / totalMs;
+}
+BENCHMARK(BM_Gpt2FirstLayer)
+    ->ArgNames({"T"})
+    ->Arg(1000)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)
     ->UseRealTime();

@@ -62,6 +62,30 @@ echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' 
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
   ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}
 
+# Whole processes, GPT-2 small shapes at T = 1000: `attnscope-cli run` against the Python script
+# (bench_python.py --gpt2-process) on the same folder and text, five alternating pairs, each timed
+# from exec to exit by /usr/bin/time (wall, user + system CPU, peak RSS).
+cli="$build/app/cli/attnscope-cli"
+gpt2_folder="${TMPDIR:-/tmp}/attnscope-bench/gpt2-random"
+process_json="$out/process.jsonl"
+: > "$process_json"
+if [[ -x "$cli" && -f "$gpt2_folder/model.safetensors" ]]; then
+  echo "== whole process, GPT-2 shapes at T=1000, 5 alternating runs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  process_text="$out/process_text.txt"
+  python3 -c "k = 'abcdfgijklmnopqrsuvwxyz'; print(''.join(k[i % len(k)] for i in range(1000)), end='')" \
+    > "$process_text"
+  for _ in 1 2 3 4 5; do
+    /usr/bin/time -a -o "$process_json" -f '{"side": "ours", "wall": %e, "user": %U, "sys": %S, "rss_kb": %M}' \
+      "$cli" run --model "$gpt2_folder" --text "$(cat "$process_text")" --threads "$threads" > /dev/null
+    /usr/bin/time -a -o "$process_json" -f '{"side": "python", "wall": %e, "user": %U, "sys": %S, "rss_kb": %M}' \
+      /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" \
+      --gpt2-process "$gpt2_folder" "$process_text" > /dev/null
+  done
+  stat -c '{"side": "weights", "bytes": %s}' "$gpt2_folder/model.safetensors" >> "$process_json"
+else
+  echo "!! whole-process runs skipped: no $cli or no $gpt2_folder (BM_Gpt2Forward writes it)" >&2
+fi
+
 # Hugging Face tokenizers itself on the BM_TokenizeHf* files and text: one thread, same run.
 hf_json="$out/tokenizers.json"
 hf_skip() { printf '{"llama3": {"error": "%s"}, "wordpiece": {"error": "%s"}}\n' "$1" "$1" > "$hf_json"; }

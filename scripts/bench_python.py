@@ -635,7 +635,7 @@ def main():
     record("BM_TinyGptForward", lambda: tiny(idx), 0.5)
 
     gpt2 = Gpt2().eval() if not args.filter or "Gpt2" in args.filter else None
-    for T in (128, 1024) if gpt2 is not None else ():
+    for T in (128, 1000, 1024) if gpt2 is not None else ():
         ids = torch.randint(0, 259, (1, T))
         record(f"BM_Gpt2Forward/T:{T}/scores:0", lambda: gpt2(ids), 0.5)
 

@@ -171,6 +171,15 @@ void ComputeWorker::compute(const ComputeJob& job) {
     request.progress = [this, generation](int done, int total) {
       Q_EMIT computeProgress(generation, done, total);
     };
+    // A long run shows its first layer as soon as it is done. Short ones (the bundled tiny GPT at
+    // every keystroke) end before a second repaint would help.
+    constexpr uint64_t kPreviewFromBytes = 8ull << 20;
+    if (estimate.attention >= kPreviewFromBytes && estimate.layers > 1) {
+      request.preview = [this, generation](AttentionResult preview) {
+        Q_EMIT computePreview(generation,
+                              std::make_shared<const AttentionResult>(std::move(preview)));
+      };
+    }
     auto result = std::make_shared<AttentionResult>(m_model->run(request));
     if (showNorms) {
       AttentionGroup& main = result->group();

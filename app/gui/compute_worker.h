@@ -37,6 +37,9 @@ class ComputeWorker final : public QObject {
   void computed(const attnscope::gui::ComputeOutcome& outcome);
   /// From the worker thread, during compute(): `done` of `total` layers.
   void computeProgress(quint64 generation, int done, int total);
+  /// From the worker thread, during compute(): the first layer's attention while the others
+  /// compute (RunRequest::preview), for long runs only.
+  void computePreview(quint64 generation, const attnscope::render::ResultPtr& preview);
   /// From the worker thread, during ablate(): `done` of `total` heads.
   void ablationProgress(quint64 generation, int done, int total);
   void ablated(const attnscope::gui::AblationOutcome& outcome);

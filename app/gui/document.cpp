@@ -52,6 +52,8 @@ Document::Document(QObject* parent)
   connect(this, &Document::computeRequested, m_worker, &ComputeWorker::compute,
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::computed, this, &Document::onComputed, Qt::QueuedConnection);
+  connect(m_worker, &ComputeWorker::computePreview, this, &Document::onPreview,
+          Qt::QueuedConnection);
   connect(
       m_worker, &ComputeWorker::computeProgress, this,
       [this](quint64 generation, int done, int total) {
@@ -182,8 +184,9 @@ void Document::setViewState(const render::ViewState& state) {
 }
 
 void Document::recomputeIfLayerMissing() {
-  // A run that kept only some layers (memory limit) computes the one the user opened now.
-  if (!m_result || m_result->group(m_view.group).keptLayers.empty()) return;
+  // A run that kept only some layers (memory limit) computes the one the user opened now. A
+  // preview's missing layers are on their way: onComputed checks again.
+  if (!m_result || m_result->preview || m_result->group(m_view.group).keptLayers.empty()) return;
   const AttentionGroup& g = m_result->group(m_view.group);
   const bool compare = m_currentView == render::ViewKind::Compare;
   if (!g.hasLayer(m_view.layer) || (compare && !g.hasLayer(m_view.vsLayer))) scheduleRecompute();
@@ -339,6 +342,16 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   m_view = clamped;
   Q_EMIT resultChanged(m_result);
   if (stateChanged) Q_EMIT viewStateChanged(m_view);
+  recomputeIfLayerMissing();  // a layer opened while a preview showed may not be kept
+}
+
+void Document::onPreview(quint64 generation, const render::ResultPtr& preview) {
+  // Only for the run in flight, and only while it is: the full result replaces it.
+  if (generation != m_generation || !m_busy || !preview) return;
+  m_result = preview;
+  m_resultTexts = m_pendingTexts;
+  // The view state is left as the user set it (a preview holds one layer; the others come).
+  Q_EMIT resultChanged(m_result);
 }
 
 ComputeJob Document::currentInput(const QStringList& items) const {

@@ -142,6 +142,7 @@ class Document final : public QObject {
   void scheduleRecompute();
   void recomputeIfLayerMissing();
   void onComputed(const attnscope::gui::ComputeOutcome& outcome);
+  void onPreview(quint64 generation, const attnscope::render::ResultPtr& preview);
   void onAblationProgress(quint64 generation, int done, int total);
   void onAblated(const attnscope::gui::AblationOutcome& outcome);
   /// What a computation of the current text, model and options would run (no generation, no

@@ -374,4 +374,13 @@ HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
   return d;
 }
 
+QString missingLayerMessage(const AttentionResult* result, int layer) {
+  if (result && result->preview)
+    return QStringLiteral("Layer %1 is still being computed: the view fills in when the run ends")
+        .arg(layer);
+  return QStringLiteral(
+             "Layer %1's attention was not kept (memory limit): it is computed when you open it")
+      .arg(layer);
+}
+
 }  // namespace attnscope::render

@@ -83,6 +83,9 @@ QString axisLabel(const QString& label);
 /// What a matrix's values are, for colour-bar captions: "attention weight", "scaled score",
 /// "value-weighted norm ‖α·f(x)‖".
 QString valueCaption(const HeadMatrix& m);
+/// What a view says for a model layer the result does not hold: still being computed (an early
+/// preview of the run) or not kept (memory limit).
+QString missingLayerMessage(const AttentionResult* result, int layer);
 
 /// Whether a batch item has special tokens to hide (on either axis).
 bool hasSpecialTokens(const AttentionGroup& result, int item);

@@ -260,9 +260,7 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptViewportRatio);
     text->position->setCoords(0.5, 0.5);
-    text->setText(m.missing ? QStringLiteral("Layer %1's attention was not kept (memory limit): "
-                                             "it is computed when you open it")
-                                  .arg(m_state.layer)
+    text->setText(m.missing  ? missingLayerMessage(m_result.get(), m_state.layer)
                   : m_result ? QStringLiteral("Selection out of range")
                              : QStringLiteral("No result yet"));
     text->setColor(style.muted);

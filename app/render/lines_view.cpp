@@ -199,9 +199,7 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
   if (m_matrices.empty() || m_matrices.front().rows == 0 || m_matrices.front().missing) {
     style.drawMessage(painter, area,
                       !m_matrices.empty() && m_matrices.front().missing
-                          ? QStringLiteral("Layer %1's attention was not kept (memory limit): it "
-                                           "is computed when you open it")
-                                .arg(m_state.layer)
+                          ? missingLayerMessage(m_result.get(), m_state.layer)
                       : m_result ? QStringLiteral("Selection out of range")
                                  : QStringLiteral("No result yet"));
     painter.restore();

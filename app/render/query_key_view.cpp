@@ -121,10 +121,7 @@ void QueryKeyView::rebuild() {
              s.item < 0 || s.item >= g.batch()) {
     m_problem = QStringLiteral("Selection out of range");
   } else if (!g.hasLayer(s.layer)) {
-    m_problem =
-        QStringLiteral(
-            "Layer %1's attention was not kept (memory limit): it is computed when you open it")
-            .arg(s.layer);
+    m_problem = missingLayerMessage(m_result.get(), s.layer);
   } else if (g.queryVectors.empty() || g.keyVectors.empty()) {
     m_problem = QStringLiteral(
         "This result has no query and key vectors: they are kept when a run asks for them "

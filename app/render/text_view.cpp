@@ -111,10 +111,7 @@ void TextView::rebuild() {
   // Rollout multiplies every layer up to this one.
   for (int l = s.textSource == TextSource::Rollout ? 0 : s.layer; l <= s.layer; ++l) {
     if (!g.hasLayer(l)) {
-      m_problem = QStringLiteral(
-                      "Layer %1's attention was not kept (memory limit): it is computed when you "
-                      "open it")
-                      .arg(l);
+      m_problem = missingLayerMessage(m_result.get(), l);
       return;
     }
   }

@@ -130,6 +130,8 @@ struct AttentionResult {
   /// three: "self" (the encoder, [L, B, H, Ts, Ts]), "decoder_self" ([Ld, B, H, Tt, Tt], causal)
   /// and "cross" ([Ld, B, H, Tt, Ts]: decoder inputs on the rows, source tokens on the columns).
   std::vector<AttentionGroup> groups;
+  bool preview = false;  // RunRequest::preview's early result: the layers it lacks are still being
+                         // computed (not dropped for the memory limit)
 
   FloatTensor output;         // [batch, query, d_model]
   FloatTensor input;          // [batch, query, input_dim]: the X fed into the first layer

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention_result.h"
+
 namespace attnscope {
 
 enum class DeviceKind { Auto, Cpu, Cuda };
@@ -68,6 +70,11 @@ struct RunRequest {
   /// Called on the running thread after each layer: `done` of `total` layers (an
   /// encoder-decoder's encoder layers, then its decoder's for the returned attention).
   std::function<void(int done, int total)> progress;
+  /// Called once on the running thread as soon as the first kept layer of a one-stack model is
+  /// done (not for encoder-decoders, not when that layer is the last): a result holding that
+  /// layer's attention only (AttentionGroup::keptLayers = {layer}) with the tokens, so a window
+  /// can show it while the other layers compute. Costs one copy of one layer's attention.
+  std::function<void(AttentionResult preview)> preview;
 };
 
 }  // namespace attnscope

@@ -7,8 +7,10 @@
 
 namespace attnscope {
 
-/// Sets LibTorch's intra-op thread count. 0 means every core: LibTorch reports 1 on some machines
-/// unless told. Called once automatically before the first run.
+/// Sets LibTorch's intra-op thread count. 0 means every core that other processes leave free at
+/// the start of each run (at least 1): LibTorch reports 1 on some machines unless told, and
+/// OpenMP teams collapse when one of their threads shares a core. Called once automatically
+/// (with 0) before the first run.
 void setThreadCount(int threads = 0);
 int threadCount();
 

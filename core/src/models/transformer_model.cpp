@@ -12,6 +12,7 @@
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
 #include "runtime/flush_denormals.h"
+#include "runtime/runtime_init.h"
 #include "runtime/stopwatch.h"
 #include "runtime/torch_convert.h"
 #include "runtime/torch_errors.h"
@@ -351,6 +352,34 @@ class GroupWriter final {
   torch::Tensor m_attention, m_scores, m_valueNorms, m_dropped;
 };
 
+/// RunRequest::preview's result: the run's header, the tokens and one finished layer's
+/// attention (slot `slot` of `main`, model layer `layer`).
+AttentionResult previewOf(const AttentionResult& r, const AttentionGroup& main, int slot, int layer,
+                          int layers, const BatchInput& batch) {
+  AttentionResult p;
+  p.preview = true;
+  p.modelName = r.modelName;
+  p.device = r.device;
+  AttentionGroup& g = p.groups.emplace_back();
+  g.name = main.name;
+  g.kvHeads = main.kvHeads;
+  g.distribution = main.distribution;
+  const std::vector<int64_t>& shape = main.attention.shape;
+  const std::size_t per = FloatTensor::countOf({shape[1], shape[2], shape[3], shape[4]});
+  g.attention = FloatTensor::uninitialized({1, shape[1], shape[2], shape[3], shape[4]});
+  std::copy_n(main.attention.data.begin() + static_cast<std::ptrdiff_t>(per * slot), per,
+              g.attention.data.begin());
+  g.keptLayers = {layer};
+  g.modelLayers = layers;
+  BatchInput tokens;
+  tokens.tokens = batch.tokens;
+  tokens.contextTokens = batch.contextTokens;
+  tokens.queryLengths = batch.queryLengths;
+  tokens.keyLengths = batch.keyLengths;
+  moveTokensInto(std::move(tokens), p);
+  return p;
+}
+
 /// One layer stack of a run: the encoder (or the only stack) or an encoder-decoder's decoder.
 struct Stack {
   int64_t layers = 0;
@@ -363,8 +392,9 @@ struct Stack {
   GroupWriter* cross = nullptr;
   std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
   std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
-  int progressBase = 0;   // layers done before this stack (RunRequest::progress)
-  int progressTotal = 0;  // 0: this pass reports no progress (generation steps)
+  int progressBase = 0;                    // layers done before this stack (RunRequest::progress)
+  int progressTotal = 0;                   // 0: this pass reports no progress (generation steps)
+  std::function<void(int64_t)> layerDone;  // after each layer's attention is written; may be empty
 };
 
 /// Runs the stack's layers on x, each writing its attention through the stack's writers; polls
@@ -397,6 +427,7 @@ torch::Tensor runStack(const Stack& s, torch::Tensor x, const RunRequest& reques
     if (s.traces) s.traces->push_back(std::move(trace));
     if (s.progressTotal > 0 && request.progress)
       request.progress(s.progressBase + static_cast<int>(l) + 1, s.progressTotal);
+    if (s.layerDone) s.layerDone(l);
   }
   return x;
 }
@@ -417,6 +448,7 @@ torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t
 
 AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
+  const RunThreads threads;  // before the guard below, which reaches every thread of the team
   const FlushDenormals flushDenormals;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
@@ -515,6 +547,15 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
     return m_family->layer(i, x, c);
   };
   encoder.progressTotal = static_cast<int>(L) + (encDec ? mi.decoderLayers : 0);
+  bool previewed = false;
+  if (request.preview && !encDec) {
+    encoder.layerDone = [&](int64_t l) {
+      const int slot = main.slotOf(static_cast<int>(l));
+      if (previewed || slot < 0 || l + 1 >= L) return;
+      previewed = true;
+      request.preview(previewOf(r, main, slot, static_cast<int>(l), static_cast<int>(L), batch));
+    };
+  }
   const torch::Tensor hidden = m_family->finalNorm(runStack(encoder, in.x, request, mi.variant));
 
   // The hidden states the predictions come from: the encoder's (or only stack's), or the

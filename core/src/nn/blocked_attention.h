@@ -17,7 +17,7 @@ struct BlockedAttention {
 /// softmax(q·kᵀ·scale + bias + mask)·v, one block of query rows at a time, so that the scores of
 /// a block stay in cache from q·kᵀ through the scale, bias, mask and softmax to weights·v: no
 /// [..., Tq, Tk] temporary, one write of the attention (straight into `attentionOut`) and no
-/// passes over memory between the steps.
+/// full passes over memory between the steps.
 ///
 /// Blocks of keys that the mask hides from every query of a row block (-inf: after the query in
 /// a causal mask, outside a sliding window, padding) are not multiplied at all; their weights are

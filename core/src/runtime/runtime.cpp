@@ -7,7 +7,11 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -20,7 +24,69 @@ namespace {
 std::once_flag g_runtimeOnce;
 // Set by setThreadCount, so that an explicit count (1 included) is never overridden.
 std::atomic<bool> g_threadsChosen{false};
+// setThreadCount(0): every core, less those other processes are running on at each run's start.
+std::atomic<bool> g_threadsFollowLoad{true};
+
+int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+/// Runnable tasks on the machine right now, from /proc/loadavg's fourth field ("2/431": running
+/// / total), or -1 where there is no such file.
+int runnableTasks() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (!f) return -1;
+  double a, b, c;
+  int running = -1, total = 0;
+  if (std::fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) running = -1;
+  std::fclose(f);
+  return running;
+}
+
+/// This process's threads that are running or runnable now (the caller among them): the pool's
+/// threads still spin for a moment after the work before a run (loading, the previous run), and
+/// must not count as another process's load.
+int ownRunnableThreads() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::FILE* f = std::fopen((task.path() / "stat").c_str(), "r");
+    if (!f) continue;
+    char line[512];
+    const std::size_t got = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    line[got] = 0;
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
+    const char* close = std::strrchr(line, ')');
+    if (close && close[1] == ' ' && close[2] == 'R') ++n;
+  }
+  return std::max(n, 1);
+}
+
 }  // namespace
+
+int threadsForLoad(int chosen, int runnable, int machineCores) {
+  if (runnable < 1) return chosen;
+  // The caller is one of the runnable tasks; every other one holds a core for now.
+  const int free = machineCores - (runnable - 1);
+  return std::clamp(free, 1, chosen);
+}
+
+RunThreads::RunThreads() {
+  if (!g_threadsFollowLoad) return;
+  const int chosen = cores();
+  const int runnable = runnableTasks();
+  // Other processes' tasks, plus the caller: what threadsForLoad counts.
+  const int n =
+      threadsForLoad(chosen, runnable < 1 ? runnable : runnable - ownRunnableThreads() + 1, chosen);
+  m_previous = at::get_num_threads();
+  if (n != m_previous) {
+    at::set_num_threads(n);
+    m_changed = true;
+  }
+}
+
+RunThreads::~RunThreads() {
+  if (m_changed) at::set_num_threads(m_previous);
+}
 
 void ensureRuntime() {
   std::call_once(g_runtimeOnce, [] {
@@ -41,7 +107,8 @@ void ensureRuntime() {
 
 void setThreadCount(int threads) {
   g_threadsChosen = true;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  g_threadsFollowLoad = threads <= 0;
+  if (threads <= 0) threads = cores();
   at::set_num_threads(threads);
 }
 

@@ -6,4 +6,27 @@ namespace attnscope {
 /// Applies the default thread count once per process, unless setThreadCount was called first.
 void ensureRuntime();
 
+/// The intra-op threads for a run when the count follows the load (setThreadCount(0), the
+/// default): `chosen` less the cores that the other runnable tasks hold, at least 1. `runnable`
+/// counts the caller too (/proc/loadavg); below 1 (unknown) gives `chosen`.
+///
+/// Why: OpenMP threads that finish their share spin-wait for the others, so a thread that shares
+/// its core with another process stalls the whole team. On 2 cores with one busy, GPT-2 at T = 128
+/// took 1613 ms with 2 threads and 307 ms with 1 (bench/findings.md).
+int threadsForLoad(int chosen, int runnable, int machineCores);
+
+/// For the length of one run: the thread count from threadsForLoad when it follows the load
+/// (restored after); nothing when the user chose a count.
+class RunThreads final {
+ public:
+  RunThreads();
+  ~RunThreads();
+  RunThreads(const RunThreads&) = delete;
+  RunThreads& operator=(const RunThreads&) = delete;
+
+ private:
+  int m_previous = 0;
+  bool m_changed = false;
+};
+
 }  // namespace attnscope

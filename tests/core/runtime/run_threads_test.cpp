@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "attnscope/runtime.h"
+#include "runtime/runtime_init.h"
+
+namespace attnscope {
+namespace {
+
+TEST(RunThreads, FollowTheCoresOtherTasksLeaveFree) {
+  EXPECT_EQ(threadsForLoad(2, 1, 2), 2) << "only the caller runs: every core";
+  EXPECT_EQ(threadsForLoad(2, 2, 2), 1) << "one other task holds a core";
+  EXPECT_EQ(threadsForLoad(2, 9, 2), 1) << "never below one";
+  EXPECT_EQ(threadsForLoad(16, 5, 16), 12);
+  EXPECT_EQ(threadsForLoad(4, 1, 16), 4) << "never above the chosen count";
+  EXPECT_EQ(threadsForLoad(8, -1, 8), 8) << "no /proc/loadavg: the chosen count";
+}
+
+TEST(RunThreads, AnExplicitCountIsLeftAloneAndTheAdaptiveOneRestored) {
+  setThreadCount(1);
+  {
+    const RunThreads guard;
+    EXPECT_EQ(at::get_num_threads(), 1);
+  }
+  EXPECT_EQ(at::get_num_threads(), 1);
+  setThreadCount(0);
+  const int all = at::get_num_threads();
+  {
+    const RunThreads guard;
+    EXPECT_GE(at::get_num_threads(), 1);
+    EXPECT_LE(at::get_num_threads(), all);
+  }
+  EXPECT_EQ(at::get_num_threads(), all) << "restored after the run";
+}
+
+}  // namespace
+}  // namespace attnscope
