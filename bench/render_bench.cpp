@@ -2,13 +2,18 @@
 // Offscreen rendering of the views the GUI shows, and each export format.
 #include <benchmark/benchmark.h>
 
+#include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QString>
+#include <QThread>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "bench_support.h"
 #include "exporter.h"
+#include "grid_view.h"
 #include "view_factory.h"
 
 namespace attnscope::bench {
@@ -81,6 +86,38 @@ BENCHMARK(BM_RenderGrid12x12)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)
     ->UseRealTime();
+
+// The window's grid of 144 heads at T = 1024: the longest the UI thread is held, from the paint
+// that starts the pooling on a pool thread, through the event-loop turns until the tiles are in,
+// to the paint that draws them (a 1400 × 1000 widget).
+void BM_GridWindowT1024(benchmark::State& s) {
+  static const ResultPtr result = fakeResult(12, 12, 1024);
+  double worst = 0, wait = 0;
+  for (auto _ : s) {
+    render::GridView view;
+    view.resize(1400, 1000);
+    view.setResult(result);
+    view.setViewState(render::ViewState());
+    QElapsedTimer total, t;
+    total.start();
+    t.start();
+    view.grab();
+    worst = std::max(worst, t.nsecsElapsed() / 1e6);
+    while (!view.tilesReady()) {
+      t.restart();
+      QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+      worst = std::max(worst, t.nsecsElapsed() / 1e6);
+      QThread::msleep(1);
+    }
+    t.restart();
+    view.grab();
+    worst = std::max(worst, t.nsecsElapsed() / 1e6);
+    wait = total.nsecsElapsed() / 1e6;
+  }
+  s.counters["ui_thread_max_ms"] = worst;
+  s.counters["tiles_ready_ms"] = wait;
+}
+BENCHMARK(BM_GridWindowT1024)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 // The whole export: render, encode, write atomically. Heatmap at T = 128.
 void BM_Export(benchmark::State& state) {

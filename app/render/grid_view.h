@@ -16,6 +16,9 @@ struct RenderStyle;
 /// heads], or each cell scaled to its own max (ViewState::perHeadScale). Always shows weights.
 /// Cells are QImages drawn with nearest-neighbour scaling, cached until the result, item, palette
 /// or scaling changes, so 12×12 heads at 128 tokens stay fluid. A click opens a head.
+/// Big grids (144 heads of 1024 tokens: 151 M weights to pool) are pooled and coloured on a pool
+/// thread while the window says so; painting then only scales the finished tiles. Exports and
+/// small grids do it in place.
 class GridView final : public AttentionView {
   Q_OBJECT
  public:
@@ -26,6 +29,9 @@ class GridView final : public AttentionView {
   void setViewState(const ViewState& state) override;
   /// Queries × keys each tile shows (after hiding special tokens); valid after a paint.
   QSize shownTokens() const { return {m_cols, m_rows}; }
+  /// Whether the tiles for the current result and state are ready (false while a pool thread
+  /// prepares a big grid for the window).
+  bool tilesReady() const { return !m_dirty; }
   /// Query heads per key/value head (grouped-query attention); 1 when every head has its own.
   int sharedKvGroups() const;
   void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
@@ -49,7 +55,20 @@ class GridView final : public AttentionView {
   Layout layoutFor(const QRect& area, const RenderStyle& style) const;
   QRectF cellIn(const Layout& layout, int layer, int head) const;
   bool hit(const QPointF& pos, int* layer, int* head) const;
+
+  /// What updateTiles computes from a result and a view state (see grid_view.cpp).
+  struct Tiles {
+    QVector<QImage> images;
+    double max = 0;
+    int rows = 0, cols = 0;
+    double rowSegment = 0, colSegment = 0;
+    int hiddenSpecial = 0;
+  };
+  static Tiles computeTiles(const ResultPtr& result, const ViewState& state);
+  void install(Tiles tiles);
   void updateTiles();
+  /// Starts computeTiles on a pool thread unless one for the current state is running.
+  void startTilesInBackground();
 
   ResultPtr m_result;
   ViewState m_state;
@@ -59,6 +78,9 @@ class GridView final : public AttentionView {
   double m_rowSegment = 0, m_colSegment = 0;  // segment B's start as a fraction of a side; 0: none
   int m_hiddenSpecial = 0;                    // special tokens left out
   bool m_dirty = true;
+  quint64 m_tilesFor = 0;    // the state generation m_tiles belong to
+  quint64 m_generation = 1;  // bumped whenever the tiles must be redone
+  quint64 m_computing = 0;   // the generation a pool thread is working on; 0: none
 };
 
 }  // namespace attnscope::render

@@ -523,6 +523,39 @@ class RenderTest : public QObject {
     QVERIFY2(first < 2000, "a full grid render must stay interactive");
   }
 
+  void bigGridsArePreparedOffTheUiThread() {
+    // 144 heads of 256 tokens (9.4 M weights): above what the window pools in place.
+    GridView view;
+    view.resize(900, 800);
+    view.setResult(fakeResult(12, 12, 256, true, 1, 17));
+    view.setViewState(ViewState());
+    const QImage waiting = view.grab().toImage();  // paintEvent: starts the job, says so
+    QVERIFY(!view.tilesReady());  // the results come back through the event loop only
+    QTRY_VERIFY_WITH_TIMEOUT(view.tilesReady(), 20000);
+    const QImage done = view.grab().toImage();
+    QVERIFY(distinctColours(done) > 8);
+    QVERIFY(waiting != done);  // the first paint drew no tiles
+    // A change while a job runs: its tiles are dropped, the newer state's are drawn.
+    ViewState s;
+    s.perHeadScale = true;
+    view.setViewState(s);
+    view.grab();
+    QVERIFY(!view.tilesReady());
+    ViewState t = s;
+    t.perHeadScale = false;
+    view.setViewState(t);
+    view.grab();
+    QTRY_VERIFY_WITH_TIMEOUT(view.tilesReady(), 20000);
+    // Exports never wait: they prepare the tiles in place.
+    GridView exported;
+    exported.setResult(fakeResult(12, 12, 256, true, 1, 17));
+    exported.setViewState(ViewState());
+    ExportOptions o;
+    o.width = 900;
+    o.height = 800;
+    QVERIFY(distinctColours(Exporter::renderImage(exported, o)) > 8);
+  }
+
   void longSequencesKeepTheirPeaksInTheGrid() {
     // 1100 tokens in a cell of about 500 pixels: a plain downscale drops most single cells, the
     // grid's max-pooled tiles must keep the one strong weight visible (and in the mean too).
