@@ -40,6 +40,19 @@ echo "== attnscope-bench ($threads thread(s)); load $(cut -d' ' -f1-3 /proc/load
 "$bench" --threads="$threads" ${ATTNSCOPE_BENCH_FILTER:+--benchmark_filter="$ATTNSCOPE_BENCH_FILTER"} \
   --benchmark_out="$out/bench.json" --benchmark_out_format=json --benchmark_format=console
 
+# Scaling: the same GPT-2 T = 1000 forward with two threads (target ≥ 1.7× one thread's speed on
+# an idle machine); the load average at the time goes into the JSON's context.
+if (( $(grep -c ^processor /proc/cpuinfo) >= 2 )) && [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" ||
+                                                        BM_Gpt2Forward/T:1000 =~ $ATTNSCOPE_BENCH_FILTER ]]; then
+  for n in 1 2; do
+    echo "== GPT-2 T=1000 with $n thread(s), back to back; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    OMP_NUM_THREADS=$n MKL_NUM_THREADS=$n "$bench" --threads=$n \
+      --benchmark_filter='BM_Gpt2Forward/T:1000/scores:0' --benchmark_out="$out/bench_threads$n.json" \
+      --benchmark_out_format=json --benchmark_format=console \
+      --benchmark_context=load="$(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+fi
+
 echo "== peak RSS, GPT-2 shapes at T=1024 (fresh processes)" >&2
 for scores in 0 1; do
   /usr/bin/time -v "$bench" --threads="$threads" --peak-rss=1024,$scores \
