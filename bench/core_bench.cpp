@@ -80,18 +80,27 @@ void BM_TinyGptForward(benchmark::State& state) {
 }
 BENCHMARK(BM_TinyGptForward)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
 
-// GPT-2 small shapes, random weights, opened from a Hugging Face folder through openModel.
-void BM_Gpt2Forward(benchmark::State& state) {
-  const int T = static_cast<int>(state.range(0));
+/// GPT-2 small shapes, random weights, opened from a Hugging Face folder through openModel, and a
+/// request for a text of T tokens, run once. Warm: the first run pages the mapped weights in and
+/// checks them for NaN once (the Python module holds its weights in memory already); with one
+/// timed iteration it would count that.
+struct WarmGpt2 {
+  std::shared_ptr<Model> model;
+  RunRequest request;
+};
+WarmGpt2 warmGpt2(int T, bool keepScores) {
   ModelSpec spec;
   spec.source = gpt2Folder();
-  const auto model = openModel(spec);
-  RunRequest request;
-  request.texts = {gpt2Text(T)};
-  request.keepScores = state.range(1) != 0;
-  // Warm: the first run pages the mapped weights in and checks them for NaN once (the Python
-  // module holds its weights in memory already); with one timed iteration it would count that.
-  model->run(request);
+  WarmGpt2 w{openModel(spec), {}};
+  w.request.texts = {gpt2Text(T)};
+  w.request.keepScores = keepScores;
+  w.model->run(w.request);
+  return w;
+}
+
+void BM_Gpt2Forward(benchmark::State& state) {
+  const int T = static_cast<int>(state.range(0));
+  const auto [model, request] = warmGpt2(T, state.range(1) != 0);
   for (auto _ : state) {
     AttentionResult r = model->run(request);
     if (r.group().queries() != T) state.SkipWithError("the GPT-2 text did not give T tokens");
@@ -112,14 +121,7 @@ BENCHMARK(BM_Gpt2Forward)
 // When the window could show the first layer: RunRequest::preview's call (the window's path,
 // one layer's attention copied) against the end of the same run, GPT-2 small shapes at T = 1000.
 void BM_Gpt2FirstLayer(benchmark::State& state) {
-  const int T = static_cast<int>(state.range(0));
-  ModelSpec spec;
-  spec.source = gpt2Folder();
-  const auto model = openModel(spec);
-  RunRequest request;
-  request.texts = {gpt2Text(T)};
-  request.keepScores = false;
-  model->run(request);  // warm, as in BM_Gpt2Forward
+  auto [model, request] = warmGpt2(static_cast<int>(state.range(0)), false);
   std::chrono::steady_clock::time_point start, first;
   request.preview = [&](AttentionResult) { first = std::chrono::steady_clock::now(); };
   double firstMs = 0, totalMs = 0;

@@ -14,6 +14,7 @@ void TrainingWorker::train(const TrainingJob& job) {
   // With OpenMP the thread count is a setting of the calling thread, so this leaves the compute
   // worker's forward passes alone; restored so a later run starts from the same state.
   const int previousThreads = threadCount();
+  const bool followedLoad = threadCountFollowsLoad();
   setThreadCount(job.threads);
 
   TrainCallbacks callbacks;
@@ -41,7 +42,7 @@ void TrainingWorker::train(const TrainingJob& job) {
   } catch (const std::exception& e) {
     outcome.error = tr("internal error: %1").arg(QString::fromStdString(e.what()));
   }
-  setThreadCount(previousThreads);
+  setThreadCount(followedLoad ? 0 : previousThreads);
   Q_EMIT finished(outcome);
 }
 

@@ -13,6 +13,9 @@ namespace attnscope {
 /// (with 0) before the first run.
 void setThreadCount(int threads = 0);
 int threadCount();
+/// Whether this thread's runs pick their thread count from the load (setThreadCount(0), the
+/// default) rather than a count the caller fixed.
+bool threadCountFollowsLoad();
 
 bool cudaAvailable();
 /// "cpu" or "cuda:0"; throws Error(Unavailable) for Cuda on a machine without CUDA.

@@ -25,7 +25,9 @@ std::once_flag g_runtimeOnce;
 // Set by setThreadCount, so that an explicit count (1 included) is never overridden.
 std::atomic<bool> g_threadsChosen{false};
 // setThreadCount(0): every core, less those other processes are running on at each run's start.
-std::atomic<bool> g_threadsFollowLoad{true};
+// Per thread, like OpenMP's own count: the training thread's fixed count leaves the compute
+// thread's runs following the load.
+thread_local bool t_threadsFollowLoad = true;
 
 int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
@@ -71,7 +73,7 @@ int threadsForLoad(int chosen, int runnable, int machineCores) {
 }
 
 RunThreads::RunThreads() {
-  if (!g_threadsFollowLoad) return;
+  if (!t_threadsFollowLoad) return;
   const int chosen = cores();
   const int runnable = runnableTasks();
   // Other processes' tasks, plus the caller: what threadsForLoad counts.
@@ -107,12 +109,14 @@ void ensureRuntime() {
 
 void setThreadCount(int threads) {
   g_threadsChosen = true;
-  g_threadsFollowLoad = threads <= 0;
+  t_threadsFollowLoad = threads <= 0;
   if (threads <= 0) threads = cores();
   at::set_num_threads(threads);
 }
 
 int threadCount() { return at::get_num_threads(); }
+
+bool threadCountFollowsLoad() { return t_threadsFollowLoad; }
 
 bool cudaAvailable() { return torch::cuda::is_available(); }
 

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <thread>
+
 #include "attnscope/runtime.h"
 #include "runtime/runtime_init.h"
 
@@ -32,6 +34,13 @@ TEST(RunThreads, AnExplicitCountIsLeftAloneAndTheAdaptiveOneRestored) {
     EXPECT_LE(at::get_num_threads(), all);
   }
   EXPECT_EQ(at::get_num_threads(), all) << "restored after the run";
+  EXPECT_TRUE(threadCountFollowsLoad());
+  // Per thread: a count fixed on another thread (training's) leaves this one following the load.
+  std::thread([] {
+    setThreadCount(1);
+    EXPECT_FALSE(threadCountFollowsLoad());
+  }).join();
+  EXPECT_TRUE(threadCountFollowsLoad());
 }
 
 }  // namespace
