@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "head_matrix.h"
 #include "matrix_painter.h"
@@ -156,18 +157,21 @@ void GridView::startTilesInBackground() {
   if (m_computing == m_generation) return;
   m_computing = m_generation;
   const quint64 generation = m_generation;
-  QPointer<GridView> self(this);
+  // The QPointer is read on the UI thread only, where the view may be deleted; the pool thread
+  // just carries a handle to it.
+  const auto self = std::make_shared<QPointer<GridView>>(this);
   QThreadPool::globalInstance()->start([self, generation, result = m_result, state = m_state] {
     Tiles tiles = computeTiles(result, state);
     // Back on the UI thread (qApp outlives every view): kept only if nothing changed meanwhile.
     QMetaObject::invokeMethod(
         qApp,
         [self, generation, tiles = std::move(tiles)]() mutable {
-          if (!self) return;
-          if (self->m_computing == generation) self->m_computing = 0;
-          if (generation != self->m_generation) return;
-          self->install(std::move(tiles));
-          self->update();
+          GridView* view = *self;
+          if (!view) return;
+          if (view->m_computing == generation) view->m_computing = 0;
+          if (generation != view->m_generation) return;
+          view->install(std::move(tiles));
+          view->update();
         },
         Qt::QueuedConnection);
   });
