@@ -171,7 +171,9 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
   // head's blocks grow with the row, so splitting by head keeps the threads' work equal), and the
   // matrix products inside run single-threaded (a parallel region is not split again).
   at::parallel_for(0, N * blocks, 1, [&](int64_t begin, int64_t end) {
-    FlushDenormals::onThisThread();  // a thread the run's guard has not reached yet
+    // Also outside a run (its guard reaches every thread), and restored: a chunk may run on the
+    // caller's own thread.
+    const FlushDenormals::ThisThread flush;
     const torch::Tensor scratch = torch::empty({2, R, Tk});
     float* const sBuf = scratch.data_ptr<float>();
     float* const pBuf = sBuf + R * Tk;

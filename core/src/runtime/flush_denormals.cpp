@@ -40,4 +40,17 @@ FlushDenormals::~FlushDenormals() {
 #endif
 }
 
+FlushDenormals::ThisThread::ThisThread() {
+#ifdef ATTNSCOPE_HAVE_MXCSR
+  m_saved = _mm_getcsr();
+#endif
+  onThisThread();
+}
+
+FlushDenormals::ThisThread::~ThisThread() {
+#ifdef ATTNSCOPE_HAVE_MXCSR
+  _mm_setcsr(m_saved);
+#endif
+}
+
 }  // namespace attnscope

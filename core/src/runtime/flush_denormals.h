@@ -18,9 +18,22 @@ class FlushDenormals final {
   FlushDenormals(const FlushDenormals&) = delete;
   FlushDenormals& operator=(const FlushDenormals&) = delete;
 
-  /// Sets flush-to-zero and denormals-are-zero on the calling thread only (the pool's threads
-  /// call it at the start of their work).
+  /// Sets flush-to-zero and denormals-are-zero on the calling thread only, for good (the pool's
+  /// threads, which only ever run tensor work).
   static void onThisThread();
+
+  /// The same on the calling thread for the guard's lifetime only: for work split over the pool,
+  /// whose chunks also run on the caller's thread.
+  class ThisThread final {
+   public:
+    ThisThread();
+    ~ThisThread();
+    ThisThread(const ThisThread&) = delete;
+    ThisThread& operator=(const ThisThread&) = delete;
+
+   private:
+    unsigned m_saved = 0;
+  };
 
  private:
   unsigned m_saved = 0;

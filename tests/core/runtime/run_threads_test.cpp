@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <thread>
 
@@ -23,17 +22,17 @@ TEST(RunThreads, AnExplicitCountIsLeftAloneAndTheAdaptiveOneRestored) {
   setThreadCount(1);
   {
     const RunThreads guard;
-    EXPECT_EQ(at::get_num_threads(), 1);
+    EXPECT_EQ(threadCount(), 1);
   }
-  EXPECT_EQ(at::get_num_threads(), 1);
+  EXPECT_EQ(threadCount(), 1);
   setThreadCount(0);
-  const int all = at::get_num_threads();
+  const int all = threadCount();
   {
     const RunThreads guard;
-    EXPECT_GE(at::get_num_threads(), 1);
-    EXPECT_LE(at::get_num_threads(), all);
+    EXPECT_GE(threadCount(), 1);
+    EXPECT_LE(threadCount(), all);
   }
-  EXPECT_EQ(at::get_num_threads(), all) << "restored after the run";
+  EXPECT_EQ(threadCount(), all) << "restored after the run";
   EXPECT_TRUE(threadCountFollowsLoad());
   // Per thread: a count fixed on another thread (training's) leaves this one following the load.
   std::thread([] {
