@@ -148,7 +148,6 @@ void GridView::install(Tiles tiles) {
   m_colSegment = tiles.colSegment;
   m_hiddenSpecial = tiles.hiddenSpecial;
   m_dirty = false;
-  m_tilesFor = m_generation;
 }
 
 void GridView::updateTiles() { install(computeTiles(m_result, m_state)); }

@@ -78,7 +78,6 @@ class GridView final : public AttentionView {
   double m_rowSegment = 0, m_colSegment = 0;  // segment B's start as a fraction of a side; 0: none
   int m_hiddenSpecial = 0;                    // special tokens left out
   bool m_dirty = true;
-  quint64 m_tilesFor = 0;    // the state generation m_tiles belong to
   quint64 m_generation = 1;  // bumped whenever the tiles must be redone
   quint64 m_computing = 0;   // the generation a pool thread is working on; 0: none
 };

@@ -24,20 +24,10 @@ void FlushDenormals::onThisThread() {
 }
 
 FlushDenormals::FlushDenormals() {
-#ifdef ATTNSCOPE_HAVE_MXCSR
-  m_saved = _mm_getcsr();
-#endif
-  onThisThread();
   // The pool's threads keep their own control register: one chunk each sets it there (the
   // setting stays; those threads only ever run tensor work).
   const int64_t threads = at::get_num_threads();
   if (threads > 1) at::parallel_for(0, threads, 1, [](int64_t, int64_t) { onThisThread(); });
-}
-
-FlushDenormals::~FlushDenormals() {
-#ifdef ATTNSCOPE_HAVE_MXCSR
-  _mm_setcsr(m_saved);
-#endif
 }
 
 FlushDenormals::ThisThread::ThisThread() {

@@ -13,11 +13,6 @@ namespace attnscope {
 /// tolerance the reference tests use. On other architectures this does nothing.
 class FlushDenormals final {
  public:
-  FlushDenormals();
-  ~FlushDenormals();
-  FlushDenormals(const FlushDenormals&) = delete;
-  FlushDenormals& operator=(const FlushDenormals&) = delete;
-
   /// Sets flush-to-zero and denormals-are-zero on the calling thread only, for good (the pool's
   /// threads, which only ever run tensor work).
   static void onThisThread();
@@ -35,8 +30,11 @@ class FlushDenormals final {
     unsigned m_saved = 0;
   };
 
+  /// This thread's setting for the guard's lifetime, and the pool's threads' for good.
+  FlushDenormals();
+
  private:
-  unsigned m_saved = 0;
+  ThisThread m_caller;
 };
 
 }  // namespace attnscope
