@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "nn/attention_kernels.h"
 #include "runtime/flush_denormals.h"
 
 namespace attnscope {
@@ -82,7 +83,12 @@ bool expandable(const torch::Tensor& t, const std::vector<int64_t>& full) {
 /// rows enough for q·kᵀ (k = 64, a thin product) to run near the GEMM rate matter more than
 /// keeping the block's scores in L2. 32 rows: 1893 / 1769 ms, 128: 1880 / 1273, 256: 1866 / 1184,
 /// 1024: 2091 / 1147 (bigger blocks skip less of a causal mask).
-int64_t rowsPerBlock(int64_t Tq) { return std::min<int64_t>(Tq, 256); }
+///
+/// The AVX-512 kernels pack a head's keys once, so small blocks cost them nothing, and 48 rows
+/// keep a block's scores in L2 up to T = 4096 (768 KB). GPT-2's attention at T = 1000 (causal) /
+/// the toy layer's at T = 4096, one thread, min of 6: 48 rows 21 / 515 ms, 60: 23 / 555,
+/// 96: 22 / 537, 256: 31 / 770.
+int64_t rowsPerBlock(int64_t Tq, bool kernels) { return std::min<int64_t>(Tq, kernels ? 48 : 256); }
 
 }  // namespace
 
@@ -109,7 +115,9 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
   full.push_back(Tk);
   if (!expandable(mask, full) || !expandable(bias, full)) return std::nullopt;
   for (const torch::Tensor* out : {&attentionOut, &scoresOut}) {
-    if (out->defined() && (out->sizes() != at::IntArrayRef(full) || !out->is_contiguous() ||
+    // Rows contiguous, the leading axes any strides: a head's slice of a [B, H, Tq, Tk] buffer.
+    if (out->defined() && (out->sizes() != at::IntArrayRef(full) || out->stride(-1) != 1 ||
+                           (Tq > 1 && out->stride(-2) != Tk) ||
                            out->scalar_type() != torch::kFloat || !out->device().is_cpu()))
       return std::nullopt;
   }
@@ -155,9 +163,16 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
   valueShape.push_back(hdv);
   r.values = torch::empty(valueShape);
 
-  const int64_t R = rowsPerBlock(Tq), blocks = (Tq + R - 1) / R;
+  // The AVX-512 kernels want contiguous head columns and whole 16-float value registers; any
+  // other layout takes ATen's products (the same numbers, slower).
+  const bool kernels = attention_kernels::available() && q.stride(-1) == 1 &&
+                       k.stride(-1) == 1 && v.stride(-1) == 1 && hdv % 16 == 0;
+  const int64_t R = rowsPerBlock(Tq, kernels), blocks = (Tq + R - 1) / R;
   float* const attention = r.attention.data_ptr<float>();
   float* const scores = r.scores.defined() ? r.scores.data_ptr<float>() : nullptr;
+  const std::vector<int64_t> attentionAt = leadingOffsets(r.attention, lead),
+                             scoresAt =
+                                 scores ? leadingOffsets(r.scores, lead) : std::vector<int64_t>();
   float* const values = r.values.data_ptr<float>();
   // Only read through the views below (from_blob takes a mutable pointer).
   float* const qData = q.data_ptr<float>();
@@ -167,6 +182,9 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
   float* const biasData = bias.defined() ? biasE.data_ptr<float>() : nullptr;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+  const int64_t panels = (Tk + attention_kernels::kPanel - 1) / attention_kernels::kPanel,
+                sWidth = kernels ? panels * attention_kernels::kPanel : Tk;
+
   // Heads and row blocks in one range, heads outermost: each thread takes whole heads (a causal
   // head's blocks grow with the row, so splitting by head keeps the threads' work equal), and the
   // matrix products inside run single-threaded (a parallel region is not split again).
@@ -174,9 +192,13 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
     // Also outside a run (its guard reaches every thread), and restored: a chunk may run on the
     // caller's own thread.
     const FlushDenormals::ThisThread flush;
-    const torch::Tensor scratch = torch::empty({2, R, Tk});
+    const torch::Tensor scratch = torch::empty({2 * R * sWidth});
     float* const sBuf = scratch.data_ptr<float>();
-    float* const pBuf = sBuf + R * Tk;
+    float* const pBuf = sBuf + R * sWidth;
+    // A chunk's jobs are consecutive, so its keys are packed once per head, not once per block.
+    std::vector<float> packed(kernels ? attention_kernels::packedKeysSize(Tk, hd) : 0),
+        packedV(kernels ? static_cast<std::size_t>(Tk * hdv) : 0);
+    int64_t packedHead = -1;
     for (int64_t job = begin; job < end; ++job) {
       const int64_t n = job / blocks, r0 = (job % blocks) * R, rows = std::min(R, Tq - r0);
       int64_t kb = 0, ke = Tk;
@@ -190,21 +212,59 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
       const Matrix qm{qData + qAt[static_cast<std::size_t>(n)], q.stride(-2), q.stride(-1)};
       const Matrix km{kData + kAt[static_cast<std::size_t>(n)], k.stride(-2), k.stride(-1)};
       const Matrix vm{vData + vAt[static_cast<std::size_t>(n)], v.stride(-2), v.stride(-1)};
-      const Matrix am{attention + n * Tq * Tk, Tk, 1};
+      const Matrix am{attention + attentionAt[static_cast<std::size_t>(n)], Tk, 1};
+      float* const scoreRows = scores ? scores + scoresAt[static_cast<std::size_t>(n)] : nullptr;
+      const Matrix om{values + (n * Tq + r0) * hdv, hdv, 1};
+      const float* const biasRows =
+          biasData ? biasData + biasAt[static_cast<std::size_t>(n)] : nullptr;
+      const float* const maskRows =
+          maskData ? maskData + maskAt[static_cast<std::size_t>(n)] : nullptr;
+      const int64_t biasStride = biasData ? biasE.stride(-2) : 0,
+                    maskStride = maskData ? maskE.stride(-2) : 0;
+
+      if (kernels) {
+        if (packedHead != n) {
+          attention_kernels::packKeys(km.data, km.rowStride, Tk, hd, packed.data());
+          attention_kernels::copyRows(vm.data, vm.rowStride, Tk, hdv, packedV.data());
+          packedHead = n;
+        }
+        const int64_t p0 = kb / attention_kernels::kPanel,
+                      p1 = (ke + attention_kernels::kPanel - 1) / attention_kernels::kPanel;
+        attention_kernels::queryKeys(qm.data + r0 * qm.rowStride, qm.rowStride, rows, hd,
+                                     packed.data(), p0, p1, static_cast<float>(scale), sBuf,
+                                     sWidth);
+        for (int64_t i = 0; i < rows; ++i) {
+          float* const x = sBuf + i * sWidth + (kb - p0 * attention_kernels::kPanel);
+          attention_kernels::addRow(x, biasRows ? biasRows + (r0 + i) * biasStride + kb : nullptr,
+                                    maskRows ? maskRows + (r0 + i) * maskStride + kb : nullptr, nk);
+          if (scores) {
+            float* const row = scoreRows + (r0 + i) * Tk;
+            attention_kernels::streamFill(row, kb, kNegInf);
+            std::copy(x, x + nk, row + kb);
+            attention_kernels::streamFill(row + ke, Tk - ke, kNegInf);
+          }
+          float* const row = am.data + (r0 + i) * Tk;
+          attention_kernels::streamFill(row, kb, 0.0f);
+          attention_kernels::softmaxRow(x, nk, row + kb);
+          attention_kernels::streamFill(row + ke, Tk - ke, 0.0f);
+        }
+        // Weights·v reads the block's weights from the scratch (in cache), not the result.
+        attention_kernels::weightsValues(sBuf + (kb - p0 * attention_kernels::kPanel), sWidth, rows,
+                                         nk, packedV.data() + kb * hdv, hdv, hdv, om.data, hdv);
+        attention_kernels::streamFence();
+        continue;
+      }
+
       torch::Tensor s = torch::from_blob(sBuf, {rows, nk}, torch::kFloat);
       torch::Tensor p = torch::from_blob(pBuf, {rows, nk}, torch::kFloat);
       at::mm_out(s, qm.view(r0, rows, 0, hd), km.view(kb, nk, 0, hd).t());
       if (scale != 1.0) s.mul_(scale);
-      if (biasData) {
-        const Matrix bm{biasData + biasAt[static_cast<std::size_t>(n)], biasE.stride(-2), 1};
-        s.add_(bm.view(r0, rows, kb, nk));
-      }
-      if (maskData) {
-        const Matrix mm{maskData + maskAt[static_cast<std::size_t>(n)], maskE.stride(-2), 1};
-        s.add_(mm.view(r0, rows, kb, nk));
-      }
+      if (biasRows)
+        s.add_(Matrix{const_cast<float*>(biasRows), biasStride, 1}.view(r0, rows, kb, nk));
+      if (maskRows)
+        s.add_(Matrix{const_cast<float*>(maskRows), maskStride, 1}.view(r0, rows, kb, nk));
       if (scores) {
-        const Matrix sm{scores + n * Tq * Tk, Tk, 1};
+        const Matrix sm{scoreRows, Tk, 1};
         sm.view(r0, rows, kb, nk).copy_(s);
         if (kb > 0) sm.view(r0, rows, 0, kb).fill_(kNegInf);
         if (ke < Tk) sm.view(r0, rows, ke, Tk - ke).fill_(kNegInf);
@@ -213,7 +273,6 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
       am.view(r0, rows, kb, nk).copy_(p);
       if (kb > 0) am.view(r0, rows, 0, kb).zero_();
       if (ke < Tk) am.view(r0, rows, ke, Tk - ke).zero_();
-      const Matrix om{values + (n * Tq + r0) * hdv, hdv, 1};
       torch::Tensor out = om.view(0, rows, 0, hdv);
       at::mm_out(out, p, vm.view(kb, nk, 0, hdv));
     }

@@ -25,7 +25,8 @@ struct BlockedAttention {
 ///
 /// q: [..., Tq, hd], k: [..., Tk, hd], v: [..., Tk, hdv] with the same leading axes (no
 /// broadcasting; any strides). mask and bias (either undefined): additive, broadcastable to
-/// [..., Tq, Tk]. attentionOut / scoresOut: contiguous [..., Tq, Tk] to write into, or undefined
+/// [..., Tq, Tk]. attentionOut / scoresOut: [..., Tq, Tk] with contiguous rows (any leading
+/// strides: a head of a [B, H, Tq, Tk] buffer) to write into, or undefined
 /// (allocated here; scores are only computed when `wantScores`).
 ///
 /// Returns nullopt, having computed nothing, when the call is outside what the kernel does

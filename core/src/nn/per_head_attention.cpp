@@ -22,6 +22,11 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
   // A per-head mask is [B, Tq, Tk]: drop the broadcast head axis of the shared one.
   const torch::Tensor mask = in.mask.defined() ? in.mask.squeeze(1) : torch::Tensor();
 
+  // Each head writes its [B, Tq, Tk] straight into its slice of the caller's [B, H, Tq, Tk]
+  // buffers (no per-head temporaries to fault in, no stacking copy). Not while autograd records
+  // (ablation's gradients): out= products do not differentiate.
+  const bool direct =
+      in.keepAttention && in.buffers.attention.defined() && !torch::GradMode::is_enabled();
   std::vector<torch::Tensor> outs, attentions, scores;
   std::vector<int> outSteps;
   std::vector<KeptQueryKey> kept(static_cast<std::size_t>(m_heads));  // [H] of [B, T, hs]
@@ -41,6 +46,11 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     sdpa.head = h;
     if (in.buffers.queryKey) sdpa.buffers.queryKey = &kept[static_cast<std::size_t>(h)];
     sdpa.buffers.headMask = in.buffers.headMask;
+    if (direct) {
+      sdpa.buffers.attention = in.buffers.attention.select(1, h);
+      if (in.buffers.scores.defined()) sdpa.buffers.scores = in.buffers.scores.select(1, h);
+      sdpa.buffers.scoresUnused = in.buffers.scoresUnused;
+    }
     ScaledDotProduct sdp = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
     outs.push_back(sdp.values);
     attentions.push_back(sdp.attention);
@@ -60,6 +70,20 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
       k.push_back(h.keys);
     }
     *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale};  // [B, H, T, hs]
+  }
+  if (direct) {
+    // The kernels wrote into the slices; a path that could not (ATen may return a fresh tensor
+    // for a strided out=) is copied.
+    for (int h = 0; h < m_heads; ++h) {
+      const auto copyUnlessWritten = [h](const torch::Tensor& buffer, const torch::Tensor& t) {
+        torch::Tensor slice = buffer.select(1, h);
+        if (t.data_ptr() != slice.data_ptr()) slice.copy_(t);
+      };
+      copyUnlessWritten(in.buffers.attention, attentions[static_cast<std::size_t>(h)]);
+      if (in.buffers.scores.defined())
+        copyUnlessWritten(in.buffers.scores, scores[static_cast<std::size_t>(h)]);
+    }
+    return {out, in.buffers.attention, in.buffers.scores};
   }
   // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns: straight into the
   // caller's buffers when it gave them (one copy instead of two), and scores only when asked.

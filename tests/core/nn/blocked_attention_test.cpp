@@ -53,82 +53,137 @@ void expectExactZerosWhereMasked(const torch::Tensor& attention, const torch::Te
   }
 }
 
+// Head widths for each test: one that ATen's products take (not a multiple of 16) and ones the
+// AVX-512 kernels take (whole 16-float registers; 48 also takes the narrower value tile). On a CPU
+// without AVX-512 all take ATen's.
+const std::vector<int64_t> kHeadDims = {8, 48, 64};
+
+/// Values sum hd-wide scores' rounding into every output: float32 against double loops drifts by
+/// ~1e-5 at 32–64 wide, whichever kernel (ATen's products too).
+double valuesTolerance(int64_t hd) { return hd < 16 ? 1e-5 : 3e-5; }
+
 // Three row blocks of a causal decoder over 600 tokens (the later ones skip key blocks), with
 // GPT-2's strided q/k/v views: attention, scores and values equal the double-precision loops.
 TEST(BlockedAttention, CausalStridedInputsMatchLoops) {
-  const int64_t B = 2, H = 2, T = 600, hd = 8;
-  const Qkv in = fusedViews(B, H, T, hd, 3);
-  const torch::Tensor mask = causalMask(T);  // [1, 1, T, T]
-  const std::optional<BlockedAttention> r =
-      blockedAttention(in.q, in.k, in.v, 0.25, {}, mask, {}, {}, /*wantScores=*/true);
-  ASSERT_TRUE(r.has_value());
-  const Reference want = referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(),
-                                       0.25, {}, loopMask(B, T, T, true, {int(T), int(T)}));
-  EXPECT_GT(meanRowMax(r->attention), 0.5);
-  expectAllNear(r->attention, want.attention, 1e-5, "attention");
-  expectAllNear(r->values, want.values, 1e-5, "values");
-  // Finite scores against the loops; masked ones must be -inf exactly.
-  const torch::Tensor finite = torch::isfinite(r->scores);
-  const torch::Tensor wantScores =
-      torch::tensor(want.scores, torch::kDouble).view(r->scores.sizes());
-  EXPECT_LT(
-      (r->scores.to(torch::kDouble) - wantScores).masked_select(finite).abs().max().item<double>(),
-      1e-4);
-  expectExactZerosWhereMasked(r->attention, r->scores, mask);
-  EXPECT_TRUE(r->values.is_contiguous());
-  // The kernel flushes subnormals while it works, and leaves the caller's setting as it was.
-  volatile float tiny = std::numeric_limits<float>::min(), half = 0.5f;
-  volatile float product = tiny * half;
-  EXPECT_GT(product, 0.0f);
+  for (const int64_t hd : kHeadDims) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const int64_t B = 2, H = 2, T = 600;
+    // The scores' spread does not grow with the width (float32 rounding of the scores would).
+    const double scale = 0.25 * std::sqrt(8.0 / static_cast<double>(hd));
+    const Qkv in = fusedViews(B, H, T, hd, 3);
+    const torch::Tensor mask = causalMask(T);  // [1, 1, T, T]
+    const std::optional<BlockedAttention> r =
+        blockedAttention(in.q, in.k, in.v, scale, {}, mask, {}, {}, /*wantScores=*/true);
+    ASSERT_TRUE(r.has_value());
+    const Reference want = referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(),
+                                         scale, {}, loopMask(B, T, T, true, {int(T), int(T)}));
+    EXPECT_GT(meanRowMax(r->attention), 0.5);
+    expectAllNear(r->attention, want.attention, 1e-5, "attention");
+    expectAllNear(r->values, want.values, valuesTolerance(hd), "values");
+    // Finite scores against the loops; masked ones must be -inf exactly.
+    const torch::Tensor finite = torch::isfinite(r->scores);
+    const torch::Tensor wantScores =
+        torch::tensor(want.scores, torch::kDouble).view(r->scores.sizes());
+    EXPECT_LT((r->scores.to(torch::kDouble) - wantScores)
+                  .masked_select(finite)
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-4);
+    expectExactZerosWhereMasked(r->attention, r->scores, mask);
+    EXPECT_TRUE(r->values.is_contiguous());
+    // The kernel flushes subnormals while it works, and leaves the caller's setting as it was.
+    volatile float tiny = std::numeric_limits<float>::min(), half = 0.5f;
+    volatile float product = tiny * half;
+    EXPECT_GT(product, 0.0f);
+  }
 }
 
 // Encoder style: padded keys per item, a position bias per head (ALiBi, T5), fewer queries than
 // keys (cross-attention), and no scores asked for.
 TEST(BlockedAttention, PaddingBiasAndMoreKeysThanQueriesMatchLoops) {
-  const int64_t B = 2, H = 3, Tq = 300, Tk = 700, hd = 6;
-  const torch::Tensor q = randomTensor({B, H, Tq, hd}, 11, 3.0),
-                      k = randomTensor({B, H, Tk, hd}, 12, 3.0),
-                      v = randomTensor({B, H, Tk, hd}, 13);
-  const torch::Tensor bias = randomTensor({1, H, Tq, Tk}, 14, 2.0);
-  const torch::Tensor mask = loopMask(B, Tq, Tk, false, {700, 123});
-  const std::optional<BlockedAttention> r =
-      blockedAttention(q, k, v, 1.0, bias, mask, {}, {}, /*wantScores=*/false);
-  ASSERT_TRUE(r.has_value());
-  EXPECT_FALSE(r->scores.defined());
-  const Reference want = referenceSdpa(q, k, v, 1.0, bias, mask);
-  EXPECT_GT(meanRowMax(r->attention), 0.5);
-  expectAllNear(r->attention, want.attention, 1e-5, "attention");
-  expectAllNear(r->values, want.values, 1e-5, "values");
-  expectExactZerosWhereMasked(r->attention, {}, mask);
+  for (const int64_t hd : {int64_t{6}, int64_t{32}}) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const int64_t B = 2, H = 3, Tq = 300, Tk = 700;
+    const double scale = std::sqrt(6.0 / static_cast<double>(hd));
+    const torch::Tensor q = randomTensor({B, H, Tq, hd}, 11, 3.0),
+                        k = randomTensor({B, H, Tk, hd}, 12, 3.0),
+                        v = randomTensor({B, H, Tk, hd}, 13);
+    const torch::Tensor bias = randomTensor({1, H, Tq, Tk}, 14, 2.0);
+    const torch::Tensor mask = loopMask(B, Tq, Tk, false, {700, 123});
+    const std::optional<BlockedAttention> r =
+        blockedAttention(q, k, v, scale, bias, mask, {}, {}, /*wantScores=*/false);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(r->scores.defined());
+    const Reference want = referenceSdpa(q, k, v, scale, bias, mask);
+    EXPECT_GT(meanRowMax(r->attention), 0.5);
+    expectAllNear(r->attention, want.attention, 1e-5, "attention");
+    expectAllNear(r->values, want.values, valuesTolerance(hd), "values");
+    expectExactZerosWhereMasked(r->attention, {}, mask);
+  }
 }
 
 // Mistral's sliding window: each row block sees a band of keys, so blocks skip keys on both
 // sides. The buffers are a layer of an [L, B, H, T, T] result filled with NaN first, so every
 // entry, the zeros included, must be written, and nothing outside the layer.
 TEST(BlockedAttention, SlidingWindowWritesEveryEntryOfTheGivenBuffers) {
-  const int64_t L = 2, B = 1, H = 2, T = 640, hd = 4;
-  const Qkv in = fusedViews(B, H, T, hd, 21);
-  MaskOptions mo;
-  mo.keyLengths = {int(T)};
-  mo.queries = mo.keys = T;
-  mo.causal = true;
-  mo.slidingWindow = 100;
-  const torch::Tensor mask = buildMask(mo);
-  const torch::Tensor attention = torch::full({L, B, H, T, T}, NAN),
-                      scores = torch::full({L, B, H, T, T}, NAN);
-  const std::optional<BlockedAttention> r = blockedAttention(
-      in.q, in.k, in.v, 0.5, {}, mask, attention[1], scores[1], /*wantScores=*/true);
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->attention.data_ptr(), attention[1].data_ptr());
-  EXPECT_EQ(r->scores.data_ptr(), scores[1].data_ptr());
-  EXPECT_FALSE(torch::isnan(attention[1]).any().item<bool>());
-  EXPECT_FALSE(torch::isnan(scores[1]).any().item<bool>());
-  EXPECT_TRUE(torch::isnan(attention[0]).all().item<bool>()) << "layer 0 untouched";
-  const Reference want =
-      referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), 0.5, {}, mask);
-  expectAllNear(attention[1], want.attention, 1e-5, "attention");
-  expectAllNear(r->values, want.values, 1e-5, "values");
-  expectExactZerosWhereMasked(attention[1], scores[1], mask);
+  for (const int64_t hd : {int64_t{4}, int64_t{16}}) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const int64_t L = 2, B = 1, H = 2, T = 640;
+    const double scale = 0.5 * std::sqrt(4.0 / static_cast<double>(hd));
+    const Qkv in = fusedViews(B, H, T, hd, 21);
+    MaskOptions mo;
+    mo.keyLengths = {int(T)};
+    mo.queries = mo.keys = T;
+    mo.causal = true;
+    mo.slidingWindow = 100;
+    const torch::Tensor mask = buildMask(mo);
+    const torch::Tensor attention = torch::full({L, B, H, T, T}, NAN),
+                        scores = torch::full({L, B, H, T, T}, NAN);
+    const std::optional<BlockedAttention> r = blockedAttention(
+        in.q, in.k, in.v, scale, {}, mask, attention[1], scores[1], /*wantScores=*/true);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->attention.data_ptr(), attention[1].data_ptr());
+    EXPECT_EQ(r->scores.data_ptr(), scores[1].data_ptr());
+    EXPECT_FALSE(torch::isnan(attention[1]).any().item<bool>());
+    EXPECT_FALSE(torch::isnan(scores[1]).any().item<bool>());
+    EXPECT_TRUE(torch::isnan(attention[0]).all().item<bool>()) << "layer 0 untouched";
+    const Reference want =
+        referenceSdpa(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), scale, {}, mask);
+    expectAllNear(attention[1], want.attention, 1e-5, "attention");
+    expectAllNear(r->values, want.values, valuesTolerance(hd), "values");
+    expectExactZerosWhereMasked(attention[1], scores[1], mask);
+  }
+}
+
+// The textbook's per-head layer: one head's attention goes straight into its slice of a
+// [B, H, Tq, Tk] buffer, which for B > 1 is not contiguous (its rows are). The other head's slice
+// stays untouched.
+TEST(BlockedAttention, WritesIntoOneHeadOfABatchedBuffer) {
+  for (const int64_t hd : {int64_t{8}, int64_t{64}}) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const int64_t B = 2, H = 2, T = 520;
+    const double scale = 0.25 * std::sqrt(8.0 / static_cast<double>(hd));
+    const torch::Tensor q = randomTensor({B, 1, T, hd}, 31, 3.0),
+                        k = randomTensor({B, 1, T, hd}, 32, 3.0),
+                        v = randomTensor({B, 1, T, hd}, 33);
+    const torch::Tensor mask = causalMask(T);  // [1, 1, T, T]
+    const torch::Tensor attention = torch::full({B, H, T, T}, NAN),
+                        scores = torch::full({B, H, T, T}, NAN);
+    ASSERT_FALSE(attention.narrow(1, 1, 1).is_contiguous());
+    const std::optional<BlockedAttention> r = blockedAttention(
+        q, k, v, scale, {}, mask, attention.narrow(1, 1, 1), scores.narrow(1, 1, 1),
+        /*wantScores=*/true);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->attention.data_ptr(), attention.narrow(1, 1, 1).data_ptr());
+    EXPECT_TRUE(torch::isnan(attention.select(1, 0)).all().item<bool>()) << "head 0 untouched";
+    EXPECT_TRUE(torch::isnan(scores.select(1, 0)).all().item<bool>()) << "head 0 untouched";
+    const Reference want =
+        referenceSdpa(q, k, v, scale, {}, loopMask(B, T, T, true, {int(T), int(T)}));
+    expectAllNear(attention.narrow(1, 1, 1), want.attention, 1e-5, "attention");
+    expectAllNear(r->values, want.values, valuesTolerance(hd), "values");
+    expectExactZerosWhereMasked(attention.narrow(1, 1, 1), scores.narrow(1, 1, 1), mask);
+  }
 }
 
 // What the kernel does not do exactly, it refuses before writing anything.
