@@ -165,8 +165,8 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
 
   // The AVX-512 kernels want contiguous head columns and whole 16-float value registers; any
   // other layout takes ATen's products (the same numbers, slower).
-  const bool kernels = attention_kernels::available() && q.stride(-1) == 1 &&
-                       k.stride(-1) == 1 && v.stride(-1) == 1 && hdv % 16 == 0;
+  const bool kernels = attention_kernels::available() && q.stride(-1) == 1 && k.stride(-1) == 1 &&
+                       v.stride(-1) == 1 && hdv % 16 == 0;
   const int64_t R = rowsPerBlock(Tq, kernels), blocks = (Tq + R - 1) / R;
   float* const attention = r.attention.data_ptr<float>();
   float* const scores = r.scores.defined() ? r.scores.data_ptr<float>() : nullptr;
