@@ -611,6 +611,7 @@ def main():
         if args.filter and args.filter not in name:
             return
         with torch.inference_mode():
+            fn()  # untimed, as attnscope-bench warms each forward up once: both measure a repeat
             ms, cpu_ms, n = timed(fn, min_time)
         results[name] = {"ms": ms, "cpu_ms": cpu_ms, "iterations": n}
         print(f"{name:45s} {ms:10.3f} ms wall {cpu_ms:10.3f} ms CPU ({n} iterations)", flush=True)

@@ -289,6 +289,16 @@ class GroupWriter final {
     if (m_keepQueryKey) b.queryKey = &m_queryKey;
     return b;
   }
+  /// True when layer l's weights are final as soon as the layer writes them: on the CPU (no copy
+  /// back from a device) with no padded query rows (finish() zeroes those), and kept.
+  bool finalOnceWritten(int64_t l, const std::vector<int>& queryLengths) const {
+    if (!m_attention.defined() || !m_direct || m_slot[static_cast<std::size_t>(l)] < 0)
+      return false;
+    for (const int n : queryLengths)
+      if (n != m_shape[2]) return false;
+    return true;
+  }
+
   torch::Tensor valueNorms() const {
     return m_valueNorms.defined() ? torch::zeros({m_shape[0], m_shape[1], m_shape[3]}, m_dev)
                                   : torch::Tensor();
@@ -395,6 +405,9 @@ struct Stack {
   int progressBase = 0;                    // layers done before this stack (RunRequest::progress)
   int progressTotal = 0;                   // 0: this pass reports no progress (generation steps)
   std::function<void(int64_t)> layerDone;  // after each layer's attention is written; may be empty
+  // As soon as a layer's self-attention weights are final (GroupWriter::finalOnceWritten), before
+  // the rest of that layer runs; may be empty.
+  std::function<void(int64_t)> attentionWritten;
 };
 
 /// Runs the stack's layers on x, each writing its attention through the stack's writers; polls
@@ -419,6 +432,8 @@ torch::Tensor runStack(const Stack& s, torch::Tensor x, const RunRequest& reques
     if (s.self) {
       ctx.buffers = s.self->buffers(l);
       ctx.valueNorms = s.self->valueNorms();
+      if (s.attentionWritten && s.self->finalOnceWritten(l, *s.queryLengths))
+        ctx.buffers.written = [&s, l] { s.attentionWritten(l); };
     }
     if (s.cross) ctx.crossBuffers = s.cross->buffers(l);
     x = s.layer(static_cast<int>(l), x, ctx);
@@ -549,7 +564,8 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   encoder.progressTotal = static_cast<int>(L) + (encDec ? mi.decoderLayers : 0);
   bool previewed = false;
   if (request.preview && !encDec) {
-    encoder.layerDone = [&](int64_t l) {
+    // From inside the layer when its weights are final by then, else after it.
+    encoder.attentionWritten = encoder.layerDone = [&](int64_t l) {
       const int slot = main.slotOf(static_cast<int>(l));
       if (previewed || slot < 0 || l + 1 >= L) return;
       previewed = true;

@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+
 namespace attnscope {
 
 /// What an attention module's forward returns.
@@ -34,6 +36,11 @@ struct AttentionBuffers {
                            // (0 ablates the head; ones that require grad give ∂/∂head output);
                            // undefined: unchanged
   bool scoresUnused = false;  // the caller keeps no scores: they need not be materialised
+  // Called once the layer's weights are in `attention`, before the rest of the layer runs (its
+  // output projection and MLP are two thirds of a GPT-2 layer): the window shows the first layer
+  // that much sooner (RunRequest::preview). Modules that hand the buffers on call it where they
+  // finish writing them; may be empty.
+  std::function<void()> written;
 };
 
 /// The inputs every attention module takes besides its weights.

@@ -83,6 +83,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
       if (in.buffers.scores.defined())
         copyUnlessWritten(in.buffers.scores, scores[static_cast<std::size_t>(h)]);
     }
+    if (in.buffers.written) in.buffers.written();
     return {out, in.buffers.attention, in.buffers.scores};
   }
   // [B, Tq, Tk] per head -> [B, H, Tq, Tk], the layout every model returns: straight into the
@@ -91,6 +92,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     torch::Tensor attention = in.buffers.attention, kept = in.buffers.scores;
     torch::stack_out(attention, attentions, 1);
     if (kept.defined()) torch::stack_out(kept, scores, 1);
+    if (in.buffers.written) in.buffers.written();
     return {out, attention, kept};
   }
   return {out, torch::stack(attentions, 1), torch::stack(scores, 1)};

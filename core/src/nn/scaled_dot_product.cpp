@@ -55,6 +55,9 @@ ScaledDotProduct finishValues(ScaledDotProduct r, const SdpaOptions& o, TraceRec
   }
   r.valuesStep = rec.record(perHead ? "out" : "values", perHead ? "wei @ v" : "attention @ v",
                             "matmul", r.values, {attentionStep, vStep}, head);
+  const torch::Tensor& given = o.buffers.attention;
+  if (o.buffers.written && given.defined() && r.attention.data_ptr() == given.data_ptr())
+    o.buffers.written();
   return r;
 }
 

@@ -25,7 +25,9 @@ namespace attnscope::detail {
 // to the OS first. While nothing runs, what is kept is what the last result held.
 namespace {
 
-constexpr std::size_t kRecycledMin = std::size_t{64} << 20;
+// The size from which glibc maps blocks (ensureRuntime's M_MMAP_THRESHOLD): smaller ones come
+// from the heap, which keeps its pages.
+constexpr std::size_t kRecycledMin = std::size_t{32} << 20;
 
 struct Block {
   void* p = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "attnscope/error.h"
@@ -257,6 +258,42 @@ TEST_F(Gpt2Fixture, PaddedBatchItemsMatchTheirOwnReference) {
   EXPECT_EQ(r.group().queries(), static_cast<int>(r.group().tokens[1].size()));
   expectCausalRowsSumToOne(r);
   for (int b = 0; b < 3; ++b) expectMatchesReference(r, b, m_weights, m_spec);
+}
+
+// RunRequest::preview: layer 0's weights arrive from inside layer 0 (before its progress report:
+// the window shows them before the layer's MLP runs), bit for bit the full result's layer 0.
+// Padded rows are zeroed after a layer, so a padded batch's preview comes after layer 0 instead,
+// with those rows zero.
+TEST_F(Gpt2Fixture, PreviewComesFromInsideTheFirstLayerAndIsItsFinalWeights) {
+  const auto model = open(folder());
+  for (const std::vector<std::string>& texts :
+       {std::vector<std::string>{"the cat sat on the mat"},
+        std::vector<std::string>{"hi", "the cat sat on the mat"}}) {
+    SCOPED_TRACE(std::to_string(texts.size()) + " texts");
+    RunRequest request = textRequest(texts);
+    std::vector<std::string> events;
+    std::optional<AttentionResult> preview;
+    request.progress = [&](int done, int) { events.push_back("layer " + std::to_string(done)); };
+    request.preview = [&](AttentionResult p) {
+      events.push_back("preview");
+      preview = std::move(p);
+    };
+    const AttentionResult r = model->run(request);
+    ASSERT_TRUE(preview.has_value());
+    const bool padded = texts.size() > 1;
+    const std::vector<std::string> want =
+        padded ? std::vector<std::string>{"layer 1", "preview", "layer 2"}
+               : std::vector<std::string>{"preview", "layer 1", "layer 2"};
+    ASSERT_GE(events.size(), want.size());
+    EXPECT_EQ(std::vector<std::string>(events.begin(), events.begin() + 3), want);
+    EXPECT_TRUE(preview->preview);
+    const AttentionGroup &p = preview->group(), &f = r.group();
+    ASSERT_TRUE(p.hasLayer(0));
+    EXPECT_FALSE(p.hasLayer(1));
+    const std::size_t n = static_cast<std::size_t>(f.batch() * f.heads() * f.queries() * f.keys());
+    EXPECT_TRUE(
+        std::equal(p.headMatrix(0, 0, 0), p.headMatrix(0, 0, 0) + n, f.headMatrix(0, 0, 0)));
+  }
 }
 
 TEST_F(Gpt2Fixture, TraceFollowsEveryStepWithMeasuredShapes) {
