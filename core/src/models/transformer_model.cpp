@@ -11,6 +11,7 @@
 #include "models/head_ablator.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
+#include "runtime/caching_cpu_allocator.h"
 #include "runtime/flush_denormals.h"
 #include "runtime/runtime_init.h"
 #include "runtime/stopwatch.h"
@@ -465,6 +466,10 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   const Stopwatch t0;
   const RunThreads threads;  // before the guard below, which reaches every thread of the team
   const FlushDenormals flushDenormals;
+  // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it they are
+  // given back, so that between runs the process holds its results, not a layer's temporaries
+  // (an F16 model's widened weights among them).
+  const CachingCpuAllocator::ReleaseAfter releaseActivations;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
   if (request.keepValueNorms && !m_family->supportsValueNorms())

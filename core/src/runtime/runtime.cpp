@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/runtime.h"
 
+#include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
 #ifdef __GLIBC__
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "attnscope/error.h"
+#include "runtime/caching_cpu_allocator.h"
 #include "runtime/runtime_init.h"
 
 namespace attnscope {
@@ -102,6 +104,18 @@ void ensureRuntime() {
     // kept for the next run instead of being trimmed.
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNSCOPE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNSCOPE_ASAN 1
+#endif
+#endif
+#ifndef ATTNSCOPE_ASAN
+    // Activations from blocks kept across layers and runs (caching_cpu_allocator.h). Not under
+    // AddressSanitizer, whose heap checks would then not see them.
+    c10::SetCPUAllocator(&CachingCpuAllocator::instance(), /*priority=*/1);
 #endif
     if (!g_threadsChosen && at::get_num_threads() <= 1) setThreadCount(0);
   });

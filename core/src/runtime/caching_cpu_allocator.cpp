@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runtime/caching_cpu_allocator.h"
+
+#include <sys/mman.h>
+
+#include <c10/core/CPUAllocator.h>
+
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace attnscope {
+
+namespace {
+
+// Whole 64 KiB granules: a text one token longer needs a few KB more per activation, which the
+// same block then still holds.
+constexpr std::size_t kGranule = std::size_t{64} << 10;
+
+std::size_t roundUp(std::size_t bytes) { return (bytes + kGranule - 1) / kGranule * kGranule; }
+
+}  // namespace
+
+CachingCpuAllocator& CachingCpuAllocator::instance() {
+  // Never destroyed: tensors may be freed by static destructors after main.
+  static CachingCpuAllocator* a = new CachingCpuAllocator();
+  return *a;
+}
+
+c10::DataPtr CachingCpuAllocator::allocate(std::size_t bytes) const {
+  // Small ones keep the default allocator's own deleter (raw_deallocate of one comes to
+  // release(), which hands it back).
+  if (bytes < kMinBytes) return c10::GetDefaultCPUAllocator()->allocate(bytes);
+  const std::size_t capacity = roundUp(bytes);
+  void* data = nullptr;
+  std::size_t got = 0;
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    // The smallest free block that holds it, unless it is more than a quarter too big (it would
+    // pin memory a smaller tensor does not use).
+    const auto it = m_free.lower_bound(capacity);
+    if (it != m_free.end() && it->first <= capacity + capacity / 4) {
+      data = it->second.data;
+      got = it->first;
+      m_cachedBytes -= got;
+      m_free.erase(it);
+      m_live.emplace(data, got);
+      m_liveBytes += got;
+    }
+  }
+  if (!data) {
+    void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data = p;
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_live.emplace(data, capacity);
+    m_liveBytes += capacity;
+  }
+  return c10::DataPtr(data, data, &release, c10::Device(c10::DeviceType::CPU));
+}
+
+void CachingCpuAllocator::release(void* data) {
+  if (data && !instance().keep(data)) c10::GetDefaultCPUAllocator()->raw_deleter()(data);
+}
+
+bool CachingCpuAllocator::keep(void* data) const {
+  std::vector<std::pair<void*, std::size_t>> evicted;
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const auto live = m_live.find(data);
+    if (live == m_live.end()) return false;
+    const std::size_t capacity = live->second;
+    m_live.erase(live);
+    m_liveBytes -= capacity;
+    m_free.emplace(capacity, Free{data, ++m_clock});
+    m_cachedBytes += capacity;
+    // Past the cap the longest unused go (a linear scan: a few dozen blocks at most).
+    while (m_cachedBytes > kMaxCachedBytes) {
+      auto oldest = m_free.begin();
+      for (auto it = m_free.begin(); it != m_free.end(); ++it)
+        if (it->second.freedAt < oldest->second.freedAt) oldest = it;
+      m_cachedBytes -= oldest->first;
+      evicted.emplace_back(oldest->second.data, oldest->first);
+      m_free.erase(oldest);
+    }
+  }
+  for (const auto& [p, capacity] : evicted) ::munmap(p, capacity);
+  return true;
+}
+
+std::size_t CachingCpuAllocator::cachedBytes() const {
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  return m_cachedBytes;
+}
+
+std::size_t CachingCpuAllocator::liveBytes() const {
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  return m_liveBytes;
+}
+
+void CachingCpuAllocator::releaseCached() const {
+  std::multimap<std::size_t, Free> all;
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    all.swap(m_free);
+    m_cachedBytes = 0;
+  }
+  for (const auto& [capacity, block] : all) ::munmap(block.data, capacity);
+}
+
+}  // namespace attnscope
