@@ -462,9 +462,28 @@ torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t
 
 }  // namespace
 
+/// An upper bound on a run's multiply-adds ×2, from the request before tokenising: no more tokens
+/// than bytes (plus a start and an end token), two bytes a parameter (F16 weights count double).
+double workBound(const RunRequest& request, const ModelInfo& mi) {
+  double B = 1, T = 0;
+  if (request.random) {
+    B = request.random->batch;
+    T = request.random->seqLen;
+  } else {
+    B = std::max<double>(1, static_cast<double>(request.texts.size()));
+    for (const std::string& t : request.texts) T = std::max(T, static_cast<double>(t.size()) + 2);
+    if (request.pair) T += static_cast<double>(request.pair->size()) + 1;
+  }
+  if (request.target || request.generate > 0 || request.context) return -1;  // not worth bounding
+  const double params = static_cast<double>(mi.parameterBytes) / 2,
+               layers = mi.layers + mi.decoderLayers;
+  return 2 * params * B * T + 4 * B * T * T * mi.dModel * layers;
+}
+
 AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const {
   const Stopwatch t0;
-  const RunThreads threads;  // before the guard below, which reaches every thread of the team
+  // Before the guard below, which reaches every thread of the team.
+  const RunThreads threads(workBound(request, info()));
   const FlushDenormals flushDenormals;
   // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it they are
   // given back, so that between runs the process holds its results, not a layer's temporaries

@@ -74,13 +74,16 @@ int threadsForLoad(int chosen, int runnable, int machineCores) {
   return std::clamp(free, 1, chosen);
 }
 
-RunThreads::RunThreads() {
+RunThreads::RunThreads(double flops) {
   if (!t_threadsFollowLoad) return;
   const int chosen = cores();
-  const int runnable = runnableTasks();
-  // Other processes' tasks, plus the caller: what threadsForLoad counts.
-  const int n =
-      threadsForLoad(chosen, runnable < 1 ? runnable : runnable - ownRunnableThreads() + 1, chosen);
+  int n = 1;
+  if (flops < 0 || flops >= kOneThreadFlops) {
+    const int runnable = runnableTasks();
+    // Other processes' tasks, plus the caller: what threadsForLoad counts.
+    n = threadsForLoad(chosen, runnable < 1 ? runnable : runnable - ownRunnableThreads() + 1,
+                       chosen);
+  }
   m_previous = at::get_num_threads();
   if (n != m_previous) {
     at::set_num_threads(n);

@@ -42,5 +42,27 @@ TEST(RunThreads, AnExplicitCountIsLeftAloneAndTheAdaptiveOneRestored) {
   EXPECT_TRUE(threadCountFollowsLoad());
 }
 
+// A run too small to share out takes one thread even on an idle machine; an explicit count stays.
+TEST(RunThreads, TinyRunsTakeOneThread) {
+  setThreadCount(0);
+  const int all = threadCount();
+  {
+    const RunThreads guard(RunThreads::kOneThreadFlops / 2);
+    EXPECT_EQ(threadCount(), 1);
+  }
+  EXPECT_EQ(threadCount(), all) << "restored after the run";
+  {
+    const RunThreads guard(RunThreads::kOneThreadFlops * 100);
+    EXPECT_GE(threadCount(), 1);
+    EXPECT_LE(threadCount(), all);
+  }
+  setThreadCount(2);
+  {
+    const RunThreads guard(1.0);
+    EXPECT_EQ(threadCount(), 2) << "the user's count is left alone";
+  }
+  setThreadCount(0);
+}
+
 }  // namespace
 }  // namespace attnscope
