@@ -465,6 +465,7 @@ torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t
 /// An upper bound on a run's multiply-adds ×2, from the request before tokenising: no more tokens
 /// than bytes (plus a start and an end token), two bytes a parameter (F16 weights count double).
 double workBound(const RunRequest& request, const ModelInfo& mi) {
+  if (request.target || request.generate > 0 || request.context) return -1;  // not worth bounding
   double B = 1, T = 0;
   if (request.random) {
     B = request.random->batch;
@@ -474,7 +475,6 @@ double workBound(const RunRequest& request, const ModelInfo& mi) {
     for (const std::string& t : request.texts) T = std::max(T, static_cast<double>(t.size()) + 2);
     if (request.pair) T += static_cast<double>(request.pair->size()) + 1;
   }
-  if (request.target || request.generate > 0 || request.context) return -1;  // not worth bounding
   const double params = static_cast<double>(mi.parameterBytes) / 2,
                layers = mi.layers + mi.decoderLayers;
   return 2 * params * B * T + 4 * B * T * T * mi.dModel * layers;

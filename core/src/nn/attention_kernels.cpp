@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <utility>
+#include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #if defined(__GNUC__) && !defined(__clang__)
@@ -57,6 +57,18 @@ namespace {
 
 #if ATTNSCOPE_X86
 
+/// Calls f(std::integral_constant<int, n>{}) for a runtime n in [1, Max]: a leftover tile's row or
+/// register count as the template argument its register arrays need.
+template <int Max, class F>
+void withCount(int64_t n, F&& f) {
+  if constexpr (Max > 0) {
+    if (n == Max)
+      f(std::integral_constant<int, Max>{});
+    else
+      withCount<Max - 1>(n, f);
+  }
+}
+
 // q·kᵀ register tile: MR query rows × one panel (32 keys), 2·MR accumulators.
 template <int MR>
 ATTNSCOPE_AVX512 void queryKeysTile(const float* q, int64_t qStride, int64_t d, const float* panel,
@@ -97,28 +109,10 @@ ATTNSCOPE_AVX512 void queryKeysAvx512(const float* q, int64_t qStride, int64_t m
     for (; i + kQueryRows <= m; i += kQueryRows)
       queryKeysTile<kQueryRows>(q + i * qStride, qStride, d, panel, scale, out + i * sStride,
                                 sStride);
-    const float* qr = q + i * qStride;
-    float* sr = out + i * sStride;
-    switch (m - i) {
-#define ATTNSCOPE_QK_CASE(MR)                                     \
-  case MR:                                                        \
-    queryKeysTile<MR>(qr, qStride, d, panel, scale, sr, sStride); \
-    break;
-      ATTNSCOPE_QK_CASE(1)
-      ATTNSCOPE_QK_CASE(2)
-      ATTNSCOPE_QK_CASE(3)
-      ATTNSCOPE_QK_CASE(4)
-      ATTNSCOPE_QK_CASE(5)
-      ATTNSCOPE_QK_CASE(6)
-      ATTNSCOPE_QK_CASE(7)
-      ATTNSCOPE_QK_CASE(8)
-      ATTNSCOPE_QK_CASE(9)
-      ATTNSCOPE_QK_CASE(10)
-      ATTNSCOPE_QK_CASE(11)
-#undef ATTNSCOPE_QK_CASE
-      default:
-        break;
-    }
+    withCount<kQueryRows - 1>(m - i, [&](auto rows) {
+      queryKeysTile<decltype(rows)::value>(q + i * qStride, qStride, d, panel, scale,
+                                           out + i * sStride, sStride);
+    });
   }
 }
 
@@ -161,19 +155,10 @@ ATTNSCOPE_AVX512 void weightsValuesRows(const float* p, int64_t pStride, int64_t
   int64_t c = 0;
   for (; c + 64 <= dv; c += 64)
     weightsValuesTile<MR, 4>(p, pStride, n, v + c, vStride, o + c, oStride, acc);
-  switch ((dv - c) / 16) {
-    case 3:
-      weightsValuesTile<MR, 3>(p, pStride, n, v + c, vStride, o + c, oStride, acc);
-      break;
-    case 2:
-      weightsValuesTile<MR, 2>(p, pStride, n, v + c, vStride, o + c, oStride, acc);
-      break;
-    case 1:
-      weightsValuesTile<MR, 1>(p, pStride, n, v + c, vStride, o + c, oStride, acc);
-      break;
-    default:
-      break;
-  }
+  withCount<3>((dv - c) / 16, [&](auto registers) {
+    weightsValuesTile<MR, decltype(registers)::value>(p, pStride, n, v + c, vStride, o + c, oStride,
+                                                      acc);
+  });
 }
 
 // Keys per chunk of weights·v: 128 rows of a 64-wide v are 32 KB, which stay in L1 while every
@@ -192,27 +177,10 @@ ATTNSCOPE_AVX512 void weightsValuesAvx512(const float* p, int64_t pStride, int64
     for (; i + kValueRows <= m; i += kValueRows)
       weightsValuesRows<kValueRows>(p + i * pStride + j0, pStride, keys, vc, vStride, dv,
                                     o + i * oStride, oStride, acc);
-    const float* pr = p + i * pStride + j0;
-    float* orow = o + i * oStride;
-    switch (m - i) {
-      case 5:
-        weightsValuesRows<5>(pr, pStride, keys, vc, vStride, dv, orow, oStride, acc);
-        break;
-      case 4:
-        weightsValuesRows<4>(pr, pStride, keys, vc, vStride, dv, orow, oStride, acc);
-        break;
-      case 3:
-        weightsValuesRows<3>(pr, pStride, keys, vc, vStride, dv, orow, oStride, acc);
-        break;
-      case 2:
-        weightsValuesRows<2>(pr, pStride, keys, vc, vStride, dv, orow, oStride, acc);
-        break;
-      case 1:
-        weightsValuesRows<1>(pr, pStride, keys, vc, vStride, dv, orow, oStride, acc);
-        break;
-      default:
-        break;
-    }
+    withCount<kValueRows - 1>(m - i, [&](auto rows) {
+      weightsValuesRows<decltype(rows)::value>(p + i * pStride + j0, pStride, keys, vc, vStride, dv,
+                                               o + i * oStride, oStride, acc);
+    });
   }
 }
 

@@ -192,7 +192,8 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
     // Also outside a run (its guard reaches every thread), and restored: a chunk may run on the
     // caller's own thread.
     const FlushDenormals::ThisThread flush;
-    const torch::Tensor scratch = torch::empty({2 * R * sWidth});
+    // Scores; ATen's path also needs the softmax beside them (the kernels write it in place).
+    const torch::Tensor scratch = torch::empty({(kernels ? 1 : 2) * R * sWidth});
     float* const sBuf = scratch.data_ptr<float>();
     float* const pBuf = sBuf + R * sWidth;
     // A chunk's jobs are consecutive, so its keys are packed once per head, not once per block.
