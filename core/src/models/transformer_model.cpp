@@ -485,9 +485,10 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   // Before the guard below, which reaches every thread of the team.
   const RunThreads threads(workBound(request, info()));
   const FlushDenormals flushDenormals;
-  // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it they are
-  // given back, so that between runs the process holds its results, not a layer's temporaries
-  // (an F16 model's widened weights among them).
+  // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it all but
+  // the newest 128 MiB are given back: the next edit's run reuses those without page faults,
+  // and between runs the process holds its results, not every layer's temporaries (an F16
+  // model's widened weights among them).
   const CachingCpuAllocator::ReleaseAfter releaseActivations;
   const ModelInfo mi = info();
   m_family->checkRequest(request);

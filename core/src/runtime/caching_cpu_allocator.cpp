@@ -74,18 +74,25 @@ bool CachingCpuAllocator::keep(void* data) const {
     m_liveBytes -= capacity;
     m_free.emplace(capacity, Free{data, ++m_clock});
     m_cachedBytes += capacity;
-    // Past the cap the longest unused go (a linear scan: a few dozen blocks at most).
-    while (m_cachedBytes > kMaxCachedBytes) {
-      auto oldest = m_free.begin();
-      for (auto it = m_free.begin(); it != m_free.end(); ++it)
-        if (it->second.freedAt < oldest->second.freedAt) oldest = it;
-      m_cachedBytes -= oldest->first;
-      evicted.emplace_back(oldest->second.data, oldest->first);
-      m_free.erase(oldest);
-    }
+    evicted = evictLocked(kMaxCachedBytes);
   }
   for (const auto& [p, capacity] : evicted) ::munmap(p, capacity);
   return true;
+}
+
+std::vector<std::pair<void*, std::size_t>> CachingCpuAllocator::evictLocked(
+    std::size_t keep) const {
+  std::vector<std::pair<void*, std::size_t>> evicted;
+  // The longest unused go first (a linear scan: a few dozen blocks at most).
+  while (m_cachedBytes > keep) {
+    auto oldest = m_free.begin();
+    for (auto it = m_free.begin(); it != m_free.end(); ++it)
+      if (it->second.freedAt < oldest->second.freedAt) oldest = it;
+    m_cachedBytes -= oldest->first;
+    evicted.emplace_back(oldest->second.data, oldest->first);
+    m_free.erase(oldest);
+  }
+  return evicted;
 }
 
 std::size_t CachingCpuAllocator::cachedBytes() const {
@@ -98,14 +105,13 @@ std::size_t CachingCpuAllocator::liveBytes() const {
   return m_liveBytes;
 }
 
-void CachingCpuAllocator::releaseCached() const {
-  std::multimap<std::size_t, Free> all;
+void CachingCpuAllocator::trimCached(std::size_t keep) const {
+  std::vector<std::pair<void*, std::size_t>> evicted;
   {
     const std::lock_guard<std::mutex> lock(m_mutex);
-    all.swap(m_free);
-    m_cachedBytes = 0;
+    evicted = evictLocked(keep);
   }
-  for (const auto& [capacity, block] : all) ::munmap(block.data, capacity);
+  for (const auto& [p, capacity] : evicted) ::munmap(p, capacity);
 }
 
 }  // namespace attnscope

@@ -7,6 +7,7 @@
 #include <c10/core/CPUAllocator.h>
 
 #include <cstring>
+#include <vector>
 
 namespace attnscope {
 namespace {
@@ -85,14 +86,42 @@ TEST_F(CachingCpuAllocatorTest, KeepsAtMostItsCap) {
   EXPECT_GT(a().cachedBytes(), 0u);
 }
 
-// LibTorch's tensors come from it once installed, and a run gives its blocks back when it ends.
-TEST_F(CachingCpuAllocatorTest, TensorsUseItAndReleaseAfterEmptiesIt) {
+// LibTorch's tensors come from it once installed; a run's end trims the cache to what the next
+// run of the same size reuses, the most recently freed blocks, and unmaps the rest.
+TEST_F(CachingCpuAllocatorTest, TensorsUseItAndReleaseAfterKeepsTheNewestBlocksForTheNextRun) {
   EXPECT_EQ(c10::GetCPUAllocator(), &a());
   {
     const CachingCpuAllocator::ReleaseAfter run;
     { const torch::Tensor t = torch::ones({1024, 1024}); }  // 4 MiB
     EXPECT_GE(a().cachedBytes(), 4 * kMiB);
   }
+  EXPECT_GE(a().cachedBytes(), 4 * kMiB);  // a small run's blocks all stay
+  a().releaseCached();
+  EXPECT_EQ(a().cachedBytes(), 0u);
+
+  // A run that frees more than is kept between runs: blocks freed earlier in it go first.
+  const std::size_t block = 16 * kMiB;
+  const std::size_t count = CachingCpuAllocator::kKeptBetweenRuns / block + 3;
+  void* newest = nullptr;
+  {
+    const CachingCpuAllocator::ReleaseAfter run;
+    std::vector<c10::DataPtr> blocks;
+    for (std::size_t i = 0; i < count; ++i) blocks.push_back(a().allocate(block));
+    newest = blocks.back().get();
+    for (c10::DataPtr& b : blocks) b.clear();  // freed in order: the last one is the newest
+    EXPECT_GE(a().cachedBytes(), count * block);
+  }
+  EXPECT_LE(a().cachedBytes(), CachingCpuAllocator::kKeptBetweenRuns);
+  EXPECT_GT(a().cachedBytes(), CachingCpuAllocator::kKeptBetweenRuns - block);
+  // The next run's tensors of that size get the kept blocks back, the newest among them, not
+  // fresh mappings: the cache ends empty.
+  std::vector<c10::DataPtr> again;
+  std::size_t reusedNewest = 0;
+  for (std::size_t i = 0; i < CachingCpuAllocator::kKeptBetweenRuns / block; ++i) {
+    again.push_back(a().allocate(block));
+    if (again.back().get() == newest) ++reusedNewest;
+  }
+  EXPECT_EQ(reusedNewest, 1u);
   EXPECT_EQ(a().cachedBytes(), 0u);
 }
 
