@@ -4,12 +4,83 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "attnscope/utf8.h"
 #include "attnscope/word_spans.h"
 
 namespace attnscope::render {
 namespace {
+
+/// out[c] = in[c] for c < n, with every non-finite value (a masked −inf, a NaN) written as NaN;
+/// lo and hi take the finite values' range. True when any was not finite. The path of long inputs
+/// (T² cells a head): four lanes at a time, one pass that finds the range while the row is in
+/// cache.
+bool gatherRow(const float* in, int n, float* out, float& lo, float& hi) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  bool masked = false;
+  int c = 0;
+#if defined(__SSE2__)
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  const __m128 largest = _mm_set1_ps(std::numeric_limits<float>::max());
+  const __m128 nan = _mm_set1_ps(kNaN);
+  __m128 vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
+  const __m128 allSet = _mm_castsi128_ps(_mm_set1_epi32(-1));
+  __m128 anyMasked = _mm_setzero_ps();
+  for (; c + 4 <= n; c += 4) {
+    const __m128 v = _mm_loadu_ps(in + c);
+    // |v| <= FLT_MAX is false for ±inf and for NaN (an unordered compare).
+    const __m128 finite = _mm_cmple_ps(_mm_and_ps(v, absMask), largest);
+    _mm_storeu_ps(out + c, _mm_or_ps(_mm_and_ps(finite, v), _mm_andnot_ps(finite, nan)));
+    // Non-finite lanes become the current bound, which leaves it as it is.
+    vlo = _mm_min_ps(vlo, _mm_or_ps(_mm_and_ps(finite, v), _mm_andnot_ps(finite, vlo)));
+    vhi = _mm_max_ps(vhi, _mm_or_ps(_mm_and_ps(finite, v), _mm_andnot_ps(finite, vhi)));
+    anyMasked = _mm_or_ps(anyMasked, _mm_andnot_ps(finite, allSet));
+  }
+  alignas(16) float l[4], h[4];
+  _mm_store_ps(l, vlo);
+  _mm_store_ps(h, vhi);
+  for (int i = 0; i < 4; ++i) {
+    lo = std::min(lo, l[i]);
+    hi = std::max(hi, h[i]);
+  }
+  masked = _mm_movemask_ps(anyMasked) != 0;
+#endif
+  for (; c < n; ++c) {
+    const float v = in[c];
+    if (std::isfinite(v)) {
+      out[c] = v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    } else {
+      out[c] = kNaN;
+      masked = true;
+    }
+  }
+  return masked;
+}
+
+/// gatherRow over the columns `cols` of `in` (the shown keys when special tokens are hidden).
+bool gatherColumns(const float* in, const std::vector<int>& cols, float* out, float& lo,
+                   float& hi) {
+  bool masked = false;
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    const float v = in[cols[c]];
+    if (std::isfinite(v)) {
+      out[c] = v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    } else {
+      out[c] = std::numeric_limits<float>::quiet_NaN();
+      masked = true;
+    }
+  }
+  return masked;
+}
 
 QStringList labelsOf(const std::vector<Token>& tokens, int count) {
   QStringList labels;
@@ -264,30 +335,27 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
   m.distribution = r.distribution && !m.scores;
   const float* data = m.scores ? r.scoreMatrix(layer, item, head) : r.headMatrix(layer, item, head);
   m.missing = data == nullptr;
-  m.values.assign(static_cast<std::size_t>(m.rows) * m.cols,
-                  std::numeric_limits<float>::quiet_NaN());
+  const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
+  // The gather below writes every cell: the buffer is only resized (a same-sized one from the
+  // previous head is reused as it is), not filled first.
+  if (gather)
+    m.values.resize(static_cast<std::size_t>(m.rows) * m.cols);
+  else
+    m.values.assign(static_cast<std::size_t>(m.rows) * m.cols,
+                    std::numeric_limits<float>::quiet_NaN());
   // Each shown query's row over the shown keys, renormalised when specials are hidden; -inf
   // marks masked scores and becomes NaN, which keeps them apart from every real value downstream.
   // One token per row and column (no words merged): a plain gather, the path of long inputs, which
   // finds the range on the way (one pass over T² values instead of two).
-  const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (int g = 0; g < m.rows && gather; ++g) {
     const float* in =
         data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
     float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
-    const bool every = m.cols == realCols;  // the shown columns are 0..cols-1
-    for (int c = 0; c < m.cols; ++c) {
-      const float v = every ? in[c] : in[shownCols[static_cast<std::size_t>(c)]];
-      if (std::isfinite(v)) {
-        out[c] = v;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      } else {
-        out[c] = std::numeric_limits<float>::quiet_NaN();
-        m.hasMasked = true;
-      }
-    }
+    if (m.cols == realCols)  // the shown columns are 0..cols-1
+      m.hasMasked |= gatherRow(in, m.cols, out, lo, hi);
+    else
+      m.hasMasked |= gatherColumns(in, shownCols, out, lo, hi);
   }
   for (int g = 0; g < m.rows && data != nullptr && !m.mergedWords && !gather; ++g) {
     const float* in =

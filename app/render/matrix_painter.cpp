@@ -97,10 +97,11 @@ void MatrixPainter::drawCells(QPainter& painter, const QRectF& target, const QIm
   painter.restore();
 }
 
-double MatrixPainter::labelWidth(const QStringList& labels, const QFont& font) {
+double MatrixPainter::labelWidth(const QStringList& labels, const QFont& font, int step) {
   const QFontMetricsF fm(font);
   double w = 0;
-  for (const QString& s : labels) w = std::max(w, fm.horizontalAdvance(s));
+  for (qsizetype i = 0; i < labels.size(); i += std::max(1, step))
+    w = std::max(w, fm.horizontalAdvance(labels[i]));
   return w;
 }
 

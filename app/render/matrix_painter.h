@@ -49,8 +49,9 @@ class MatrixPainter final {
                                  const QFont& font, const QColor& color);
   /// The height drawColumnLabels will need for these labels at this cell width.
   static double columnLabelHeight(const QStringList& labels, double cellWidth, const QFont& font);
-  /// The widest label, in pixels.
-  static double labelWidth(const QStringList& labels, const QFont& font);
+  /// The widest label, in pixels; with `step` > 1 the widest of labels 0, step, 2·step, … (the
+  /// ones an axis thinned to every step-th label draws).
+  static double labelWidth(const QStringList& labels, const QFont& font, int step = 1);
   /// A vertical colour bar with ticks and a caption; `masked` adds a swatch of the masked colour.
   static void drawColorBar(QPainter& painter, const QRectF& bar, const Palette& palette, double lo,
                            double hi, const RenderStyle& style, const QString& caption,

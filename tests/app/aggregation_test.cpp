@@ -126,6 +126,58 @@ class AggregationTest : public QObject {
     }
   }
 
+  // One token a row and column (the path of long inputs, gathered four cells at a time): every
+  // cell, the range and the masked flag against a plain loop, at a width with a leftover tail,
+  // the extremes and the non-finite cells both in whole lanes and in the tail, and a reused
+  // buffer of the same size whose stale cells must not show through.
+  void gatheredCellsEqualAPlainLoop() {
+    const int T = 39;  // 9 whole lanes of 4, a tail of 3
+    const float inf = std::numeric_limits<float>::infinity();
+    const auto value = [&](int q, int k) -> float {
+      if (q == 5 && k == 2) return -inf;  // masked, in a whole lane
+      if (q == 7 && k == 37) return std::numeric_limits<float>::quiet_NaN();  // in the tail
+      if (q == 11 && k == 38) return inf;                                     // in the tail
+      if (q == 20 && k == 36) return -7.5f;  // the smallest, in the tail
+      if (q == 30 && k == 9) return 9.25f;   // the largest, in a whole lane
+      return std::sin(0.37f * static_cast<float>(q * T + k));
+    };
+    // Every non-finite cell; none; only the one in a whole lane.
+    for (const int variant : {0, 1, 2}) {
+      const bool withMasked = variant != 1;
+      const auto r = test::makeResult(1, 1, T, 1, [&](int, int, int, int q, int k) {
+        const float v = value(q, k);
+        const bool keep = variant == 0 || (variant == 2 && q == 5 && k == 2);
+        return keep || std::isfinite(v) ? v : 0.5f;
+      });
+      HeadMatrix m;
+      m.values.assign(static_cast<std::size_t>(T) * T, 123.0f);  // stale, same size
+      HeadMatrix::fill(m, r->group(), 0, 0, 0, false, false, false);
+      QCOMPARE(m.rows, T);
+      QCOMPARE(m.cols, T);
+      float lo = inf, hi = -inf;
+      bool masked = false;
+      for (int q = 0; q < T; ++q) {
+        for (int k = 0; k < T; ++k) {
+          const float v = r->group().headMatrix(0, 0, 0)[q * T + k];
+          if (std::isfinite(v)) {
+            QCOMPARE(m.at(q, k), v);
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+          } else {
+            QVERIFY2(std::isnan(m.at(q, k)), qPrintable(QString("cell %1, %2").arg(q).arg(k)));
+            masked = true;
+          }
+        }
+      }
+      QCOMPARE(m.minValue, -7.5f);
+      QCOMPARE(m.maxValue, 9.25f);
+      QCOMPARE(m.minValue, lo);
+      QCOMPARE(m.maxValue, hi);
+      QCOMPARE(m.hasMasked, masked);
+      QCOMPARE(m.hasMasked, withMasked);
+    }
+  }
+
   // Scores are averaged over the block, masked (−∞) ones left out; all masked stays masked.
   void mergedScoresAreAveraged() {
     const auto r = wordResult();
