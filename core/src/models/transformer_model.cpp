@@ -485,11 +485,11 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   // Before the guard below, which reaches every thread of the team.
   const RunThreads threads(workBound(request, info()));
   const FlushDenormals flushDenormals;
-  // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it all but
-  // the newest 128 MiB are given back: the next edit's run reuses those without page faults,
-  // and between runs the process holds its results, not every layer's temporaries (an F16
-  // model's widened weights among them).
-  const CachingCpuAllocator::ReleaseAfter releaseActivations;
+  // The run's activations reuse each other's blocks (caching_cpu_allocator.h); after it they are
+  // given back but for the newest few (keepUpTo below), which the next edit's run reuses without
+  // page faults: between runs the process holds its results, not every layer's temporaries (an
+  // F16 model's widened weights among them).
+  CachingCpuAllocator::ReleaseAfter releaseActivations;
   const ModelInfo mi = info();
   m_family->checkRequest(request);
   if (request.keepValueNorms && !m_family->supportsValueNorms())
@@ -709,6 +709,10 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   r.output = withoutPadding(hidden, batch.queryLengths);
   r.timings.forwardMs = t1.ms();
   moveTokensInto(std::move(batch), r);
+  std::size_t resultBytes = 0;
+  for (const AttentionGroup& g : r.groups)
+    resultBytes += (g.attention.data.size() + g.scores.data.size()) * sizeof(float);
+  releaseActivations.keepUpTo(resultBytes);
   r.timings.totalMs = t0.ms();
   return r;
 }

@@ -167,4 +167,25 @@ torch::Tensor activate(Activation a, const torch::Tensor& x,
   return x;
 }
 
+torch::Tensor activateInPlace(Activation a, torch::Tensor x,
+                              const std::vector<torch::Tensor>& params) {
+  if (torch::GradMode::is_enabled() && x.requires_grad()) return activate(a, x, params);
+  switch (a) {
+    case Activation::Gelu:
+      return at::gelu_(x);
+    case Activation::GeluTanh:
+      return at::gelu_(x, "tanh");
+    case Activation::Relu:
+      return x.relu_();
+    case Activation::Silu:
+      return at::silu_(x);
+    case Activation::Tanh:
+      return x.tanh_();
+    case Activation::Sigmoid:
+      return x.sigmoid_();
+    default:
+      return activate(a, x, params);
+  }
+}
+
 }  // namespace attnscope

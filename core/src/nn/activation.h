@@ -58,4 +58,11 @@ std::string activationExpression(Activation a);
 torch::Tensor activate(Activation a, const torch::Tensor& x,
                        const std::vector<torch::Tensor>& params = {});
 
+/// activate() writing over x where it can (GELU, ReLU, SiLU, tanh, sigmoid), the same numbers;
+/// out of place for the others and whenever x needs a gradient (the backward reads the input).
+/// x must be a temporary of the caller's: the feed-forward block's up projection, whose second
+/// buffer (12 MB for GPT-2 at T = 1000) was the largest of a layer's activations.
+torch::Tensor activateInPlace(Activation a, torch::Tensor x,
+                              const std::vector<torch::Tensor>& params = {});
+
 }  // namespace attnscope

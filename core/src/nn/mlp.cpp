@@ -12,7 +12,7 @@ torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activ
   if (gate) {
     torch::Tensor g = gate->forward(x);
     const int gStep = rec.record("mlp_gate", gate->expression, "linear", g, {inStep});
-    g = activate(act, g, actParams);
+    g = activateInPlace(act, g, actParams);
     const int aStep = rec.record(actName, activationExpression(act), "activation", g, {gStep});
     h = up.forward(x);
     const int uStep = rec.record("mlp_up", up.expression, "linear", h, {inStep});
@@ -21,7 +21,7 @@ torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activ
   } else {
     h = up.forward(x);
     s = rec.record("mlp_fc", up.expression, "linear", h, {inStep});
-    h = activate(act, h, actParams);
+    h = activateInPlace(act, h, actParams);
     s = rec.record(actName, activationExpression(act), "activation", h, {s});
   }
   h = down.forward(h);

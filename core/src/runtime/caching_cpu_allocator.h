@@ -24,10 +24,13 @@ namespace attnscope {
 /// shapes at T = 1024, 2197 → 1963 MB.)
 ///
 /// At most `kMaxCachedBytes` of free blocks are kept; past that the longest unused are unmapped.
-/// When a run ends (ReleaseAfter) the cache is trimmed to `kKeptBetweenRuns`, the most recently
-/// freed first kept: the next edit's run takes the same activation sizes, and a block given back
-/// to the kernel comes back as fresh pages that fault and are zeroed one by one (the toy layer at
-/// T = 128, H = 12 spent ~5 % of its time so, more than it trails Python's time by).
+/// When a run ends (ReleaseAfter) the cache is trimmed to what the run says it may keep: as many
+/// bytes as its result holds, at most `kKeptBetweenRuns`, the most recently freed blocks first.
+/// The next edit's run takes the same activation sizes, and a block given back to the kernel
+/// comes back as fresh pages that fault and are zeroed one by one (a repeat of the toy layer at
+/// T = 4096 faulted in ~96 MB a run). Tying it to the result keeps what is held for speed a
+/// fraction of what the run costs anyway: a short run of an F16 model keeps none of its widened
+/// weights.
 class CachingCpuAllocator final : public c10::Allocator {
  public:
   static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
@@ -47,12 +50,21 @@ class CachingCpuAllocator final : public c10::Allocator {
   /// Unmaps the longest unused cached blocks until at most `keep` bytes are cached.
   void trimCached(std::size_t keep) const;
 
-  /// Trims the cache to kKeptBetweenRuns when it goes out of scope (the end of a run).
-  struct ReleaseAfter {
+  /// Trims the cache when it goes out of scope (the end of a run): to nothing, unless the run
+  /// called keepUpTo.
+  class ReleaseAfter {
+   public:
     ReleaseAfter() = default;
     ReleaseAfter(const ReleaseAfter&) = delete;
     ReleaseAfter& operator=(const ReleaseAfter&) = delete;
-    ~ReleaseAfter() { instance().trimCached(kKeptBetweenRuns); }
+    ~ReleaseAfter() { instance().trimCached(m_keep); }
+    /// Keep up to `bytes` (at most kKeptBetweenRuns) of the newest blocks for the next run.
+    void keepUpTo(std::size_t bytes) {
+      m_keep = bytes < kKeptBetweenRuns ? bytes : kKeptBetweenRuns;
+    }
+
+   private:
+    std::size_t m_keep = 0;
   };
 
   /// The process's instance.

@@ -105,6 +105,34 @@ TEST(Activation, EveryNameParsesAndMatchesItsFormula) {
   EXPECT_TRUE(torch::equal(m, copy));
 }
 
+// The feed-forward block's in-place activation: the same numbers as activate() for every name,
+// written over its input for the ones that can be, and out of place (with a working backward)
+// when the input needs a gradient.
+TEST(Activation, InPlaceGivesTheSameNumbersAndKeepsGradients) {
+  for (const std::string& name : activationNames()) {
+    const Activation a = parseActivation(name);
+    const torch::Tensor x = test::randomTensor({3, 5, 7}, 4, 3.0);
+    const torch::Tensor want = activate(a, x, learnedTensors(a));
+    torch::Tensor mine = x.clone();
+    const torch::Tensor got = activateInPlace(a, mine, learnedTensors(a));
+    EXPECT_TRUE(torch::equal(got, want)) << name;
+    const bool inPlace = a == Activation::Gelu || a == Activation::GeluTanh ||
+                         a == Activation::Relu || a == Activation::Silu || a == Activation::Tanh ||
+                         a == Activation::Sigmoid;
+    if (inPlace) {
+      EXPECT_EQ(got.data_ptr(), mine.data_ptr()) << name;
+    }
+  }
+  const torch::Tensor leaf = test::randomTensor({4, 6}, 5, 2.0).requires_grad_(true);
+  const torch::Tensor h = leaf * 1.0;  // a non-leaf that needs a gradient, as in a backward run
+  const torch::Tensor y = activateInPlace(Activation::GeluTanh, h);
+  EXPECT_NE(y.data_ptr(), h.data_ptr());
+  y.sum().backward();
+  const torch::Tensor ref = leaf.detach().clone().requires_grad_(true);
+  torch::gelu(ref, "tanh").sum().backward();
+  EXPECT_TRUE(torch::allclose(leaf.grad(), ref.grad()));
+}
+
 TEST(Activation, ExactAndTanhGeluDifferWhereTheTestLooks) {
   // The tolerance above separates the two GELUs: they differ by far more than 1e-5 on the grid.
   double worst = 0;
