@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/attention_kernels.h"
 #include "nn/attention_mask.h"
 #include "nn/scaled_dot_product.h"
 #include "nn_test_util.h"
@@ -238,6 +239,24 @@ TEST(BlockedAttention, ScaledDotProductKernelsAgreeAndTraceTheSameSteps) {
   const ScaledDotProduct autoPicked = scaledDotProduct(in.q, in.k, in.v, o, none, -1, -1, -1);
   EXPECT_FALSE(autoPicked.scores.defined()) << "300 x 300 scores: the blocked kernel";
   EXPECT_LT((ref.attention - autoPicked.attention).abs().max().item<float>(), 1e-6);
+
+  // Small inputs: the blocked kernel where its AVX-512 loops take the layout (16-wide value
+  // columns), else the step-by-step one (it always returns the scores).
+  for (const int64_t width : {int64_t{16}, int64_t{8}}) {
+    const Qkv small = fusedViews(1, 2, 12, width, 45);
+    SdpaOptions s;
+    s.scale = 0.25;
+    s.buffers.scoresUnused = true;
+    const ScaledDotProduct picked =
+        scaledDotProduct(small.q, small.k, small.v, s, none, -1, -1, -1);
+    const bool blockedPicked = !picked.scores.defined();
+    EXPECT_EQ(blockedPicked, width == 16 && attention_kernels::available()) << width;
+    s.kernel = SdpaKernel::Reference;
+    const ScaledDotProduct stepwise =
+        scaledDotProduct(small.q, small.k, small.v, s, none, -1, -1, -1);
+    EXPECT_LT((stepwise.attention - picked.attention).abs().max().item<float>(), 1e-6) << width;
+    EXPECT_LT((stepwise.values - picked.values).abs().max().item<float>(), 1e-5) << width;
+  }
 }
 
 }  // namespace
