@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <omp.h>
+#include <xmmintrin.h>
+
 #include <limits>
+#include <vector>
 
 #include "attnscope/float_tensor.h"
 
@@ -34,6 +38,24 @@ TEST(FlushDenormals, SubnormalsAreZeroInsideTheGuardAndRestoredAfter) {
     EXPECT_EQ(t.abs().max().item<float>(), 0.0f);
   }
   EXPECT_GT(product(tiny, 0.5f), 0.0f) << "the thread's own setting comes back";
+}
+
+// Every thread of the pool, not only threads created under the guard (which take their creator's
+// setting): the pool's threads are started and cleared first. This fails when the library's
+// at::parallel_for is compiled without OpenMP (its pragmas then do nothing and the whole range runs
+// on the caller), which is also what kept the attention kernels on one core.
+TEST(FlushDenormals, ReachesThreadsThePoolStartedBefore) {
+  constexpr unsigned kFlush = 0x8040;  // MXCSR's flush-to-zero and denormals-are-zero bits
+  at::set_num_threads(2);
+#pragma omp parallel num_threads(2)
+  _mm_setcsr(_mm_getcsr() & ~kFlush);
+  std::vector<int> flushed(2, -1);
+  {
+    const FlushDenormals guard;
+#pragma omp parallel num_threads(2)
+    flushed[static_cast<std::size_t>(omp_get_thread_num())] = (_mm_getcsr() & kFlush) == kFlush;
+  }
+  EXPECT_EQ(flushed, (std::vector<int>{1, 1}));
 }
 #endif
 
