@@ -25,7 +25,9 @@ namespace attnscope {
 ///
 /// At most `kMaxCachedBytes` of free blocks are kept; past that the longest unused are unmapped.
 /// When a run ends (ReleaseAfter) the cache is trimmed to what the run says it may keep: as many
-/// bytes as its result holds, at most `kKeptBetweenRuns`, the most recently freed blocks first.
+/// bytes as its result holds, but at least `kKeptAtLeast` (a short run's few blocks of a MiB or
+/// two: the toy layer's qkv at T = 128 is 1.2 MB against 0.8 MB of attention) and at most
+/// `kKeptBetweenRuns`, the most recently freed blocks first.
 /// The next edit's run takes the same activation sizes, and a block given back to the kernel
 /// comes back as fresh pages that fault and are zeroed one by one (a repeat of the toy layer at
 /// T = 4096 faulted in ~96 MB a run). Tying it to the result keeps what is held for speed a
@@ -36,6 +38,7 @@ class CachingCpuAllocator final : public c10::Allocator {
   static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
   static constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
   static constexpr std::size_t kKeptBetweenRuns = std::size_t{128} << 20;
+  static constexpr std::size_t kKeptAtLeast = std::size_t{4} << 20;
 
   c10::DataPtr allocate(std::size_t bytes) const override;
   /// raw_allocate / raw_deallocate (LibTorch's serialisation uses them): frees either kind.
@@ -58,9 +61,12 @@ class CachingCpuAllocator final : public c10::Allocator {
     ReleaseAfter(const ReleaseAfter&) = delete;
     ReleaseAfter& operator=(const ReleaseAfter&) = delete;
     ~ReleaseAfter() { instance().trimCached(m_keep); }
-    /// Keep up to `bytes` (at most kKeptBetweenRuns) of the newest blocks for the next run.
+    /// Keep up to `bytes` (at least kKeptAtLeast, at most kKeptBetweenRuns) of the newest blocks
+    /// for the next run.
     void keepUpTo(std::size_t bytes) {
-      m_keep = bytes < kKeptBetweenRuns ? bytes : kKeptBetweenRuns;
+      m_keep = bytes < kKeptAtLeast       ? kKeptAtLeast
+               : bytes < kKeptBetweenRuns ? bytes
+                                          : kKeptBetweenRuns;
     }
 
    private:

@@ -113,6 +113,14 @@ TEST_F(CachingCpuAllocatorTest, TensorsUseItAndReleaseAfterKeepsOnlyWhatTheRunAl
     EXPECT_GE(a().cachedBytes(), 4 * kMiB);
   }
   EXPECT_EQ(a().cachedBytes(), 0u);  // nothing allowed: a run that threw, say
+  {
+    // A small result still keeps a short run's block or two (kKeptAtLeast).
+    CachingCpuAllocator::ReleaseAfter run;
+    { const torch::Tensor t = torch::ones({512, 1024}); }  // 2 MiB
+    run.keepUpTo(1024);
+  }
+  EXPECT_EQ(a().cachedBytes(), 2 * kMiB);
+  a().releaseCached();
 
   // Freed in order, so the last is the newest; the kept ones are the newest that fit.
   const std::size_t block = 16 * kMiB;
