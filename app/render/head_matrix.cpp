@@ -16,18 +16,30 @@
 namespace attnscope::render {
 namespace {
 
+/// One cell of a gather: a finite value is copied and widens [lo, hi]; anything else (a masked
+/// −inf, a NaN) is written as NaN. True when it was not finite.
+bool gatherCell(float v, float& out, float& lo, float& hi) {
+  if (std::isfinite(v)) {
+    out = v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    return false;
+  }
+  out = std::numeric_limits<float>::quiet_NaN();
+  return true;
+}
+
 /// out[c] = in[c] for c < n, with every non-finite value (a masked −inf, a NaN) written as NaN;
 /// lo and hi take the finite values' range. True when any was not finite. The path of long inputs
 /// (T² cells a head): four lanes at a time, one pass that finds the range while the row is in
 /// cache.
 bool gatherRow(const float* in, int n, float* out, float& lo, float& hi) {
-  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   bool masked = false;
   int c = 0;
 #if defined(__SSE2__)
   const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   const __m128 largest = _mm_set1_ps(std::numeric_limits<float>::max());
-  const __m128 nan = _mm_set1_ps(kNaN);
+  const __m128 nan = _mm_set1_ps(std::numeric_limits<float>::quiet_NaN());
   __m128 vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
   const __m128 allSet = _mm_castsi128_ps(_mm_set1_epi32(-1));
   __m128 anyMasked = _mm_setzero_ps();
@@ -50,17 +62,7 @@ bool gatherRow(const float* in, int n, float* out, float& lo, float& hi) {
   }
   masked = _mm_movemask_ps(anyMasked) != 0;
 #endif
-  for (; c < n; ++c) {
-    const float v = in[c];
-    if (std::isfinite(v)) {
-      out[c] = v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    } else {
-      out[c] = kNaN;
-      masked = true;
-    }
-  }
+  for (; c < n; ++c) masked |= gatherCell(in[c], out[c], lo, hi);
   return masked;
 }
 
@@ -68,17 +70,7 @@ bool gatherRow(const float* in, int n, float* out, float& lo, float& hi) {
 bool gatherColumns(const float* in, const std::vector<int>& cols, float* out, float& lo,
                    float& hi) {
   bool masked = false;
-  for (std::size_t c = 0; c < cols.size(); ++c) {
-    const float v = in[cols[c]];
-    if (std::isfinite(v)) {
-      out[c] = v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    } else {
-      out[c] = std::numeric_limits<float>::quiet_NaN();
-      masked = true;
-    }
-  }
+  for (std::size_t c = 0; c < cols.size(); ++c) masked |= gatherCell(in[cols[c]], out[c], lo, hi);
   return masked;
 }
 
