@@ -20,7 +20,8 @@ bool threadCountFollowsLoad();
 bool cudaAvailable();
 /// "cpu" or "cuda:0"; throws Error(Unavailable) for Cuda on a machine without CUDA.
 std::string resolveDevice(DeviceKind kind);
-/// "LibTorch 1.13.0, 2 threads, CUDA unavailable"
+/// "LibTorch 1.13.0, 2 threads, CUDA unavailable, OpenBLAS Haswell kernels": the kernels (with
+/// " (named by OPENBLAS_CORETYPE)" where the environment chose them) decide every GEMM's speed.
 std::string runtimeDescription();
 
 }  // namespace attnscope

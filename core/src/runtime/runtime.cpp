@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "attnscope/error.h"
+#include "runtime/blas_kernels.h"
 #include "runtime/caching_cpu_allocator.h"
 #include "runtime/runtime_init.h"
 
@@ -155,8 +156,12 @@ std::string resolveDevice(DeviceKind kind) {
 }
 
 std::string runtimeDescription() {
+  const std::string blas = BlasKernels::inUse();
   return "LibTorch " + std::string(TORCH_VERSION) + ", " + std::to_string(threadCount()) +
-         " threads, CUDA " + (cudaAvailable() ? "available" : "unavailable");
+         " threads, CUDA " + (cudaAvailable() ? "available" : "unavailable") +
+         (blas.empty() ? "" : ", OpenBLAS " + blas + " kernels") +
+         (!blas.empty() && BlasKernels::namedByEnvironment() ? " (named by OPENBLAS_CORETYPE)"
+                                                             : "");
 }
 
 }  // namespace attnscope
