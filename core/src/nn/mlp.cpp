@@ -3,7 +3,7 @@
 
 namespace attnscope {
 
-torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activation act,
+torch::Tensor feedForward(torch::Tensor x, const MlpProjection& up, Activation act,
                           const MlpProjection& down, const MlpProjection* gate, TraceRecorder& rec,
                           int inStep, int* outStep, const std::string& actName,
                           const std::vector<torch::Tensor>& actParams) {
@@ -15,11 +15,13 @@ torch::Tensor feedForward(const torch::Tensor& x, const MlpProjection& up, Activ
     g = activateInPlace(act, g, actParams);
     const int aStep = rec.record(actName, activationExpression(act), "activation", g, {gStep});
     h = up.forward(x);
+    x = torch::Tensor();  // read for the last time: a caller that moved it in frees it here
     const int uStep = rec.record("mlp_up", up.expression, "linear", h, {inStep});
     h = g.mul_(h);
     s = rec.record("mlp_gated", "act(gate) * up", "multiply", h, {aStep, uStep});
   } else {
     h = up.forward(x);
+    x = torch::Tensor();
     s = rec.record("mlp_fc", up.expression, "linear", h, {inStep});
     h = activateInPlace(act, h, actParams);
     s = rec.record(actName, activationExpression(act), "activation", h, {s});
