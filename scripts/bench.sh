@@ -75,6 +75,22 @@ echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' 
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
   ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}
 
+# The toy layer's light rows (T ≤ 1024, a few ms each) again, ours and Python's in turn, three
+# rounds: the runs above measure ours minutes before Python's, and this VM's speed drifts by
+# ±15 % in that time, more than some rows' margin. The report takes each side's median of these.
+toy_rounds='^BM_Toy(Fused|PerHead)/T:(16|128|512|1024)/|^BM_ToyTutorial'
+rm -f "$out"/toy_round*.json
+if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" && -z "${ATTNSCOPE_BENCH_PY_FILTER:-}" ]]; then
+  for round in 1 2 3; do
+    echo "== toy rows, round $round of 3 (ours, then Python); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    "$bench" --threads="$threads" --benchmark_filter="$toy_rounds" \
+      --benchmark_out="$out/toy_round${round}_ours.json" --benchmark_out_format=json \
+      --benchmark_format=console > /dev/null
+    /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --match "$toy_rounds" \
+      --out "$out/toy_round${round}_python.json" > /dev/null
+  done
+fi
+
 # Whole processes, GPT-2 small shapes at T = 1000: `attnscope-cli run` against the Python script
 # (bench_python.py --gpt2-process) on the same folder and text, five alternating pairs, each timed
 # from exec to exit by /usr/bin/time (wall, user + system CPU, peak RSS).

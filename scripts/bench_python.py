@@ -10,6 +10,7 @@ Names match attnscope-bench's ("BM_ToyFused/T:128/H:8"), times are milliseconds 
 import argparse
 import json
 import math
+import re
 import time
 
 import torch
@@ -592,6 +593,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out")
     ap.add_argument("--filter", default="", help="only benchmarks whose name contains this")
+    ap.add_argument("--match", default="", help="only benchmarks whose name matches this regex")
     ap.add_argument("--gpt2-process", nargs=2, metavar=("FOLDER", "TEXT_FILE"),
                     help="run the whole-process GPT-2 script once instead (timed from outside)")
     args = ap.parse_args()
@@ -609,6 +611,8 @@ def main():
 
     def record(name, fn, min_time):
         if args.filter and args.filter not in name:
+            return
+        if args.match and not re.search(args.match, name):
             return
         with torch.inference_mode():
             fn()  # untimed, as attnscope-bench warms each forward up once: both measure a repeat
@@ -635,22 +639,28 @@ def main():
     idx = torch.randint(0, 26, (1, 128))
     record("BM_TinyGptForward", lambda: tiny(idx), 0.5)
 
-    gpt2 = Gpt2().eval() if not args.filter or "Gpt2" in args.filter else None
+    def builds(name):
+        """Whether a model's benchmark (name up to its first '/') is wanted: its module is only
+        built then (GPT-2's or SmolLM's random init takes seconds)."""
+        return ((not args.filter or name in args.filter) and
+                (not args.match or re.search(args.match, f"BM_{name}Forward/")))
+
+    gpt2 = Gpt2().eval() if builds("Gpt2") else None
     for T in (128, 1000, 1024) if gpt2 is not None else ():
         ids = torch.randint(0, 259, (1, T))
         record(f"BM_Gpt2Forward/T:{T}/scores:0", lambda: gpt2(ids), 0.5)
 
-    smollm = SmolLm().eval() if not args.filter or "SmolLm" in args.filter else None
+    smollm = SmolLm().eval() if builds("SmolLm") else None
     if smollm is not None:
         ids = torch.randint(0, 259, (1, 1024))
         record("BM_SmolLmForward/T:1024/scores:0", lambda: smollm(ids), 0.5)
 
-    bert = BertBase().eval() if not args.filter or "BertBase" in args.filter else None
+    bert = BertBase().eval() if builds("BertBase") else None
     if bert is not None:
         ids = torch.randint(5, 31, (1, 512))
         record("BM_BertBaseForward/T:512/scores:0", lambda: bert(ids), 0.5)
 
-    t5 = T5Small().eval() if not args.filter or "T5Small" in args.filter else None
+    t5 = T5Small().eval() if builds("T5Small") else None
     if t5 is not None:
         ids, decoder_ids = torch.randint(3, 800, (1, 64)), torch.randint(3, 800, (1, 64))
         record("BM_T5SmallForward/T:64/scores:0", lambda: t5(ids, decoder_ids), 0.5)

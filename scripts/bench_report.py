@@ -39,6 +39,25 @@ def ours(results):
     return out
 
 
+def merge_toy_rounds(d, o, py):
+    """Replaces each side's ms and cpu_ms by its median over scripts/bench.sh's alternating toy
+    rounds (toy_round<k>_ours.json / toy_round<k>_python.json), for the benchmarks every round
+    has. Returns the number of rounds used (0: none ran)."""
+    rounds_o = [ours(load(os.path.join(d, f"toy_round{k}_ours.json"), {})) for k in (1, 2, 3)]
+    rounds_p = [load(os.path.join(d, f"toy_round{k}_python.json"), {}) for k in (1, 2, 3)]
+    pairs = [(a, b) for a, b in zip(rounds_o, rounds_p) if a and b]
+    if not pairs:
+        return 0
+    names = set.intersection(*[{n for n, e in a.items() if "ms" in e} & set(b) for a, b in pairs])
+    for n in names:
+        for side, rounds in ((o, [a for a, _ in pairs]), (py, [b for _, b in pairs])):
+            entry = dict(side.get(n, {}))
+            for key in ("ms", "cpu_ms"):
+                entry[key] = statistics.median(r[n][key] for r in rounds)
+            side[n] = entry
+    return len(pairs)
+
+
 def fmt_ms(ms):
     if ms is None:
         return "—"
@@ -263,6 +282,7 @@ def main():
     raw = load(os.path.join(d, "bench.json"), {})
     o = ours(raw)
     py = load(os.path.join(d, "python.json"), {})
+    toy_rounds = merge_toy_rounds(d, o, py)
     ctx = raw.get("context", {})
     ms = lambda n: o.get(n, {}).get("ms")
     pms = lambda n: py.get(n, {}).get("ms")
@@ -321,6 +341,10 @@ def main():
     # Tutorial config.
     w("## Toy layer at the tutorial's set-up (batch 30, 5 tokens, 1024 → 512, 8 heads)\n")
     w("Target: ours ≥ 3× faster than the Python modules (ratio ≤ 0.33×).\n")
+    if toy_rounds:
+        w(f"These rows and the toy rows up to T = 1024 below: each side's median of {toy_rounds} "
+          "alternating rounds (ours, then Python, then ours again...) run after the main pass, "
+          "because this machine's speed drifts between the main pass's two sides.\n")
     w("| variant | ours ms | Python ms | ratio (wall) | ratio (CPU) | target |\n|---|---|---|---|---|---|")
     for v, label in (("Fused", "fused (tutorial)"), ("PerHead", "per-head (chapter)")):
         n = f"BM_ToyTutorial{v}"
