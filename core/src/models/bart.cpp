@@ -272,7 +272,7 @@ class BartFamily final : public EncoderDecoderFamily {
     if (m_head) {
       out = m_head(hidden);
     } else if (m_c.tied) {
-      out = torch::matmul(hidden, computeWeight(m_shared->weight).t());
+      out = linearForward(hidden, m_shared->weight, {});
     } else {
       return {};
     }

@@ -123,7 +123,7 @@ class BloomFamily final : public DecoderFamily {
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
-    return torch::matmul(hidden, computeWeight(m_embed->weight).t());
+    return linearForward(hidden, m_embed->weight, {});
   }
 
  private:

@@ -216,7 +216,7 @@ class Gpt2Family final : public TransformerFamily {
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_module->ln_f(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
-    return torch::matmul(hidden, computeWeight(m_module->wte->weight).t());
+    return linearForward(hidden, m_module->wte->weight, {});
   }
   Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
   bool supportsValueNorms() const override { return true; }

@@ -137,7 +137,7 @@ class GptNeoxFamily final : public DecoderFamily {
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
     if (m_head) return m_head(hidden);
-    if (m_c.tieWordEmbeddings) return torch::matmul(hidden, computeWeight(m_embed->weight).t());
+    if (m_c.tieWordEmbeddings) return linearForward(hidden, m_embed->weight, {});
     return {};
   }
 

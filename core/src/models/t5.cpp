@@ -176,7 +176,7 @@ class T5Family final : public EncoderDecoderFamily {
     if (!m_c.tied) return {};
     // transformers rescales before a tied head: the embedding was trained at d_model^0.5.
     const torch::Tensor h = hidden * (1.0 / std::sqrt(static_cast<double>(m_c.dModel)));
-    return torch::matmul(h, computeWeight(m_shared->weight).t());
+    return linearForward(h, m_shared->weight, {});
   }
 
  private:
