@@ -41,15 +41,21 @@ echo "== attnscope-bench ($threads thread(s)); load $(cut -d' ' -f1-3 /proc/load
   --benchmark_out="$out/bench.json" --benchmark_out_format=json --benchmark_format=console
 
 # Scaling: the same GPT-2 T = 1000 forward with two threads (target ≥ 1.7× one thread's speed on
-# an idle machine); the load average at the time goes into the JSON's context.
+# an idle machine), three rounds of one then two threads (the report takes each count's median:
+# one pair alone read 1.70× right after the main pass and 1.85× a minute later); the load average
+# at the time goes into the JSON's context.
 if (( $(grep -c ^processor /proc/cpuinfo) >= 2 )) && [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" ||
                                                         BM_Gpt2Forward/T:1000 =~ $ATTNSCOPE_BENCH_FILTER ]]; then
-  for n in 1 2; do
-    echo "== GPT-2 T=1000 with $n thread(s), back to back; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-    OMP_NUM_THREADS=$n MKL_NUM_THREADS=$n "$bench" --threads=$n \
-      --benchmark_filter='BM_Gpt2Forward/T:1000/scores:0' --benchmark_out="$out/bench_threads$n.json" \
-      --benchmark_out_format=json --benchmark_format=console \
-      --benchmark_context=load="$(cut -d' ' -f1-3 /proc/loadavg)"
+  rm -f "$out"/bench_threads*.json
+  for round in 1 2 3; do
+    for n in 1 2; do
+      echo "== GPT-2 T=1000 with $n thread(s), round $round of 3; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+      OMP_NUM_THREADS=$n MKL_NUM_THREADS=$n "$bench" --threads=$n \
+        --benchmark_filter='BM_Gpt2Forward/T:1000/scores:0' \
+        --benchmark_out="$out/bench_threads${n}_round$round.json" \
+        --benchmark_out_format=json --benchmark_format=console \
+        --benchmark_context=load="$(cut -d' ' -f1-3 /proc/loadavg)"
+    done
   done
 fi
 
