@@ -14,9 +14,8 @@ TEST(LinearForward, EveryRowCountMatchesTheDoubleProduct) {
   torch::manual_seed(3);
   const torch::Tensor w = torch::randn({37, 19});
   const torch::Tensor b = torch::randn({37});
-  for (const auto& shape : std::vector<std::vector<int64_t>>{{19}, {1, 19}, {1, 1, 19},
-                                                            {2, 19}, {1, 2, 19}, {3, 19},
-                                                            {2, 5, 19}}) {
+  for (const auto& shape : std::vector<std::vector<int64_t>>{
+           {19}, {1, 19}, {1, 1, 19}, {2, 19}, {1, 2, 19}, {3, 19}, {2, 5, 19}}) {
     const torch::Tensor x = torch::randn(shape);
     for (const bool withBias : {false, true}) {
       const torch::Tensor got = linearForward(x, w, withBias ? b : torch::Tensor());
