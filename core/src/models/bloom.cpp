@@ -3,6 +3,7 @@
 // ALiBi adds slope_h · key position to the scores. The word embeddings are layer-normed, each
 // block is pre-LayerNorm with a fused per-head query_key_value, and the LM head is tied.
 #include <cmath>
+#include <utility>
 
 #include "models/bloom_config.h"
 #include "models/decoder_family.h"
@@ -114,7 +115,8 @@ class BloomFamily final : public DecoderFamily {
     const MlpProjection down{[&](const torch::Tensor& t) { return L.down(t); },
                              "self.dense_4h_to_h(h)"};
     // bloom_gelu_forward is the tanh approximation of GELU.
-    h = feedForward(h, up, Activation::GeluTanh, down, nullptr, rec, postStep, &s, "mlp_gelu");
+    h = feedForward(std::move(h), up, Activation::GeluTanh, down, nullptr, rec, postStep, &s,
+                    "mlp_gelu");
     h.add_(skip2);
     rec.record("residual_2", "mlp_out + residual", "add", h,
                {s, m_c.residualPostLayernorm ? postStep : attentionStep});

@@ -3,6 +3,7 @@
 // family. Pre-LayerNorm blocks with a fused per-head query_key_value, partial rotary positions
 // and (by default) the parallel residual x + attn(ln1(x)) + mlp(ln2(x)).
 #include <cmath>
+#include <utility>
 
 #include "models/decoder_family.h"
 #include "models/decoder_models.h"
@@ -117,7 +118,7 @@ class GptNeoxFamily final : public DecoderFamily {
       h = L.postNorm(x);
       s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm", h,
                      {xStep});
-      h = feedForward(h, up, m_act, down, nullptr, rec, s, &s);
+      h = feedForward(std::move(h), up, m_act, down, nullptr, rec, s, &s);
       h.add_(attnOut).add_(x);
       rec.record("residual", "mlp_out + attn_out + x", "add", h, {s, attnStep, xStep});
       return h;
@@ -128,7 +129,7 @@ class GptNeoxFamily final : public DecoderFamily {
     h = L.postNorm(residual);
     s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm", h,
                    {residualStep});
-    h = feedForward(h, up, m_act, down, nullptr, rec, s, &s);
+    h = feedForward(std::move(h), up, m_act, down, nullptr, rec, s, &s);
     h.add_(residual);
     rec.record("residual_2", "mlp_out + x", "add", h, {s, residualStep});
     return h;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "models/decoder_family.h"
 #include "models/llama_config.h"
@@ -161,7 +162,7 @@ class LlamaFamily final : public DecoderFamily {
     const MlpProjection up{[&](const torch::Tensor& t) { return L.up(t); }, "self.up_proj(x)"};
     const MlpProjection down{[&](const torch::Tensor& t) { return L.down(t); },
                              "self.down_proj(h)"};
-    h = feedForward(h, up, m_act, down, &gate, rec, s, &s);
+    h = feedForward(std::move(h), up, m_act, down, &gate, rec, s, &s);
     h.add_(residual);
     rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
     return h;

@@ -7,6 +7,7 @@
 #include "models/encoder_decoder_models.h"
 
 #include <cmath>
+#include <utility>
 
 #include "models/encoder_decoder_family.h"
 #include "models/transformer_model.h"
@@ -217,8 +218,8 @@ class T5Family final : public EncoderDecoderFamily {
     const MlpProjection wi1{[&](const torch::Tensor& t) { return b.wi1(t); }, dense + "wi_1(x)"};
     const MlpProjection wo{[&](const torch::Tensor& t) { return b.wo(t); }, dense + "wo(h)"};
     // Gated: wo(act(wi_0(x)) * wi_1(x)); feedForward's gate is the activated one.
-    h = m_c.gated ? feedForward(h, wi1, m_c.act, wo, &wi, rec, s, &s)
-                  : feedForward(h, wi, m_c.act, wo, nullptr, rec, s, &s);
+    h = m_c.gated ? feedForward(std::move(h), wi1, m_c.act, wo, &wi, rec, s, &s)
+                  : feedForward(std::move(h), wi, m_c.act, wo, nullptr, rec, s, &s);
     h.add_(residual);
     rec.record("residual_2", "x + ff_out", "add", h, {residualStep, s});
     return h;
