@@ -96,6 +96,17 @@ for f in input.npy context.npy weights.safetensors attention.npy output.npy trac
   [[ -s $tmp/dump/$f ]] || { echo "FAIL: --dump did not write $f"; failures=$((failures + 1)); }
 done
 
+# Output that cannot be written (a full disk) is an error, not a silent success: the CLI flushes
+# before it ends the process without the libraries' destructors.
+if [[ -w /dev/full ]]; then
+  out=$("$cli" run --text hi 2>&1 >/dev/full)
+  rc=$?
+  if [[ $rc -ne 1 || $out != *"writing the output"* ]]; then
+    echo "FAIL: run > /dev/full -> exit $rc, wanted 1 and 'writing the output'; output: $out"
+    failures=$((failures + 1))
+  fi
+fi
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures CLI check(s) failed"
   exit 1
