@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The document: debounced recomputation, stale results dropped, errors keep the last result.
+#include <QPointer>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
+
+#include <atomic>
 
 #include "document.h"
 
@@ -272,8 +276,17 @@ class DocumentTest : public QObject {
     doc->setText(QString(2000, QLatin1Char('y')));
     doc->recompute();
     QTest::qWait(10);
+    auto* thread = doc->findChild<QThread*>(QStringLiteral("attnscope-compute"));
+    QVERIFY(thread != nullptr);
+    QVERIFY(thread->isRunning());
+    const QPointer<QThread> alive(thread);
+    std::atomic<bool> finished{false};
+    // Direct: QThread::finished is emitted from the compute thread as it ends.
+    QObject::connect(
+        thread, &QThread::finished, thread, [&finished] { finished = true; }, Qt::DirectConnection);
     doc.reset();  // must cancel, join the thread and not crash
-    QVERIFY(true);
+    QVERIFY2(finished, "the compute thread was not joined before the document went away");
+    QVERIFY(alive.isNull());
   }
 };
 

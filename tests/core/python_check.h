@@ -8,7 +8,8 @@
 #include <string>
 
 // The independent checks: the system Python (with NumPy / PyTorch when installed) reads what we
-// write and writes what we read. Tests skip when the module is missing.
+// write and writes what we read. Tests skip when the module is missing, except under CI=true,
+// where a check that cannot run fails (ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE).
 namespace attnscope::test {
 
 inline const char* kPython = "/usr/bin/python3";
@@ -16,6 +17,13 @@ inline const char* kPython = "/usr/bin/python3";
 inline bool pythonHasModule(const std::string& module) {
   const std::string cmd = std::string(kPython) + " -c 'import " + module + "' >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
+}
+
+/// Under CI=true a reference check may not skip: a CI machine without python3-torch would pass
+/// without checking what the test exists to check.
+inline bool referenceChecksMustRun() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
 }
 
 struct PythonResult {
@@ -40,3 +48,15 @@ inline PythonResult runPython(const std::string& scriptPath, const std::string& 
 }
 
 }  // namespace attnscope::test
+
+/// In a test body: skips (fails under CI=true) where /usr/bin/python3 lacks the module.
+#define ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE(module)                                  \
+  do {                                                                                \
+    if (!::attnscope::test::pythonHasModule(module)) {                                \
+      if (::attnscope::test::referenceChecksMustRun())                                \
+        FAIL() << "/usr/bin/python3 has no " << (module)                              \
+               << ", and a reference check cannot be skipped under CI=true (install " \
+                  "python3-torch python3-numpy: scripts/install-deps.sh)";            \
+      GTEST_SKIP() << "/usr/bin/python3 has no " << (module);                         \
+    }                                                                                 \
+  } while (0)

@@ -14,7 +14,8 @@ by more than the tolerance somewhere (so the comparison can fail) and the refusa
 headless encoder and of a text without a mask.
 
 Usage: ablation_reference.py ATTNSCOPE_CLI [KEEP_DIR]
-Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
+that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import os
@@ -26,8 +27,8 @@ try:
     import numpy as np
     import torch
 except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dec  # noqa: E402

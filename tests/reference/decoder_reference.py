@@ -18,7 +18,8 @@ parallel and sequential residual; ALiBi with 6 heads; a sliding window smaller t
 and qwen2's windowed upper layers); qwen3's per-head q/k norms with head_dim != hidden/heads.
 
 Usage: decoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]
-Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
+that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import math
@@ -31,8 +32,8 @@ try:
     import numpy as np
     import torch
 except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import peakedness, run_cli, write_tokenizer, write_weights  # noqa: E402

@@ -19,7 +19,8 @@ per-layer attention differences and which plausible mistake (activation, positio
 types) the CLI's numbers match instead.
 
 Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
-Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing).
+Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing; under CI=true
+that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import math
@@ -34,8 +35,8 @@ try:
     import numpy as np
     import torch
 except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 L, H, C, I, P, E = 2, 4, 32, 64, 40, 16  # layers, heads, hidden, intermediate, positions, ALBERT/ELECTRA embedding
 D = C // H

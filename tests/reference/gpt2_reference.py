@@ -9,7 +9,8 @@ columns of c_attn are scaled up so that attention is peaked (asserted). Variants
 the same way: every activation_function of transformers' ACT2FN that attnscope accepts, n_inner,
 scale_attn_by_inverse_layer_idx, and a GPT2Model checkpoint (no "transformer." prefix, no
 lm_head: logits from the tied wte).
-Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
+that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import math
@@ -23,8 +24,8 @@ try:
     import numpy as np
     import torch
 except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 L, H, C, P = 2, 4, 32, 32
 QK_SCALE = 2.0  # c_attn's query and key columns: peaked attention

@@ -15,7 +15,8 @@ nine symbols and run on all the tokens. A model without positions could not lear
 learnt it exposes any other rotary variant.
 
 Usage: rotary_loss_reference.py ATTNSCOPE_CLI
-Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing).
+Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
+that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import math
@@ -28,8 +29,8 @@ try:
     import numpy as np
     import torch
 except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import run_cli, write_tokenizer, write_weights  # noqa: E402

@@ -10,9 +10,9 @@ try:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
-except ImportError:
-    print("SKIP: /usr/bin/python3 has no torch/numpy (apt-get install python3-torch)")
-    sys.exit(77)
+except ImportError as e:
+    from cannot_run import cannot_run
+    cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 CLI = sys.argv[1]
 

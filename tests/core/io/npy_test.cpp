@@ -187,7 +187,7 @@ TEST(NpyTest, RejectsMalformedFiles) {
 }
 
 TEST(NpyTest, NumPyReadsWhatWeWrite) {
-  if (!test::pythonHasModule("numpy")) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("numpy");
   TempDir dir;
   const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {2, 3, 4}, {2, 1, 3, 2, 4}, {0, 3}};
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -214,7 +214,7 @@ TEST(NpyTest, NumPyReadsWhatWeWrite) {
 }
 
 TEST(NpyTest, WeReadWhatNumPyWrites) {
-  if (!test::pythonHasModule("numpy")) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("numpy");
   TempDir dir;
   const auto result = test::runPython(
       dir.path("make.py"),

@@ -370,7 +370,7 @@ print('meta', json.dumps(meta, sort_keys=True, ensure_ascii=False))
 )PY";
 
 TEST(SafetensorsTest, SpecReaderInPythonReadsWhatWeWrite) {
-  if (!test::pythonHasModule("torch")) GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("torch");
   TempDir dir;
   auto tensors = sampleTensors();
   std::sort(tensors.begin(), tensors.end(),
@@ -433,7 +433,7 @@ for name, t in tensors:
 )PY";
 
 TEST(SafetensorsTest, WeReadWhatASpecWriterInPythonWrites) {
-  if (!test::pythonHasModule("torch")) GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("torch");
   TempDir dir;
   const auto result =
       test::runPython(dir.path("write.py"), kPythonWriter, dir.path("t.safetensors"));

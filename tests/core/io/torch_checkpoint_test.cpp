@@ -42,7 +42,7 @@ class TorchFixtures : public ::testing::Test {
   }
   static void TearDownTestSuite() { s_dir.reset(); }
   void SetUp() override {
-    if (!s_dir) GTEST_SKIP() << "/usr/bin/python3 has no torch";
+    if (!s_dir) ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("torch");
     ASSERT_TRUE(s_ok) << s_dir->readBytes("log.txt");
   }
   static std::string fx(const std::string& name) { return s_dir->path(name); }
