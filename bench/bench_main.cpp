@@ -79,6 +79,7 @@ int peakRss(int T, bool scores, const std::string& which) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attnscope::chooseBlasKernels();
   int threads = 1;
   std::vector<char*> rest;
   const char* rss = nullptr;

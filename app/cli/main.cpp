@@ -13,6 +13,7 @@
 
 #include "arg_parser.h"
 #include "attnscope/error.h"
+#include "attnscope/runtime.h"
 #include "commands.h"
 
 namespace {
@@ -30,7 +31,8 @@ const char* kUsage =
     "  models     list the supported architectures and the cached models (--json)\n"
     "  analyze    rollout, induction / previous- / duplicate-token scores, value norms (--json)\n"
     "\n"
-    "'attnscope-cli <command> --help' lists a command's flags.\n";
+    "'attnscope-cli <command> --help' lists a command's flags; --version names the runtime\n"
+    "(LibTorch, threads, CUDA, the BLAS kernels in use).\n";
 
 std::string firstLine(const char* message) {
   std::string m = message;
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must fail a write with EFBIG, reported like a full disk, not
   // kill the process half-way through a file.
   std::signal(SIGXFSZ, SIG_IGN);
+  chooseBlasKernels();
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
       {"run", cli::runCommand},       {"tokenize", cli::tokenizeCommand},
       {"train", cli::trainCommand},   {"eval", cli::evalCommand},
@@ -71,6 +74,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return exitNow(argc < 2 ? 2 : 0);
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("attnscope-cli %s\n%s\n", ATTNSCOPE_VERSION, runtimeDescription().c_str());
+    return exitNow(0);
   }
   const auto command = commands.find(argv[1]);
   if (command == commands.end()) {

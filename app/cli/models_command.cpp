@@ -8,6 +8,7 @@
 #include "attnscope/model_catalog.h"
 #include "attnscope/model_registry.h"
 #include "attnscope/result_json.h"
+#include "attnscope/runtime.h"
 #include "commands.h"
 
 namespace attnscope::cli {
@@ -26,7 +27,8 @@ int modelsCommand(const std::vector<std::string>& args) {
   const std::vector<CachedModel> cached = findCachedModels();
   if (p.has("--json")) {
     nlohmann::json j = {{"architectures", nlohmann::json::array()},
-                        {"cached", nlohmann::json::array()}};
+                        {"cached", nlohmann::json::array()},
+                        {"runtime", runtimeDescription()}};
     for (const Architecture& a : supportedArchitectures()) {
       j["architectures"].push_back(
           {{"model_type", a.modelType}, {"family", a.family}, {"description", a.description}});
@@ -55,6 +57,7 @@ int modelsCommand(const std::vector<std::string>& args) {
     std::printf("  %-40s %-12s %s\n", m.name.c_str(),
                 m.modelType.empty() ? "?" : m.modelType.c_str(), ok ? "opens" : "not supported");
   }
+  std::printf("runtime: %s\n", runtimeDescription().c_str());
   return 0;
 }
 

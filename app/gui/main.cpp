@@ -8,12 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/runtime.h"
 #include "command_line.h"
 #include "document.h"
 #include "main_window.h"
 #include "settings.h"
 
 int main(int argc, char** argv) {
+  // Before the compute thread exists: OpenBLAS's kernel table is replaced in place.
+  attnscope::chooseBlasKernels();
   // Qt would swallow "--session FILE" as X11 session management: hand it the joined form.
   std::vector<std::string> args = attnscope::gui::sessionSafeArguments(argc, argv);
   std::vector<char*> argvSafe;

@@ -17,11 +17,18 @@ int threadCount();
 /// default) rather than a count the caller fixed.
 bool threadCountFollowsLoad();
 
+/// Runs matrix products on the fastest OpenBLAS kernels this CPU supports where OpenBLAS picked
+/// older ones and the user named none (OPENBLAS_CORETYPE). Call first thing in main, while no
+/// other thread computes; the first run calls it anyway. See runtime/blas_kernels.h.
+void chooseBlasKernels();
+
 bool cudaAvailable();
 /// "cpu" or "cuda:0"; throws Error(Unavailable) for Cuda on a machine without CUDA.
 std::string resolveDevice(DeviceKind kind);
 /// "LibTorch 1.13.0, 2 threads, CUDA unavailable, OpenBLAS Haswell kernels": the kernels (with
-/// " (named by OPENBLAS_CORETYPE)" where the environment chose them) decide every GEMM's speed.
+/// " (named by OPENBLAS_CORETYPE)" where the environment chose them, or " (chosen by attnscope;
+/// OpenBLAS picked Prescott)" where chooseBlasKernels replaced OpenBLAS's own pick) decide every
+/// GEMM's speed.
 std::string runtimeDescription();
 
 }  // namespace attnscope

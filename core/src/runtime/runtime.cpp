@@ -96,8 +96,12 @@ RunThreads::~RunThreads() {
   if (m_changed) at::set_num_threads(m_previous);
 }
 
+void chooseBlasKernels() { BlasKernels::chooseFastest(); }
+
 void ensureRuntime() {
   std::call_once(g_runtimeOnce, [] {
+    // Where main did not choose them already (tests, library users): before the first product.
+    BlasKernels::chooseFastest();
 #ifdef __GLIBC__
     // Fixed thresholds: blocks of 32 MiB and more (a GPT-2 layer's attention at T=1024 is 48 MB)
     // are mmapped and go back to the OS when freed. glibc's default raises the threshold after
@@ -156,12 +160,19 @@ std::string resolveDevice(DeviceKind kind) {
 }
 
 std::string runtimeDescription() {
+  ensureRuntime();  // the thread count and the kernels a run would use, not the process's defaults
   const std::string blas = BlasKernels::inUse();
+  std::string kernels;
+  if (!blas.empty()) {
+    kernels = ", OpenBLAS " + blas + " kernels";
+    if (BlasKernels::namedByEnvironment()) {
+      kernels += " (named by OPENBLAS_CORETYPE)";
+    } else if (!BlasKernels::replaced().empty()) {
+      kernels += " (chosen by attnscope; OpenBLAS picked " + BlasKernels::replaced() + ")";
+    }
+  }
   return "LibTorch " + std::string(TORCH_VERSION) + ", " + std::to_string(threadCount()) +
-         " threads, CUDA " + (cudaAvailable() ? "available" : "unavailable") +
-         (blas.empty() ? "" : ", OpenBLAS " + blas + " kernels") +
-         (!blas.empty() && BlasKernels::namedByEnvironment() ? " (named by OPENBLAS_CORETYPE)"
-                                                             : "");
+         " threads, CUDA " + (cudaAvailable() ? "available" : "unavailable") + kernels;
 }
 
 }  // namespace attnscope
