@@ -16,9 +16,12 @@ namespace attnscope {
 
 /// What a front end needs to know about a model to offer valid choices.
 struct ModelInfo {
-  std::string kind;       // "toy" | "tiny-gpt" | "gpt2"
+  std::string kind;       // "toy" | "tiny-gpt" | a folder's model_type ("gpt2", "bert",
+                          // "llama", "qwen3", "gpt_neox", "t5", ...; see model_registry.h)
   std::string name;       // shown to the user
-  std::string variant;    // attention form for the pipeline: "fused" | "per-head" | "gpt2"
+  std::string variant;    // the layer's form, named in the trace and the pipeline view: "fused" |
+                          // "per-head" (toy, tiny GPT) | "gpt2" | "encoder" (BERT-like) |
+                          // "llama" | "gpt_neox" | "bloom" | the kind (encoder-decoders)
   int layers = 1;         // encoder-decoders: the encoder's layers
   int decoderLayers = 0;  // encoder-decoders: the decoder's layers; 0 for one stack
   int heads = 1;

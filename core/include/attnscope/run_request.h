@@ -58,8 +58,10 @@ struct RunRequest {
   std::optional<RandomInput> random;  // when set, texts are ignored
   DeviceKind device = DeviceKind::Auto;
   bool keepScores = true;       // also return the pre-softmax scores
-  bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (GPT-2 and the tiny GPT;
-                                // other families refuse with Error(InvalidArgument))
+  bool keepValueNorms = false;  // also return AttentionGroup::valueNorms (the tiny GPT, GPT-2,
+                                // every decoder and encoder family: ModelInfo::supportsValueNorms;
+                                // the toy layer and encoder-decoders refuse with
+                                // Error(InvalidArgument))
   bool keepQueryKey = false;  // also return AttentionGroup::queryVectors, keyVectors (every family)
   /// The model layers whose attention (and scores) the result keeps, ascending and unique; empty:
   /// every layer. Every layer is still computed; the others' attention is dropped as soon as the

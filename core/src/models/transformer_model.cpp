@@ -130,7 +130,9 @@ MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk
     perLayer = 0;  // an encoder-decoder keeps every layer of both stacks
   }
   const double scores = keepScores ? attention : 0;
-  // heads × head_dim is d_model in every family so far; the copy back from a device is one layer.
+  // The kept q and k counted as d_model floats per token and layer, the copy back from a device
+  // as one more layer. That assumes heads × head_dim = d_model, which does not hold everywhere:
+  // Qwen3 gives head_dim on its own and T5 has num_heads × d_kv, so there it is an approximation.
   const double queryKey =
       keepQueryKey ? static_cast<double>(B) * (Tq + Tk) * mi.dModel * 4 * (mi.layers + 1) : 0.0;
   const double activations =
