@@ -302,6 +302,9 @@ void Document::recompute() {
   job.scoresLimitBytes = m_scoresLimitBytes;
   job.spec.memoryLimitBytes = m_memoryLimitBytes;
   job.request.limits.memoryLimitBytes = m_memoryLimitBytes;
+  // Every edit runs the model again: keep float32 copies of F16/BF16 weights between runs while
+  // memory allows (a 1B BF16 model otherwise re-widens 2.3 GB of weights per keystroke).
+  job.request.limits.weightCacheBytes = attnscope::RunLimits::kAutoWeightCache;
   job.focusLayers = {m_view.layer};
   if (m_currentView == render::ViewKind::Compare) job.focusLayers.push_back(m_view.vsLayer);
   m_pendingJob = job;

@@ -286,6 +286,13 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   if (info.causal) text += tr(" · causal");
   if (info.parameterBytes > 0)
     text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
+  if (!info.weightDtype.empty())
+    text += QStringLiteral(" ") + QString::fromStdString(info.weightDtype);
+  if (info.widenedBytes > 0) {
+    text += tr(" (computed in float32: copies of up to %1 MB kept between edits while memory "
+               "allows)")
+                .arg(double(info.widenedBytes) / 1e6, 0, 'f', 1);
+  }
   m_info->setText(text);
   m_usePair->setVisible(info.supportsPair);
   m_pair->setVisible(info.supportsPair);

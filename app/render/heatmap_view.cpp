@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kMaxAnnotated = 16;  // write values into the cells up to this many tokens
 
-bool validSelection(const AttentionResult& r, const ViewState& s) {
+bool validHeadSelection(const AttentionResult& r, const ViewState& s) {
   return s.layer >= 0 && s.layer < r.group(s.group).layers() && s.head >= 0 &&
          s.head < r.group(s.group).heads() && s.item >= 0 && s.item < r.group(s.group).batch();
 }
@@ -206,7 +206,7 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 }
 
 void HeatmapView::rebuild() {
-  if (m_result && validSelection(*m_result, m_state)) {
+  if (m_result && validHeadSelection(*m_result, m_state)) {
     HeadMatrix::fill(m_matrix, m_result->group(m_state.group), m_state.layer, m_state.item,
                      m_state.head, m_state.showScores, m_state.hideSpecial, m_state.mergeWords);
   } else {

@@ -25,7 +25,7 @@ constexpr double kMaxRowHeight = 26;  // short sentences keep a readable spacing
 constexpr double kMinLabelPixels = 8;
 constexpr int kSmoothLines = 5000;  // on screen, more lines than this are drawn without smoothing
 
-bool validSelection(const AttentionResult& r, const ViewState& s) {
+bool validLayerSelection(const AttentionResult& r, const ViewState& s) {
   const AttentionGroup& g = r.group(s.group);
   return s.layer >= 0 && s.layer < g.layers() && s.item >= 0 && s.item < g.batch() && g.heads() > 0;
 }
@@ -100,7 +100,7 @@ void LinesView::setHeads(std::vector<int> heads) {
 void LinesView::rebuild() {
   m_heads.clear();
   m_matrices.clear();
-  if (m_result && validSelection(*m_result, m_state)) {
+  if (m_result && validLayerSelection(*m_result, m_state)) {
     const AttentionGroup& g = m_result->group(m_state.group);
     m_heads = m_state.overlaidHeads(g.heads());
     for (int h : m_heads)

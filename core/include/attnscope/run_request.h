@@ -20,6 +20,13 @@ DeviceKind parseDevice(const std::string& s);  // throws Error(InvalidArgument)
 struct RunLimits {
   int maxTokens = 4096;                                   // per batch item
   uint64_t memoryLimitBytes = 8ull * 1024 * 1024 * 1024;  // estimate of the run's peak tensors
+  /// float32 copies of F16/BF16 weights kept by the model across runs, at most this many bytes
+  /// (copies past it are widened per layer, per run, as with 0). kAutoWeightCache: what the
+  /// machine's available memory leaves after this run's estimate and kWeightCacheHeadroom.
+  /// 0 (a one-shot CLI run) keeps none: a copy would only raise that run's peak.
+  static constexpr int64_t kAutoWeightCache = -1;
+  static constexpr uint64_t kWeightCacheHeadroom = 1ull << 30;
+  int64_t weightCacheBytes = 0;
 };
 
 /// Random input X ~ N(0,1) of shape (batch, seqLen, input_dim): the tutorial's set-up.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "attnscope/run_request.h"
@@ -21,6 +22,10 @@ bool threadCountFollowsLoad();
 /// older ones and the user named none (OPENBLAS_CORETYPE). Call first thing in main, while no
 /// other thread computes; the first run calls it anyway. See runtime/blas_kernels.h.
 void chooseBlasKernels();
+
+/// Bytes of float32 weight copies that every open model keeps across runs
+/// (RunLimits::weightCacheBytes); they are freed with their model.
+uint64_t weightCacheBytesInProcess();
 
 bool cudaAvailable();
 /// "cpu" or "cuda:0"; throws Error(Unavailable) for Cuda on a machine without CUDA.

@@ -24,7 +24,7 @@ constexpr std::size_t kMagicSize = 6;
 // NumPy aligns the data section to 64 bytes so that memory-mapped arrays are aligned.
 constexpr std::size_t kAlign = 64;
 
-[[noreturn]] void formatError(const std::string& what) {
+[[noreturn]] void npyError(const std::string& what) {
   throw Error(ErrorKind::Format, "npy: " + what);
 }
 
@@ -72,15 +72,15 @@ class HeaderParser {
         *shape = parseShape();
         haveShape = true;
       } else {
-        formatError("unexpected key '" + key + "' in header");
+        npyError("unexpected key '" + key + "' in header");
       }
       skipSeparator('}', "header dict");
     }
     ++m_pos;
     skipSpace();
-    if (m_pos != m_text.size()) formatError("trailing characters after header dict");
+    if (m_pos != m_text.size()) npyError("trailing characters after header dict");
     if (!haveDescr || !haveOrder || !haveShape)
-      formatError("header must have 'descr', 'fortran_order' and 'shape'");
+      npyError("header must have 'descr', 'fortran_order' and 'shape'");
   }
 
  private:
@@ -96,20 +96,20 @@ class HeaderParser {
       ++m_pos;
       skipSpace();
     } else if (peek() != close) {
-      formatError(std::string("expected ',' or '") + close + "' in " + where);
+      npyError(std::string("expected ',' or '") + close + "' in " + where);
     }
   }
   void expect(char c) {
     skipSpace();
-    if (peek() != c) formatError(std::string("expected '") + c + "' in header dict");
+    if (peek() != c) npyError(std::string("expected '") + c + "' in header dict");
     ++m_pos;
   }
   std::string parseString() {
     skipSpace();
     const char quote = peek();
-    if (quote != '\'' && quote != '"') formatError("expected a quoted string in header dict");
+    if (quote != '\'' && quote != '"') npyError("expected a quoted string in header dict");
     const std::size_t close = m_text.find(quote, m_pos + 1);
-    if (close == std::string_view::npos) formatError("unterminated string in header dict");
+    if (close == std::string_view::npos) npyError("unterminated string in header dict");
     std::string s(m_text.substr(m_pos + 1, close - m_pos - 1));
     m_pos = close + 1;
     return s;
@@ -123,7 +123,7 @@ class HeaderParser {
         return value;
       }
     }
-    formatError("'fortran_order' must be True or False");
+    npyError("'fortran_order' must be True or False");
   }
   std::vector<int64_t> parseShape() {
     std::vector<int64_t> shape;
@@ -131,12 +131,12 @@ class HeaderParser {
     skipSpace();
     while (peek() != ')') {
       if (!std::isdigit(static_cast<unsigned char>(peek())))
-        formatError("shape entries must be non-negative integers");
+        npyError("shape entries must be non-negative integers");
       uint64_t v = 0;
       while (std::isdigit(static_cast<unsigned char>(peek()))) {
         v = v * 10 + static_cast<uint64_t>(peek() - '0');
         if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-          formatError("shape entry too large");
+          npyError("shape entry too large");
         ++m_pos;
       }
       shape.push_back(static_cast<int64_t>(v));
@@ -152,40 +152,39 @@ class HeaderParser {
 
 FloatTensor parseNpy(const std::string& bytes) {
   if (bytes.size() < kMagicSize + 2 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
-    formatError("not a .npy file (bad magic)");
+    npyError("not a .npy file (bad magic)");
   const int major = static_cast<uint8_t>(bytes[kMagicSize]);
   const int minor = static_cast<uint8_t>(bytes[kMagicSize + 1]);
   if (major < 1 || major > 3 || minor != 0)
-    formatError("unsupported format version " + std::to_string(major) + "." +
-                std::to_string(minor));
+    npyError("unsupported format version " + std::to_string(major) + "." + std::to_string(minor));
   // Version 1.0 stores the header length in 2 bytes, 2.0 and 3.0 in 4.
   const int lengthBytes = major == 1 ? 2 : 4;
   const std::size_t lengthAt = kMagicSize + 2;
-  if (bytes.size() < lengthAt + lengthBytes) formatError("truncated header");
+  if (bytes.size() < lengthAt + lengthBytes) npyError("truncated header");
   const uint64_t headerLength = readLittleEndian(bytes.data() + lengthAt, lengthBytes);
   const std::size_t headerAt = lengthAt + lengthBytes;
-  if (headerLength > bytes.size() - headerAt) formatError("header runs past the end of the file");
+  if (headerLength > bytes.size() - headerAt) npyError("header runs past the end of the file");
 
   std::string descr;
   bool fortranOrder = false;
   FloatTensor tensor;
   HeaderParser(std::string_view(bytes).substr(headerAt, headerLength))
       .parse(&descr, &fortranOrder, &tensor.shape);
-  if (descr != "<f4") formatError("dtype '" + descr + "' is not supported (only '<f4')");
-  if (fortranOrder) formatError("Fortran-order arrays are not supported");
+  if (descr != "<f4") npyError("dtype '" + descr + "' is not supported (only '<f4')");
+  if (fortranOrder) npyError("Fortran-order arrays are not supported");
 
   uint64_t count = 1;
   for (int64_t d : tensor.shape) {
     const auto ud = static_cast<uint64_t>(d);
     if (ud != 0 && count > std::numeric_limits<uint64_t>::max() / 4 / ud)
-      formatError("shape " + tensor.shapeString() + " is too large");
+      npyError("shape " + tensor.shapeString() + " is too large");
     count *= ud;
   }
   const std::size_t dataAt = headerAt + headerLength;
   const std::size_t dataSize = bytes.size() - dataAt;
   if (count * 4 != dataSize)
-    formatError("shape " + tensor.shapeString() + " needs " + std::to_string(count * 4) +
-                " data bytes but the file has " + std::to_string(dataSize));
+    npyError("shape " + tensor.shapeString() + " needs " + std::to_string(count * 4) +
+             " data bytes but the file has " + std::to_string(dataSize));
   tensor.data.resize(count);
   if (count) std::memcpy(tensor.data.data(), bytes.data() + dataAt, count * 4);
   return tensor;

@@ -64,7 +64,7 @@ static_assert(tableMatchesEnum(), "kDTypes must list every DType in enum order")
 
 constexpr const DTypeSpec& specOf(DType d) { return kDTypes[static_cast<std::size_t>(d)]; }
 
-[[noreturn]] void formatError(const std::string& what) {
+[[noreturn]] void safetensorsError(const std::string& what) {
   throw Error(ErrorKind::Format, "safetensors: " + what);
 }
 
@@ -110,7 +110,7 @@ float bfloat16ToFloat(uint16_t b) {
 DType parseDType(const std::string& name, const std::string& spelling) {
   for (const DTypeSpec& spec : kDTypes)
     if (spelling == spec.name) return spec.dtype;
-  formatError("tensor " + quoted(name) + " has unknown dtype '" + spelling + "'");
+  safetensorsError("tensor " + quoted(name) + " has unknown dtype '" + spelling + "'");
 }
 
 // The header in one linear pass (see parseJsonChecked), refusing duplicate keys, which nlohmann
@@ -126,20 +126,21 @@ Header parseHeader(std::string_view header) {
     case CheckedJson::Problem::None:
       break;
     case CheckedJson::Problem::DuplicateKey:
-      formatError("duplicate key '" + parsed.detail + "' in header");
+      safetensorsError("duplicate key '" + parsed.detail + "' in header");
     case CheckedJson::Problem::TooDeep:
-      formatError("header is nested too deeply");
+      safetensorsError("header is nested too deeply");
     case CheckedJson::Problem::Invalid:
-      formatError("header is invalid JSON: " + parsed.detail);
+      safetensorsError("header is invalid JSON: " + parsed.detail);
   }
   return {std::move(parsed.value), std::move(parsed.topLevelKeys)};
 }
 
 std::map<std::string, std::string> parseMetadata(const Json& value) {
-  if (!value.is_object()) formatError("__metadata__ must be an object of strings");
+  if (!value.is_object()) safetensorsError("__metadata__ must be an object of strings");
   std::map<std::string, std::string> metadata;
   for (const auto& [key, v] : value.items()) {
-    if (!v.is_string()) formatError("__metadata__ value for " + quoted(key) + " must be a string");
+    if (!v.is_string())
+      safetensorsError("__metadata__ value for " + quoted(key) + " must be a string");
     metadata.emplace(key, v.get<std::string>());
   }
   return metadata;
@@ -150,27 +151,27 @@ TensorInfo parseTensorEntry(const std::string& name, const Json& entry, uint64_t
   t.name = name;
   // Built only for a message: a header of 160,000 tensors must not build 160,000 strings.
   const auto what = [&name] { return "tensor " + quoted(name); };
-  if (!entry.is_object()) formatError(what() + " must be an object");
+  if (!entry.is_object()) safetensorsError(what() + " must be an object");
   for (const auto& [key, v] : entry.items())
     if (key != "dtype" && key != "shape" && key != "data_offsets")
-      formatError(what() + " has unexpected field " + quoted(key));
+      safetensorsError(what() + " has unexpected field " + quoted(key));
   if (!entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
-    formatError(what() + " needs 'dtype', 'shape' and 'data_offsets'");
+    safetensorsError(what() + " needs 'dtype', 'shape' and 'data_offsets'");
 
   const Json& dtype = entry["dtype"];
-  if (!dtype.is_string()) formatError(what() + " has a dtype that is not a string");
+  if (!dtype.is_string()) safetensorsError(what() + " has a dtype that is not a string");
   t.dtype = parseDType(name, dtype.get<std::string>());
 
   const Json& shape = entry["shape"];
-  if (!shape.is_array()) formatError(what() + " has a shape that is not an array");
+  if (!shape.is_array()) safetensorsError(what() + " has a shape that is not an array");
   uint64_t count = 1;
   bool overflow = false;
   for (const Json& d : shape) {
     // JSON integers above 2^64 or with a fraction arrive as floats and are refused here too.
     if (!d.is_number_unsigned() ||
         d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      formatError(what() + " has shape " + shape.dump() +
-                  "; dimensions must be non-negative integers");
+      safetensorsError(what() + " has shape " + shape.dump() +
+                       "; dimensions must be non-negative integers");
     const uint64_t ud = d.get<uint64_t>();
     t.shape.push_back(static_cast<int64_t>(ud));
     if (ud != 0 && count > std::numeric_limits<uint64_t>::max() / ud) overflow = true;
@@ -180,26 +181,26 @@ TensorInfo parseTensorEntry(const std::string& name, const Json& entry, uint64_t
   const bool hasZero = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
   const uint64_t elementSize = byteSize(t.dtype);
   if (!hasZero && (overflow || count > std::numeric_limits<uint64_t>::max() / elementSize))
-    formatError(what() + " has shape " + FloatTensor::formatShape(t.shape) +
-                " whose byte size overflows");
+    safetensorsError(what() + " has shape " + FloatTensor::formatShape(t.shape) +
+                     " whose byte size overflows");
   const uint64_t bytes = hasZero ? 0 : count * elementSize;
 
   const Json& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
       !offsets[1].is_number_unsigned())
-    formatError(what() + " has data_offsets " + offsets.dump() +
-                "; expected [begin, end] as non-negative integers");
+    safetensorsError(what() + " has data_offsets " + offsets.dump() +
+                     "; expected [begin, end] as non-negative integers");
   t.begin = offsets[0].get<uint64_t>();
   t.end = offsets[1].get<uint64_t>();
   if (t.begin > t.end)
-    formatError(what() + " has reversed data_offsets " + offsetsString(t) + " (begin > end)");
+    safetensorsError(what() + " has reversed data_offsets " + offsetsString(t) + " (begin > end)");
   if (t.end > dataSize)
-    formatError(what() + " has data_offsets " + offsetsString(t) +
-                " out of range (data section is " + std::to_string(dataSize) + " bytes)");
+    safetensorsError(what() + " has data_offsets " + offsetsString(t) +
+                     " out of range (data section is " + std::to_string(dataSize) + " bytes)");
   if (t.end - t.begin != bytes)
-    formatError(what() + " has shape " + FloatTensor::formatShape(t.shape) + " (" +
-                toString(t.dtype) + ", " + std::to_string(bytes) +
-                " bytes) but data_offsets span " + std::to_string(t.end - t.begin) + " bytes");
+    safetensorsError(what() + " has shape " + FloatTensor::formatShape(t.shape) + " (" +
+                     toString(t.dtype) + ", " + std::to_string(bytes) +
+                     " bytes) but data_offsets span " + std::to_string(t.end - t.begin) + " bytes");
   return t;
 }
 
@@ -231,24 +232,25 @@ struct SafetensorsFile::Impl {
   // Everything from the file is checked against `size` before it is used or allocated.
   void validate() {
     if (size < 8)
-      formatError("file is too short (" + std::to_string(size) +
-                  " bytes) to hold the 8-byte header length");
+      safetensorsError("file is too short (" + std::to_string(size) +
+                       " bytes) to hold the 8-byte header length");
     const uint64_t headerSize = readU64(bytes);
     if (headerSize > kMaxHeaderSize)
-      formatError("header length " + std::to_string(headerSize) + " exceeds the 100 MB limit");
+      safetensorsError("header length " + std::to_string(headerSize) + " exceeds the 100 MB limit");
     if (headerSize > size - 8)
-      formatError("header length " + std::to_string(headerSize) +
-                  " runs past the end of the file (" + std::to_string(size) + " bytes)");
+      safetensorsError("header length " + std::to_string(headerSize) +
+                       " runs past the end of the file (" + std::to_string(size) + " bytes)");
     const std::string_view header(reinterpret_cast<const char*>(bytes + 8), headerSize);
     std::size_t bad = 0;
     if (!isValidUtf8(header, &bad))
-      formatError("header is not valid UTF-8 (byte " + std::to_string(bad) + " of the header)");
+      safetensorsError("header is not valid UTF-8 (byte " + std::to_string(bad) +
+                       " of the header)");
     // Also rejects a byte-order mark, which nlohmann would skip but the spec does not allow.
     if (header.empty() || header.front() != '{')
-      formatError("header must be a JSON object starting with '{'");
+      safetensorsError("header must be a JSON object starting with '{'");
     const Header parsed = parseHeader(header);
     const Json& root = parsed.root;
-    if (!root.is_object()) formatError("header must be a JSON object");
+    if (!root.is_object()) safetensorsError("header must be a JSON object");
 
     data = bytes + 8 + headerSize;
     dataSize = size - 8 - headerSize;
@@ -270,17 +272,17 @@ struct SafetensorsFile::Impl {
     const TensorInfo* previous = nullptr;
     for (const TensorInfo& t : tensors) {
       if (t.begin < cursor)
-        formatError("tensor " + quoted(t.name) + " (data_offsets " + offsetsString(t) +
-                    ") overlaps tensor " + quoted(previous->name) + " (data_offsets " +
-                    offsetsString(*previous) + ")");
+        safetensorsError("tensor " + quoted(t.name) + " (data_offsets " + offsetsString(t) +
+                         ") overlaps tensor " + quoted(previous->name) + " (data_offsets " +
+                         offsetsString(*previous) + ")");
       if (t.begin > cursor)
-        formatError("gap of " + std::to_string(t.begin - cursor) + " bytes before tensor " +
-                    quoted(t.name) + " (data_offsets " + offsetsString(t) + ")");
+        safetensorsError("gap of " + std::to_string(t.begin - cursor) + " bytes before tensor " +
+                         quoted(t.name) + " (data_offsets " + offsetsString(t) + ")");
       cursor = t.end;
       previous = &t;
     }
     if (cursor != dataSize)
-      formatError(std::to_string(dataSize - cursor) + " trailing bytes after the last tensor");
+      safetensorsError(std::to_string(dataSize - cursor) + " trailing bytes after the last tensor");
     index.reserve(tensors.size());
     for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
   }
@@ -359,7 +361,7 @@ const uint8_t* SafetensorsFile::rawData(const TensorInfo& info) const {
 
 FloatTensor SafetensorsFile::readFloat(const std::string& name) const {
   const TensorInfo* info = find(name);
-  if (!info) formatError("missing tensor " + quoted(name));
+  if (!info) safetensorsError("missing tensor " + quoted(name));
   const std::size_t count =
       static_cast<std::size_t>((info->end - info->begin) / byteSize(info->dtype));
   FloatTensor out;
@@ -390,8 +392,8 @@ FloatTensor SafetensorsFile::readFloat(const std::string& name) const {
       break;
     }
     default:
-      formatError("tensor " + quoted(name) + " has dtype " + toString(info->dtype) +
-                  ", not a floating-point type");
+      safetensorsError("tensor " + quoted(name) + " has dtype " + toString(info->dtype) +
+                       ", not a floating-point type");
   }
   return out;
 }

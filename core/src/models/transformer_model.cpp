@@ -11,6 +11,7 @@
 #include "models/head_ablator.h"
 #include "nn/attention_mask.h"
 #include "nn/state_dict.h"
+#include "nn/widened_weights.h"
 #include "runtime/caching_cpu_allocator.h"
 #include "runtime/flush_denormals.h"
 #include "runtime/runtime_init.h"
@@ -86,13 +87,41 @@ bool keepLayer(FloatTensor& out, const torch::Tensor& t, int64_t layer, int64_t 
 TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, std::string name)
     : m_family(std::move(family)), m_name(std::move(name)) {
   if (m_name.empty()) m_name = m_family->info().name;
+  for (const torch::Tensor& p : m_family->module().parameters()) {
+    const std::string dtype = p.scalar_type() == torch::kFloat  ? "F32"
+                              : p.scalar_type() == torch::kHalf ? "F16"
+                              : p.scalar_type() == torch::kBFloat16
+                                  ? "BF16"
+                                  : std::string(c10::toString(p.scalar_type()));
+    m_weightDtype = m_weightDtype.empty() || m_weightDtype == dtype ? dtype : "mixed";
+    if (p.scalar_type() != torch::kFloat)
+      m_widenedBytes += static_cast<uint64_t>(p.numel()) * sizeof(float);
+  }
 }
 
 ModelInfo TransformerModel::info() const {
   ModelInfo i = m_family->info();
   i.name = m_name;
   i.supportsValueNorms = m_family->supportsValueNorms();
+  i.weightDtype = m_weightDtype;
+  i.widenedBytes = m_widenedBytes;
+  i.weightCacheBytes = m_widened.bytes();
   return i;
+}
+
+uint64_t TransformerModel::weightCacheBudget(const RunRequest& request) const {
+  int64_t budget = request.limits.weightCacheBytes;
+  if (m_widenedBytes == 0) return 0;
+  if (budget == RunLimits::kAutoWeightCache) {
+    // What this run leaves of the machine's memory, the copies already kept counted as free.
+    const uint64_t available = availableMemoryBytes() + m_widened.bytes();
+    const uint64_t needed = estimate(request).total + RunLimits::kWeightCacheHeadroom;
+    budget = available > needed ? static_cast<int64_t>(available - needed) : 0;
+  }
+  const uint64_t b = budget > 0 ? static_cast<uint64_t>(budget) : 0;
+  // Asked to keep fewer bytes than are held (a lower limit, a one-shot run): give them back.
+  if (b < m_widened.bytes()) m_widened.clear();
+  return b;
 }
 
 std::vector<Token> TransformerModel::tokenize(const std::string& text) const {
@@ -223,7 +252,10 @@ void TransformerModel::prepareModules(const torch::Device& dev) const {
 }
 
 AttentionResult TransformerModel::run(const RunRequest& request) const {
-  return withTorchErrors(m_name, [&] { return runUnguarded(request); });
+  return withTorchErrors(m_name, [&] {
+    const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(request));
+    return runUnguarded(request);
+  });
 }
 
 namespace {
@@ -720,7 +752,10 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 }
 
 HeadAblation TransformerModel::ablateHeads(const AblationRequest& request) const {
-  return withTorchErrors(m_name, [&] { return ablateUnguarded(request); });
+  return withTorchErrors(m_name, [&] {
+    const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(request.run));
+    return ablateUnguarded(request);
+  });
 }
 
 HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) const {

@@ -6,6 +6,7 @@
 
 #include "attnscope/model.h"
 #include "models/transformer_family.h"
+#include "nn/widened_weights.h"
 
 namespace attnscope {
 
@@ -43,8 +44,16 @@ class TransformerModel final : public Model {
   HeadAblation ablateUnguarded(const AblationRequest& request) const;
   /// Under the family's lock: finds non-finite weights once, moves the modules to dev, eval().
   void prepareModules(const torch::Device& dev) const;
+  /// The bytes request.limits.weightCacheBytes grants m_widened for this run (auto: from the
+  /// machine's available memory and the run's estimate); clears the copies when they are more.
+  uint64_t weightCacheBudget(const RunRequest& request) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
+  std::string m_weightDtype;    // ModelInfo::weightDtype
+  uint64_t m_widenedBytes = 0;  // ModelInfo::widenedBytes
+  // float32 copies of the F16/BF16 weights kept across runs (RunLimits::weightCacheBytes); freed
+  // with the model.
+  mutable WidenedWeights m_widened;
   // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's
   // lock), not while opening, which must not page in every mapped weight.
   mutable std::optional<std::string> m_nonFiniteWeight;

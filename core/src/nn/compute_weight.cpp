@@ -3,7 +3,15 @@
 
 #include <vector>
 
+#include "nn/widened_weights.h"
+
 namespace attnscope {
+
+torch::Tensor widenWeight(const torch::Tensor& w) {
+  if (WidenedWeights* cache = WidenedWeights::active())
+    return cache->widen(w, WidenedWeights::activeBudget());
+  return w.to(torch::kFloat);
+}
 
 torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight,
                             const torch::Tensor& bias) {

@@ -5,12 +5,17 @@
 
 namespace attnscope {
 
+/// computeWeight's widening: through the thread's WidenedWeights scope where there is one.
+torch::Tensor widenWeight(const torch::Tensor& w);
+
 /// A weight as the float32 the layers compute in. F16/BF16 checkpoints keep their parameters in
-/// the file's dtype (half the memory of float32); each layer widens a weight only while it uses
-/// it, so at most one layer's float copy exists at a time. Float32 weights pass through as they
-/// are (no copy).
+/// the file's dtype (half the memory of float32). Inside a run whose WidenedWeights::Scope names a
+/// cache, the float32 copy is kept across runs while its budget allows (widened_weights.h);
+/// otherwise each layer widens a weight only while it uses it, so at most one layer's float copy
+/// exists at a time. Float32 weights pass through as they are (no copy).
 inline torch::Tensor computeWeight(const torch::Tensor& w) {
-  return !w.defined() || w.scalar_type() == torch::kFloat ? w : w.to(torch::kFloat);
+  if (!w.defined() || w.scalar_type() == torch::kFloat) return w;
+  return widenWeight(w);
 }
 
 /// x @ weightᵀ + bias with either kept compact: torch::nn::Linear's formula.

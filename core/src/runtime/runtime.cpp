@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "attnscope/error.h"
+#include "nn/widened_weights.h"
 #include "runtime/blas_kernels.h"
 #include "runtime/caching_cpu_allocator.h"
 #include "runtime/runtime_init.h"
@@ -67,6 +68,18 @@ int ownRunnableThreads() {
 }
 
 }  // namespace
+
+uint64_t availableMemoryBytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<uint64_t>(kib) * 1024;
+}
 
 int threadsForLoad(int chosen, int runnable, int machineCores) {
   if (runnable < 1) return chosen;
@@ -139,6 +152,8 @@ void setThreadCount(int threads) {
 int threadCount() { return at::get_num_threads(); }
 
 bool threadCountFollowsLoad() { return t_threadsFollowLoad; }
+
+uint64_t weightCacheBytesInProcess() { return WidenedWeights::bytesInProcess(); }
 
 bool cudaAvailable() { return torch::cuda::is_available(); }
 

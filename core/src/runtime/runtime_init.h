@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <cstdint>
+
 namespace attnscope {
 
 /// Applies the default thread count once per process, unless setThreadCount was called first.
@@ -14,6 +16,11 @@ void ensureRuntime();
 /// its core with another process stalls the whole team. On 2 cores with one busy, GPT-2 at T = 128
 /// took 1613 ms with 2 threads and 307 ms with 1 (bench/findings.md).
 int threadsForLoad(int chosen, int runnable, int machineCores);
+
+/// The memory the kernel says new allocations can take without swapping (/proc/meminfo's
+/// MemAvailable: free pages plus reclaimable caches, memory-mapped weight files among them), or 0
+/// where it cannot say.
+uint64_t availableMemoryBytes();
 
 /// For the length of one run: the thread count from threadsForLoad when it follows the load
 /// (restored after); nothing when the user chose a count. A run of fewer than kOneThreadFlops

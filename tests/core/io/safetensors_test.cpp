@@ -15,7 +15,9 @@
 #include "temp_dir.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with others of its target
+// that define the same helper names.
+namespace safetensors_test {
 
 std::vector<float> values(const FloatTensor::Storage& data) { return {data.begin(), data.end()}; }
 
@@ -470,5 +472,5 @@ TEST(SafetensorsTest, WeReadWhatASpecWriterInPythonWrites) {
   EXPECT_EQ(checked, 8);
 }
 
-}  // namespace
+}  // namespace safetensors_test
 }  // namespace attnscope

@@ -18,7 +18,9 @@
 #include "temp_dir.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with others of its target
+// that define the same helper names.
+namespace bart_test {
 
 constexpr int kVocab = 301;  // tests/data/tokenizers/wordlevel.json
 constexpr int kModel = 8, kFfn = 12, kPositions = 10;
@@ -160,5 +162,5 @@ TEST(BartModel, BrokenConfigsAndMarianVocabularies) {
   EXPECT_TRUE(unknown);
 }
 
-}  // namespace
+}  // namespace bart_test
 }  // namespace attnscope

@@ -15,6 +15,7 @@
 #include "attnscope/folder_tokenizer.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/model_spec.h"
+#include "attnscope/runtime.h"
 #include "expect_error.h"
 #include "reference_gpt2.h"
 #include "temp_dir.h"
@@ -604,6 +605,71 @@ TEST(ModelCatalog, UnknownNamesSayWhereTheyWereLookedFor) {
   test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument,
                     "not in the Hugging Face cache");
   test::expectError([&] { open("no-such-model"); }, ErrorKind::InvalidArgument, cache.path("hub"));
+}
+
+// A BF16 model keeps float32 copies of its weights across runs when a run asks it to: the numbers
+// are bit-identical with and without them, the copies stay within the budget, a run that asks for
+// none gives them back, and closing the model frees them.
+TEST(Gpt2WeightCache, CopiesAreExactBoundedAndFreedWithTheModel) {
+  TempDir dir;
+  TinyGpt2 spec;
+  spec.storage = TinyStorage::BF16;
+  test::writeTinyGpt2(dir.path("model"), spec);
+  const uint64_t before = weightCacheBytesInProcess();
+  {
+    const auto model = open(dir.path("model"));
+    ModelInfo info = model->info();
+    EXPECT_EQ(info.weightDtype, "BF16");
+    EXPECT_EQ(info.widenedBytes, 2 * info.parameterBytes) << "every parameter is BF16";
+    EXPECT_EQ(info.weightCacheBytes, 0u);
+
+    RunRequest request = textRequest({"hello the world", "the"});
+    const AttentionResult plain = model->run(request);
+    EXPECT_EQ(model->info().weightCacheBytes, 0u) << "the default keeps no copies";
+
+    request.limits.weightCacheBytes = int64_t{1} << 30;
+    const AttentionResult first = model->run(request);
+    info = model->info();
+    EXPECT_GT(info.weightCacheBytes, info.widenedBytes / 2) << "the layers' weights are kept";
+    EXPECT_LE(info.weightCacheBytes, info.widenedBytes * 2);
+    EXPECT_EQ(weightCacheBytesInProcess(), before + info.weightCacheBytes);
+    const AttentionResult second = model->run(request);  // from the copies
+    EXPECT_EQ(model->info().weightCacheBytes, info.weightCacheBytes) << "nothing kept twice";
+    for (const AttentionResult* r : {&first, &second}) {
+      EXPECT_EQ(r->group().attention.data, plain.group().attention.data);
+      EXPECT_EQ(r->group().scores.data, plain.group().scores.data);
+      EXPECT_EQ(r->output.data, plain.output.data);
+    }
+
+    request.limits.weightCacheBytes = 3000;  // about one of the 16 x 48 attention weights
+    model->run(request);
+    EXPECT_LE(model->info().weightCacheBytes, 3000u) << "a smaller budget: the copies go first";
+
+    request.limits.weightCacheBytes = RunLimits::kAutoWeightCache;
+    const AttentionResult automatic = model->run(request);
+    EXPECT_EQ(automatic.group().attention.data, plain.group().attention.data);
+    EXPECT_GT(model->info().weightCacheBytes, 3000u) << "this machine has memory to spare";
+
+    request.limits.weightCacheBytes = 0;
+    model->run(request);
+    EXPECT_EQ(model->info().weightCacheBytes, 0u) << "a run that keeps none gives them back";
+    request.limits.weightCacheBytes = int64_t{1} << 30;
+    model->run(request);
+    EXPECT_GT(weightCacheBytesInProcess(), before);
+  }
+  EXPECT_EQ(weightCacheBytesInProcess(), before) << "closing the model frees its copies";
+}
+
+TEST(Gpt2WeightCache, Float32ModelsHaveNothingToKeep) {
+  TempDir dir;
+  test::writeTinyGpt2(dir.path("model"), TinyGpt2{});
+  const auto model = open(dir.path("model"));
+  RunRequest request = textRequest({"hello"});
+  request.limits.weightCacheBytes = int64_t{1} << 30;
+  model->run(request);
+  EXPECT_EQ(model->info().weightDtype, "F32");
+  EXPECT_EQ(model->info().widenedBytes, 0u);
+  EXPECT_EQ(model->info().weightCacheBytes, 0u);
 }
 
 }  // namespace

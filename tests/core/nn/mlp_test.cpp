@@ -8,7 +8,9 @@
 #include "nn_test_util.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with others of its target
+// that define the same helper names.
+namespace mlp_test {
 
 using test::randomTensor;
 using test::toDoubles;
@@ -123,5 +125,5 @@ TEST(FeedForward, GatedIsDownOfActOfGateTimesUp) {
             (std::vector<std::string>{"mlp_gate", "act_fn", "mlp_up", "mlp_gated", "mlp_out"}));
 }
 
-}  // namespace
+}  // namespace mlp_test
 }  // namespace attnscope

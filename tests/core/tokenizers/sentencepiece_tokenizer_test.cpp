@@ -18,7 +18,9 @@
 #include "temp_dir.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with others of its target
+// that define the same helper names.
+namespace sentencepiece_test {
 
 namespace fs = std::filesystem;
 using test::expectError;
@@ -324,5 +326,5 @@ TEST(SentencePieceTokenizer, CopiesShareTheModelAndEncodeFromManyThreads) {
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }
 
-}  // namespace
+}  // namespace sentencepiece_test
 }  // namespace attnscope

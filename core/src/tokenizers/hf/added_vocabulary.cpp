@@ -8,13 +8,6 @@
 namespace attnscope::hf {
 namespace {
 
-bool boolField(const nlohmann::json& j, const char* key, bool fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_boolean())
-    componentError("added_tokens", std::string("\"") + key + "\" must be true or false");
-  return j[key].get<bool>();
-}
-
 /// The last character before byte `at` (0 when none).
 char32_t charBefore(const std::string& s, std::size_t at) {
   if (at == 0) return 0;
@@ -45,11 +38,12 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& tokens, const Normalizer*
     a.id = t["id"].get<int64_t>();
     a.content = t["content"].get<std::string>();
     if (a.id < 0) componentError("added_tokens", "id of \"" + a.content + "\" is negative");
-    a.singleWord = boolField(t, "single_word", false);
-    a.lstrip = boolField(t, "lstrip", false);
-    a.rstrip = boolField(t, "rstrip", false);
-    a.normalized = boolField(t, "normalized", !boolField(t, "special", false));
-    a.special = boolField(t, "special", false);
+    a.singleWord = boolField(t, "single_word", false, "added_tokens");
+    a.lstrip = boolField(t, "lstrip", false, "added_tokens");
+    a.rstrip = boolField(t, "rstrip", false, "added_tokens");
+    a.normalized =
+        boolField(t, "normalized", !boolField(t, "special", false, "added_tokens"), "added_tokens");
+    a.special = boolField(t, "special", false, "added_tokens");
     if (a.content.empty()) continue;
     m_tokens.push_back(a);
   }

@@ -99,6 +99,9 @@ std::unique_ptr<Decoder> makeDecoder(const nlohmann::json& json);
 
 /// Throws Error(Format) "<component>: <what>".
 [[noreturn]] void componentError(const std::string& component, const std::string& what);
+/// j[key] as a bool, `fallback` where it is absent or null; anything else is a componentError.
+bool boolField(const nlohmann::json& j, const char* key, bool fallback,
+               const std::string& component);
 /// The component's "type", checked to be a string.
 std::string componentType(const nlohmann::json& json, const std::string& component);
 

@@ -9,7 +9,7 @@
 namespace attnscope::hf {
 namespace {
 
-constexpr const char* kComponent = "decoder";
+constexpr const char* kDecoder = "decoder";
 
 std::string replaceAll(const std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return s;
@@ -26,7 +26,7 @@ std::string replaceAll(const std::string& s, const std::string& from, const std:
 std::string stringField(const nlohmann::json& j, const char* key, const std::string& fallback) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
   if (!j[key].is_string())
-    componentError(kComponent, std::string("\"") + key + "\" must be a string");
+    componentError(kDecoder, std::string("\"") + key + "\" must be a string");
   return j[key].get<std::string>();
 }
 
@@ -109,7 +109,7 @@ class ReplaceDecoder final : public Decoder {
     } else if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
       m_regex = std::make_unique<Regex>(p["Regex"].get<std::string>());
     } else {
-      componentError(kComponent, "Replace needs a pattern {\"String\": …} or {\"Regex\": …}");
+      componentError(kDecoder, "Replace needs a pattern {\"String\": …} or {\"Regex\": …}");
     }
   }
   std::string decodeToken(const std::string& token, bool) const override {
@@ -140,7 +140,7 @@ class SequenceDecoder final : public Decoder {
  public:
   explicit SequenceDecoder(const nlohmann::json& j) {
     if (!j.contains("decoders") || !j["decoders"].is_array())
-      componentError(kComponent, "Sequence needs \"decoders\"");
+      componentError(kDecoder, "Sequence needs \"decoders\"");
     for (const nlohmann::json& d : j["decoders"]) m_steps.push_back(makeDecoder(d));
   }
   std::string decodeToken(const std::string& token, bool first) const override {
@@ -156,7 +156,7 @@ class SequenceDecoder final : public Decoder {
 }  // namespace
 
 std::unique_ptr<Decoder> makeDecoder(const nlohmann::json& j) {
-  const std::string type = componentType(j, kComponent);
+  const std::string type = componentType(j, kDecoder);
   if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
   if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
   if (type == "Metaspace") return std::make_unique<MetaspaceDecoder>(j);
@@ -165,7 +165,7 @@ std::unique_ptr<Decoder> makeDecoder(const nlohmann::json& j) {
   if (type == "Replace") return std::make_unique<ReplaceDecoder>(j);
   if (type == "Fuse" || type == "Strip") return std::make_unique<IdentityDecoder>();
   if (type == "Sequence") return std::make_unique<SequenceDecoder>(j);
-  componentError(kComponent,
+  componentError(kDecoder,
                  "type \"" + type +
                      "\" is not supported; supported: BPEDecoder, ByteFallback, ByteLevel, Fuse, "
                      "Metaspace, Replace, Sequence, Strip, WordPiece");

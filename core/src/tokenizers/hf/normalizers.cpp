@@ -178,7 +178,7 @@ using detail::assignedBy;
 using detail::CharChanges;
 using detail::hfTransform;
 
-constexpr const char* kComponent = "normalizer";
+constexpr const char* kNormalizer = "normalizer";
 
 // ---- Unicode data as HF's crates have it ------------------------------------------------------
 
@@ -332,7 +332,7 @@ const Norm2& norm2() {
     r.nfkd = icu::Normalizer2::getNFKDInstance(st);
     r.nfc = icu::Normalizer2::getNFCInstance(st);
     if (U_FAILURE(st))
-      componentError(kComponent,
+      componentError(kNormalizer,
                      std::string("ICU normalization data unavailable: ") + u_errorName(st));
     return r;
   }();
@@ -488,26 +488,19 @@ void unicodeNormalize(NormalizedString& s, Form form) {
 
 // ---- The normalizers --------------------------------------------------------------------------
 
-bool boolField(const nlohmann::json& j, const char* key, bool fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_boolean())
-    componentError(kComponent, std::string("\"") + key + "\" must be true or false");
-  return j[key].get<bool>();
-}
-
 std::string stringField(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_string())
-    componentError(kComponent, std::string("\"") + key + "\" must be a string");
+    componentError(kNormalizer, std::string("\"") + key + "\" must be a string");
   return j[key].get<std::string>();
 }
 
 class BertNormalizer final : public Normalizer {
  public:
   explicit BertNormalizer(const nlohmann::json& j)
-      : m_cleanText(boolField(j, "clean_text", true)),
-        m_chinese(boolField(j, "handle_chinese_chars", true)),
-        m_lowercase(boolField(j, "lowercase", true)),
-        m_stripAccents(boolField(j, "strip_accents", m_lowercase)) {}
+      : m_cleanText(boolField(j, "clean_text", true, kNormalizer)),
+        m_chinese(boolField(j, "handle_chinese_chars", true, kNormalizer)),
+        m_lowercase(boolField(j, "lowercase", true, kNormalizer)),
+        m_stripAccents(boolField(j, "strip_accents", m_lowercase, kNormalizer)) {}
 
   void normalize(NormalizedString& s) const override {
     if (m_cleanText) {
@@ -601,7 +594,7 @@ class ReplaceNormalizer final : public Normalizer {
  public:
   explicit ReplaceNormalizer(const nlohmann::json& j) : m_content(stringField(j, "content")) {
     if (!j.contains("pattern") || !j["pattern"].is_object()) {
-      componentError(kComponent,
+      componentError(kNormalizer,
                      "Replace needs \"pattern\": {\"String\": ...} or {\"Regex\": ...}");
     }
     const nlohmann::json& p = j["pattern"];
@@ -610,7 +603,7 @@ class ReplaceNormalizer final : public Normalizer {
     } else if (p.contains("Regex") && p["Regex"].is_string()) {
       m_regex = std::make_unique<Regex>(p["Regex"].get<std::string>());
     } else {
-      componentError(kComponent,
+      componentError(kNormalizer,
                      "Replace needs \"pattern\": {\"String\": ...} or {\"Regex\": ...}");
     }
   }
@@ -662,7 +655,7 @@ std::vector<unsigned char> decodeBase64(const std::string& s) {
   std::size_t i = 0;
   for (; i < s.size() && s[i] != '='; ++i) {
     const int v = value(s[i]);
-    if (v < 0) componentError(kComponent, "precompiled_charsmap is not base64");
+    if (v < 0) componentError(kNormalizer, "precompiled_charsmap is not base64");
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -671,7 +664,7 @@ std::vector<unsigned char> decodeBase64(const std::string& s) {
     }
   }
   for (; i < s.size(); ++i) {
-    if (s[i] != '=') componentError(kComponent, "precompiled_charsmap is not base64");
+    if (s[i] != '=') componentError(kNormalizer, "precompiled_charsmap is not base64");
   }
   return out;
 }
@@ -710,7 +703,8 @@ std::vector<std::size_t> graphemeBoundaries(const std::string& text) {
   if (!iterator) {
     iterator.reset(ubrk_open(UBRK_CHARACTER, "", nullptr, 0, &st));
     if (U_FAILURE(st))
-      componentError(kComponent, std::string("ICU break iterator unavailable: ") + u_errorName(st));
+      componentError(kNormalizer,
+                     std::string("ICU break iterator unavailable: ") + u_errorName(st));
   }
   UText* ut = utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &st);
   ubrk_setUText(iterator.get(), ut, &st);
@@ -730,17 +724,17 @@ class PrecompiledNormalizer final : public Normalizer {
  public:
   explicit PrecompiledNormalizer(const nlohmann::json& j) {
     if (!j.contains("precompiled_charsmap") || !j["precompiled_charsmap"].is_string()) {
-      componentError(kComponent, "Precompiled needs \"precompiled_charsmap\" (a base64 string)");
+      componentError(kNormalizer, "Precompiled needs \"precompiled_charsmap\" (a base64 string)");
     }
     const std::vector<unsigned char> blob =
         decodeBase64(j["precompiled_charsmap"].get<std::string>());
-    if (blob.size() < 4) componentError(kComponent, "precompiled_charsmap is too short");
+    if (blob.size() < 4) componentError(kNormalizer, "precompiled_charsmap is too short");
     const uint32_t trieBytes =
         static_cast<uint32_t>(blob[0]) | static_cast<uint32_t>(blob[1]) << 8 |
         static_cast<uint32_t>(blob[2]) << 16 | static_cast<uint32_t>(blob[3]) << 24;
     const std::size_t units = trieBytes / 4;
     if (4 + units * 4 > blob.size())
-      componentError(kComponent, "precompiled_charsmap: the trie is cut short");
+      componentError(kNormalizer, "precompiled_charsmap: the trie is cut short");
     m_trie.resize(units);
     for (std::size_t u = 0; u < units; ++u) {
       const unsigned char* p = blob.data() + 4 + u * 4;
@@ -750,7 +744,7 @@ class PrecompiledNormalizer final : public Normalizer {
     m_normalized.assign(reinterpret_cast<const char*>(blob.data()) + 4 + units * 4,
                         blob.size() - 4 - units * 4);
     if (!validUtf8(m_normalized))
-      componentError(kComponent, "precompiled_charsmap: the normalized strings are not UTF-8");
+      componentError(kNormalizer, "precompiled_charsmap: the normalized strings are not UTF-8");
   }
 
   void normalize(NormalizedString& s) const override {
@@ -858,7 +852,7 @@ class SequenceNormalizer final : public Normalizer {
 }  // namespace
 
 std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& json) {
-  const std::string type = componentType(json, kComponent);
+  const std::string type = componentType(json, kNormalizer);
   if (type == "BertNormalizer") return std::make_unique<BertNormalizer>(json);
   if (type == "NFC") return std::make_unique<UnicodeNormalizer>(Form::NFC);
   if (type == "NFD") return std::make_unique<UnicodeNormalizer>(Form::NFD);
@@ -866,8 +860,8 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& json) {
   if (type == "NFKD") return std::make_unique<UnicodeNormalizer>(Form::NFKD);
   if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
   if (type == "Strip") {
-    return std::make_unique<StripNormalizer>(boolField(json, "strip_left", true),
-                                             boolField(json, "strip_right", true));
+    return std::make_unique<StripNormalizer>(boolField(json, "strip_left", true, kNormalizer),
+                                             boolField(json, "strip_right", true, kNormalizer));
   }
   if (type == "StripAccents") return std::make_unique<StripAccentsNormalizer>();
   if (type == "Nmt") return std::make_unique<NmtNormalizer>();
@@ -877,7 +871,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& json) {
   if (type == "Precompiled") return std::make_unique<PrecompiledNormalizer>(json);
   if (type == "Sequence") {
     if (!json.contains("normalizers") || !json["normalizers"].is_array()) {
-      componentError(kComponent, "Sequence needs a \"normalizers\" array");
+      componentError(kNormalizer, "Sequence needs a \"normalizers\" array");
     }
     std::vector<std::unique_ptr<Normalizer>> parts;
     for (const nlohmann::json& part : json["normalizers"]) {
@@ -886,7 +880,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& json) {
     return std::make_unique<SequenceNormalizer>(std::move(parts));
   }
   componentError(
-      kComponent,
+      kNormalizer,
       "type \"" + type +
           "\" is not supported; supported: BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, "
           "Strip, StripAccents, Nmt, Replace, Prepend, ByteLevel, Precompiled, Sequence");

@@ -9,7 +9,7 @@
 namespace attnscope::hf {
 namespace {
 
-constexpr const char* kComponent = "post_processor";
+constexpr const char* kPostProcessor = "post_processor";
 
 EncodedToken specialToken(const std::string& value, int64_t id, uint32_t typeId) {
   EncodedToken t;
@@ -25,7 +25,7 @@ EncodedToken specialToken(const std::string& value, int64_t id, uint32_t typeId)
 std::pair<std::string, int64_t> tokenPair(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_array() || j[key].size() != 2 || !j[key][0].is_string() ||
       !j[key][1].is_number_integer()) {
-    componentError(kComponent, std::string("\"") + key + "\" must be [token, id]");
+    componentError(kPostProcessor, std::string("\"") + key + "\" must be [token, id]");
   }
   return {j[key][0].get<std::string>(), j[key][1].get<int64_t>()};
 }
@@ -144,8 +144,8 @@ class TemplateProcessor final : public PostProcessor {
       for (const auto& [name, value] : j["special_tokens"].items()) {
         if (!value.contains("ids") || !value["ids"].is_array() || !value.contains("tokens") ||
             !value["tokens"].is_array() || value["ids"].size() != value["tokens"].size()) {
-          componentError(kComponent, "special_tokens[\"" + name +
-                                         "\"] needs \"ids\" and \"tokens\" of one length");
+          componentError(kPostProcessor, "special_tokens[\"" + name +
+                                             "\"] needs \"ids\" and \"tokens\" of one length");
         }
         Special s;
         for (std::size_t i = 0; i < value["ids"].size(); ++i) {
@@ -191,26 +191,27 @@ class TemplateProcessor final : public PostProcessor {
 
   std::vector<Piece> parse(const nlohmann::json& j, const char* key) const {
     if (!j.contains(key) || !j[key].is_array())
-      componentError(kComponent, std::string("\"") + key + "\" must be an array");
+      componentError(kPostProcessor, std::string("\"") + key + "\" must be an array");
     std::vector<Piece> out;
     for (const nlohmann::json& item : j[key]) {
       Piece p;
       if (item.contains("Sequence")) {
         const std::string id = item["Sequence"].value("id", "A");
         if (id != "A" && id != "B")
-          componentError(kComponent, "sequence id \"" + id + "\" must be A or B");
+          componentError(kPostProcessor, "sequence id \"" + id + "\" must be A or B");
         p.sequence = id == "A" ? 0 : 1;
         p.typeId = item["Sequence"].value("type_id", 0u);
       } else if (item.contains("SpecialToken")) {
         p.special = item["SpecialToken"].value("id", "");
         p.typeId = item["SpecialToken"].value("type_id", 0u);
         if (!m_specials.count(p.special)) {
-          componentError(kComponent, "template names special token \"" + p.special +
-                                         "\" that special_tokens lacks");
+          componentError(kPostProcessor, "template names special token \"" + p.special +
+                                             "\" that special_tokens lacks");
         }
       } else {
-        componentError(kComponent, std::string("\"") + key +
-                                       "\" has a piece that is neither Sequence nor SpecialToken");
+        componentError(
+            kPostProcessor,
+            std::string("\"") + key + "\" has a piece that is neither Sequence nor SpecialToken");
       }
       out.push_back(p);
     }
@@ -225,7 +226,7 @@ class SequenceProcessor final : public PostProcessor {
  public:
   explicit SequenceProcessor(const nlohmann::json& j) {
     if (!j.contains("processors") || !j["processors"].is_array())
-      componentError(kComponent, "Sequence needs \"processors\"");
+      componentError(kPostProcessor, "Sequence needs \"processors\"");
     for (const nlohmann::json& p : j["processors"]) m_steps.push_back(makePostProcessor(p));
   }
   Encodings process(Encodings e) const override {
@@ -240,14 +241,14 @@ class SequenceProcessor final : public PostProcessor {
 }  // namespace
 
 std::unique_ptr<PostProcessor> makePostProcessor(const nlohmann::json& j) {
-  const std::string type = componentType(j, kComponent);
+  const std::string type = componentType(j, kPostProcessor);
   if (type == "TemplateProcessing") return std::make_unique<TemplateProcessor>(j);
   if (type == "BertProcessing") return std::make_unique<BertProcessor>(j);
   if (type == "RobertaProcessing") return std::make_unique<RobertaProcessor>(j);
   if (type == "ByteLevel") return std::make_unique<ByteLevelProcessor>(j);
   if (type == "Sequence") return std::make_unique<SequenceProcessor>(j);
   componentError(
-      kComponent,
+      kPostProcessor,
       "type \"" + type +
           "\" is not supported; supported: BertProcessing, ByteLevel, RobertaProcessing, "
           "Sequence, TemplateProcessing");

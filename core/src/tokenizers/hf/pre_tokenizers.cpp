@@ -23,7 +23,7 @@ namespace {
 
 using detail::MatchList;
 
-constexpr const char* kComponent = "pre_tokenizer";
+constexpr const char* kPreTokenizer = "pre_tokenizer";
 
 enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
 
@@ -161,17 +161,10 @@ void splitOnChars(std::vector<Split>& splits, Pred pred, Behavior behavior) {
 
 // ---- JSON ---------------------------------------------------------------------------------------
 
-bool boolField(const nlohmann::json& j, const char* key, bool fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_boolean())
-    componentError(kComponent, std::string("\"") + key + "\" must be true or false");
-  return j[key].get<bool>();
-}
-
 Behavior behaviorField(const nlohmann::json& j, const char* key, std::optional<Behavior> fallback) {
   if (!j.contains(key) || j[key].is_null()) {
     if (fallback) return *fallback;
-    componentError(kComponent, std::string("\"") + key + "\" is missing");
+    componentError(kPreTokenizer, std::string("\"") + key + "\" is missing");
   }
   const std::string b = j[key].is_string() ? j[key].get<std::string>() : std::string();
   if (b == "Removed") return Behavior::Removed;
@@ -179,20 +172,20 @@ Behavior behaviorField(const nlohmann::json& j, const char* key, std::optional<B
   if (b == "MergedWithPrevious") return Behavior::MergedWithPrevious;
   if (b == "MergedWithNext") return Behavior::MergedWithNext;
   if (b == "Contiguous") return Behavior::Contiguous;
-  componentError(kComponent, std::string("\"") + key +
-                                 "\" must be one of Removed, Isolated, MergedWithPrevious, " +
-                                 "MergedWithNext, Contiguous (got " + j[key].dump() + ")");
+  componentError(kPreTokenizer, std::string("\"") + key +
+                                    "\" must be one of Removed, Isolated, MergedWithPrevious, " +
+                                    "MergedWithNext, Contiguous (got " + j[key].dump() + ")");
 }
 
 /// A single character from a JSON string (Rust char fields).
 char32_t charField(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_string())
-    componentError(kComponent, std::string("\"") + key + "\" must be a string");
+    componentError(kPreTokenizer, std::string("\"") + key + "\" must be a string");
   const std::string s = j[key].get<std::string>();
   std::size_t len = 0;
   const char32_t c = s.empty() ? 0 : decodeAt(s, 0, &len);
   if (s.empty() || len != s.size())
-    componentError(kComponent, std::string("\"") + key + "\" must be one character");
+    componentError(kPreTokenizer, std::string("\"") + key + "\" must be one character");
   return c;
 }
 
@@ -205,7 +198,7 @@ class Pattern {
     } else if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
       m_regex = std::make_unique<Regex>(p["Regex"].get<std::string>());
     } else {
-      componentError(kComponent, "\"pattern\" must be {\"String\": ...} or {\"Regex\": ...}");
+      componentError(kPreTokenizer, "\"pattern\" must be {\"String\": ...} or {\"Regex\": ...}");
     }
   }
   MatchList find(const std::string& text) const {
@@ -252,7 +245,7 @@ class SplitPreTokenizer final : public PreTokenizer {
   explicit SplitPreTokenizer(const nlohmann::json& j)
       : m_pattern(j.contains("pattern") ? j["pattern"] : nlohmann::json()),
         m_behavior(behaviorField(j, "behavior", std::nullopt)),
-        m_invert(boolField(j, "invert", false)) {}
+        m_invert(boolField(j, "invert", false, kPreTokenizer)) {}
 
   void preTokenize(std::vector<Split>& splits) const override {
     splitEach(splits, [&](std::size_t, NormalizedString s) {
@@ -476,28 +469,30 @@ std::unique_ptr<PreTokenizer> makeMetaspace(const nlohmann::json& j) {
     } else if (s == "never") {
       scheme = PrependScheme::Never;
     } else {
-      componentError(kComponent,
+      componentError(kPreTokenizer,
                      "\"prepend_scheme\" must be \"always\", \"first\" or \"never\" (got " +
                          j["prepend_scheme"].dump() + ")");
     }
   }
-  if (!boolField(j, "add_prefix_space", true)) {
+  if (!boolField(j, "add_prefix_space", true, kPreTokenizer)) {
     // Older files: add_prefix_space false means never; it contradicts an explicit other scheme.
     if (hasScheme && scheme != PrependScheme::Never) {
-      componentError(kComponent, "add_prefix_space does not match declared prepend_scheme");
+      componentError(kPreTokenizer, "add_prefix_space does not match declared prepend_scheme");
     }
     scheme = PrependScheme::Never;
   }
-  return std::make_unique<MetaspacePreTokenizer>(replacement, scheme, boolField(j, "split", true));
+  return std::make_unique<MetaspacePreTokenizer>(replacement, scheme,
+                                                 boolField(j, "split", true, kPreTokenizer));
 }
 
 }  // namespace
 
 std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& json) {
-  const std::string type = componentType(json, kComponent);
+  const std::string type = componentType(json, kPreTokenizer);
   if (type == "ByteLevel") {
-    return std::make_unique<ByteLevelPreTokenizer>(boolField(json, "add_prefix_space", true),
-                                                   boolField(json, "use_regex", true));
+    return std::make_unique<ByteLevelPreTokenizer>(
+        boolField(json, "add_prefix_space", true, kPreTokenizer),
+        boolField(json, "use_regex", true, kPreTokenizer));
   }
   if (type == "Split") return std::make_unique<SplitPreTokenizer>(json);
   if (type == "Metaspace") return makeMetaspace(json);
@@ -509,14 +504,15 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& json) {
         behaviorField(json, "behavior", Behavior::Isolated));
   }
   if (type == "Digits")
-    return std::make_unique<DigitsPreTokenizer>(boolField(json, "individual_digits", false));
+    return std::make_unique<DigitsPreTokenizer>(
+        boolField(json, "individual_digits", false, kPreTokenizer));
   if (type == "CharDelimiterSplit")
     return std::make_unique<CharDelimiterSplitPreTokenizer>(charField(json, "delimiter"));
   if (type == "FixedLength") {
     std::size_t length = 5;
     if (json.contains("length") && !json["length"].is_null()) {
       if (!json["length"].is_number_unsigned() || json["length"].get<std::size_t>() == 0) {
-        componentError(kComponent, "FixedLength \"length\" must be a positive integer");
+        componentError(kPreTokenizer, "FixedLength \"length\" must be a positive integer");
       }
       length = json["length"].get<std::size_t>();
     }
@@ -525,7 +521,7 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& json) {
   if (type == "UnicodeScripts") return std::make_unique<UnicodeScriptsPreTokenizer>();
   if (type == "Sequence") {
     if (!json.contains("pretokenizers") || !json["pretokenizers"].is_array()) {
-      componentError(kComponent, "Sequence needs a \"pretokenizers\" array");
+      componentError(kPreTokenizer, "Sequence needs a \"pretokenizers\" array");
     }
     std::vector<std::unique_ptr<PreTokenizer>> parts;
     for (const nlohmann::json& part : json["pretokenizers"]) {
@@ -533,7 +529,7 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& json) {
     }
     return std::make_unique<SequencePreTokenizer>(std::move(parts));
   }
-  componentError(kComponent,
+  componentError(kPreTokenizer,
                  "type \"" + type +
                      "\" is not supported; supported: ByteLevel, Split, Metaspace, Whitespace, "
                      "WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, "
