@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -33,51 +34,105 @@ std::string gpt2Folder() {
   return folder;
 }
 
-std::string smolLmFolder() {
-  const std::string folder = scratchDir() + "/smollm-random";
-  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+namespace {
+
+/// A tied Llama's shapes, and the folder's config.json, vocabulary and tensor list from them.
+struct LlamaShape {
+  int layers, hidden, inner, heads, kvHeads, vocab, positions;
+  double ropeTheta;
+  const char* dtype;  // config.json's torch_dtype
+};
+
+struct LlamaTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  bool ones;  // a norm's weight
+};
+
+/// Writes config.json and the byte vocabulary; returns every tensor the folder needs, in order.
+std::vector<LlamaTensor> startLlamaFolder(const std::string& folder, const LlamaShape& m) {
   std::filesystem::create_directories(folder);
-  constexpr int kLayers = 30, kHidden = 576, kInner = 1536, kHeads = 9, kKvHeads = 3, kVocab = 259;
-  constexpr int kHeadDim = kHidden / kHeads;
   const nlohmann::json config = {{"model_type", "llama"},
                                  {"architectures", {"LlamaForCausalLM"}},
-                                 {"vocab_size", kVocab},
-                                 {"hidden_size", kHidden},
-                                 {"intermediate_size", kInner},
-                                 {"num_hidden_layers", kLayers},
-                                 {"num_attention_heads", kHeads},
-                                 {"num_key_value_heads", kKvHeads},
-                                 {"max_position_embeddings", 2048},
+                                 {"vocab_size", m.vocab},
+                                 {"hidden_size", m.hidden},
+                                 {"intermediate_size", m.inner},
+                                 {"num_hidden_layers", m.layers},
+                                 {"num_attention_heads", m.heads},
+                                 {"num_key_value_heads", m.kvHeads},
+                                 {"max_position_embeddings", m.positions},
                                  {"rms_norm_eps", 1e-5},
-                                 {"rope_theta", 10000.0},
+                                 {"rope_theta", m.ropeTheta},
                                  {"hidden_act", "silu"},
+                                 {"torch_dtype", m.dtype},
                                  {"tie_word_embeddings", true}};
   std::ofstream(folder + "/config.json") << config.dump(1);
   std::ofstream(folder + "/vocab.json") << test::tinyVocabJson();
   std::ofstream(folder + "/merges.txt") << test::tinyMerges();
+  const int64_t H = m.hidden, headDim = m.hidden / m.heads;
+  std::vector<LlamaTensor> out = {{"model.embed_tokens.weight", {m.vocab, H}, false}};
+  for (int l = 0; l < m.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    out.push_back({p + "input_layernorm.weight", {H}, true});
+    out.push_back({p + "self_attn.q_proj.weight", {m.heads * headDim, H}, false});
+    out.push_back({p + "self_attn.k_proj.weight", {m.kvHeads * headDim, H}, false});
+    out.push_back({p + "self_attn.v_proj.weight", {m.kvHeads * headDim, H}, false});
+    out.push_back({p + "self_attn.o_proj.weight", {H, m.heads * headDim}, false});
+    out.push_back({p + "post_attention_layernorm.weight", {H}, true});
+    out.push_back({p + "mlp.gate_proj.weight", {m.inner, H}, false});
+    out.push_back({p + "mlp.up_proj.weight", {m.inner, H}, false});
+    out.push_back({p + "mlp.down_proj.weight", {H, m.inner}, false});
+  }
+  out.push_back({"model.norm.weight", {H}, true});
+  return out;
+}
+
+}  // namespace
+
+std::string smolLmFolder() {
+  const std::string folder = scratchDir() + "/smollm-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  const LlamaShape shape{30, 576, 1536, 9, 3, 259, 2048, 10000.0, "float32"};
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   std::vector<NamedTensor> weights;
-  const auto add = [&](const std::string& name, std::vector<int64_t> shape, bool ones = false) {
-    FloatTensor t(shape);
-    for (float& v : t.data) v = ones ? 1.0f : normal(rng);
-    weights.push_back({name, std::move(t)});
-  };
-  add("model.embed_tokens.weight", {kVocab, kHidden});
-  for (int l = 0; l < kLayers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    add(p + "input_layernorm.weight", {kHidden}, true);
-    add(p + "self_attn.q_proj.weight", {kHeads * kHeadDim, kHidden});
-    add(p + "self_attn.k_proj.weight", {kKvHeads * kHeadDim, kHidden});
-    add(p + "self_attn.v_proj.weight", {kKvHeads * kHeadDim, kHidden});
-    add(p + "self_attn.o_proj.weight", {kHidden, kHeads * kHeadDim});
-    add(p + "post_attention_layernorm.weight", {kHidden}, true);
-    add(p + "mlp.gate_proj.weight", {kInner, kHidden});
-    add(p + "mlp.up_proj.weight", {kInner, kHidden});
-    add(p + "mlp.down_proj.weight", {kHidden, kInner});
+  for (const LlamaTensor& t : startLlamaFolder(folder, shape)) {
+    FloatTensor w(t.shape);
+    for (float& v : w.data) v = t.ones ? 1.0f : normal(rng);
+    weights.push_back({t.name, std::move(w)});
   }
-  add("model.norm.weight", {kHidden}, true);
   writeSafetensors(folder + "/model.safetensors", weights);
+  return folder;
+}
+
+std::string llama1BFolder() {
+  const std::string folder = scratchDir() + "/llama-1b-bf16-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  const LlamaShape shape{16, 2048, 8192, 32, 8, 128256, 131072, 500000.0, "bfloat16"};
+  // Uniform in ±0.03 from a xorshift generator, truncated to BF16: 1.24 B values, where a normal
+  // distribution from std::mt19937 would take minutes to draw. Norm weights are ones.
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  std::vector<test::RawTensor> raw;
+  for (const LlamaTensor& t : startLlamaFolder(folder, shape)) {
+    int64_t n = 1;
+    for (const int64_t d : t.shape) n *= d;
+    std::string bytes(static_cast<std::size_t>(n) * 2, '\0');
+    for (int64_t i = 0; i < n; ++i) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      const float v =
+          t.ones ? 1.0f : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.06f;
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      const uint16_t b = static_cast<uint16_t>(u >> 16);
+      std::memcpy(&bytes[static_cast<std::size_t>(i) * 2], &b, 2);
+    }
+    raw.push_back({t.name, "BF16", t.shape, std::move(bytes)});
+  }
+  const std::string bytes = test::rawSafetensors(raw);
+  raw.clear();
+  std::ofstream(folder + "/model.safetensors.tmp", std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::filesystem::rename(folder + "/model.safetensors.tmp", folder + "/model.safetensors");
   return folder;
 }
 

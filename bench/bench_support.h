@@ -16,6 +16,11 @@ std::string gpt2Folder();
 /// written once. The tokenizer is gpt2Folder()'s 259-token byte vocabulary (vocab 259), so
 /// gpt2Text(T) gives T tokens here too; every other shape is SmolLM's.
 std::string smolLmFolder();
+/// A random-weight Llama-3.2-1B-shaped BF16 folder (16 layers, 32 query / 8 key-value heads,
+/// hidden 2048, intermediate 8192, head_dim 64, vocab 128256, tied embeddings: 1.24 B parameters,
+/// 2.5 GB), written once. Its tokenizer is gpt2Folder()'s 259-token byte vocabulary, so
+/// gpt2Text(T) gives T tokens; every weight shape is the real model's.
+std::string llama1BFolder();
 /// A random-weight bert-base-shaped encoder (12 layers x 12 heads, hidden 768, intermediate 3072,
 /// 512 positions; BertModel, no head) in Hugging Face layout with a WordPiece tokenizer.json of
 /// the special tokens and 26 letters, written once. bertText(T) gives T tokens.

@@ -36,6 +36,17 @@ export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
   echo "}"
 } > "$out/machine.json"
 
+# Both sides on the same BLAS kernels: attnscope replaces an older set OpenBLAS picked for this
+# CPU (runtime/blas_kernels.h), PyTorch in Python does not. Where the user named none, the
+# Python side gets the set attnscope runs, through the variable OpenBLAS reads at load.
+if [[ -z "${OPENBLAS_CORETYPE:-}" && -x "$build/app/cli/attnscope-cli" ]]; then
+  chosen=$("$build/app/cli/attnscope-cli" --version | grep -o 'OpenBLAS [A-Za-z0-9_]* kernels' | cut -d' ' -f2 || true)
+  if [[ -n "$chosen" ]]; then
+    echo "== BLAS: attnscope runs OpenBLAS's $chosen kernels; the Python side is given the same" >&2
+    export OPENBLAS_CORETYPE=$chosen
+  fi
+fi
+
 echo "== attnscope-bench ($threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$bench" --threads="$threads" ${ATTNSCOPE_BENCH_FILTER:+--benchmark_filter="$ATTNSCOPE_BENCH_FILTER"} \
   --benchmark_out="$out/bench.json" --benchmark_out_format=json --benchmark_format=console

@@ -61,6 +61,8 @@ class BloomFamily final : public DecoderFamily {
     load(root, rules, m_c.describe());
   }
 
+  /// Value-weighted norms: its layer writes them from the fused projection's values and dense.
+  bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
     // ALiBi has no trained context length: no limit but RunLimits::maxTokens.
     ModelInfo i =

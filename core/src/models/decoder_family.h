@@ -17,11 +17,11 @@ RotaryOptions rotaryOptions(const RopeScalingConfig& scaling, int rotaryDim, dou
 /// What the causal decoder families of Hugging Face folders (Llama, Mistral, Qwen, GPT-NeoX,
 /// Bloom) share beyond FolderFamily: the ModelInfo fields of a causal language model. A family adds
 /// its modules, embedIds, layer, finalNorm and logits.
+///
+/// Value norms are not assumed here: each family whose layer writes LayerContext::valueNorms says
+/// so with supportsValueNorms(), and a layer that claims them but leaves a head unwritten fails the
+/// run (TransformerModel) rather than showing zeros.
 class DecoderFamily : public FolderFamily {
- public:
-  /// Every decoder family's layer writes LayerContext::valueNorms (Kobayashi et al.).
-  bool supportsValueNorms() const override { return true; }
-
  protected:
   explicit DecoderFamily(const std::string& folder) : FolderFamily(folder) {}
   /// kind and variant, layers, heads, kv heads, width, positions; causal.

@@ -67,6 +67,8 @@ class GptNeoxFamily final : public DecoderFamily {
     load(root, rules, m_c.describe());
   }
 
+  /// Value-weighted norms: its layer writes them from the fused projection's values and dense.
+  bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
     ModelInfo i = decoderInfo("gpt_neox", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize,
                               m_c.maxPositions);

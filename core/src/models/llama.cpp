@@ -77,6 +77,8 @@ class LlamaFamily final : public DecoderFamily {
     load(root, rules, m_c.describe());
   }
 
+  /// Value-weighted norms: its layer writes them from v and o_proj (one value head per query head).
+  bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
     ModelInfo i = decoderInfo("llama", m_c.numLayers, m_c.numHeads, m_c.numKvHeads, m_c.hiddenSize,
                               maxPositions());

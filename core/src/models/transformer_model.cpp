@@ -334,8 +334,11 @@ class GroupWriter final {
     return true;
   }
 
+  /// The buffer a layer writes its value norms into, filled with -1: a norm is never negative,
+  /// so finish() finds a head or key the layer left unwritten.
   torch::Tensor valueNorms() const {
-    return m_valueNorms.defined() ? torch::zeros({m_shape[0], m_shape[1], m_shape[3]}, m_dev)
+    return m_valueNorms.defined() ? torch::full({m_shape[0], m_shape[1], m_shape[3]}, -1.0f,
+                                                torch::TensorOptions().device(m_dev))
                                   : torch::Tensor();
   }
 
@@ -345,6 +348,13 @@ class GroupWriter final {
               const std::vector<int>& queryLengths, const std::vector<int>& keyLengths) {
     if (!m_attention.defined()) return;
     if (m_valueNorms.defined()) {
+      // A family that declares value norms (supportsValueNorms) but whose layer wrote none would
+      // otherwise show zeros as if every value vector were zero.
+      if ((valueNorms < 0).any().item<bool>())
+        throw Error(ErrorKind::Internal,
+                    "layer " + std::to_string(l) +
+                        " did not write the value-weighted norms its model family declares (for "
+                        "every head and key): a bug in the family");
       m_valueNorms[l].copy_(valueNorms);
       // Padded keys carry no token: their norms are 0, like their attention.
       const int64_t Tk = m_shape[3];

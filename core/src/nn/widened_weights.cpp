@@ -12,8 +12,8 @@ thread_local uint64_t t_budget = 0;
 WidenedWeights::~WidenedWeights() { clear(); }
 
 torch::Tensor WidenedWeights::widen(const torch::Tensor& w, uint64_t budget) {
-  const bool keepable = w.device().is_cpu() &&
-                        !(torch::GradMode::is_enabled() && w.requires_grad()) && budget > 0;
+  const bool keepable =
+      w.device().is_cpu() && !(torch::GradMode::is_enabled() && w.requires_grad()) && budget > 0;
   if (!keepable) return w.to(torch::kFloat);
   Key key{w.data_ptr(),
           {w.sizes().begin(), w.sizes().end()},
