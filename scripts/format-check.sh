@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Checks that every tracked C++ file follows .clang-format (exit 1 and the first differences
+# Checks that every C++ file git tracks or would add follows .clang-format (exit 1 and the first
 # when not); with --fix, reformats them in place instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cpp' '*.h' | grep -v '^tests/fuzz/corpus/')
+# Tracked files and new ones git does not ignore: a file about to be committed is checked too.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' | grep -v '^tests/fuzz/corpus/')
 if [[ ${1:-} == --fix ]]; then
   clang-format -i "${files[@]}"
   exit 0
