@@ -289,9 +289,8 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   if (!info.weightDtype.empty())
     text += QStringLiteral(" ") + QString::fromStdString(info.weightDtype);
   if (info.widenedBytes > 0) {
-    text += tr(" (computed in float32: copies of up to %1 MB kept between edits while memory "
-               "allows)")
-                .arg(double(info.widenedBytes) / 1e6, 0, 'f', 1);
+    text += tr(" · float32 copies kept between edits while memory allows (up to %1 MB)")
+                .arg(double(info.widenedBytes) / 1e6, 0, 'f', 0);
   }
   m_info->setText(text);
   m_usePair->setVisible(info.supportsPair);
