@@ -118,7 +118,8 @@ int analyzeCommand(const std::vector<std::string>& args) {
   p.option("--measure", "M",
            "rollout (attention composed across layers, T x T), induction (per-head induction, "
            "previous-token and duplicate-token scores, L x H) or value-norm (||a_ij f_h(x_j)||, "
-           "L x H x T x T; GPT-2 and the tiny GPT) or ablation (p of the top prediction with "
+           "L x H x T x T; the decoders and encoders, not the toy layer or encoder-decoders) or "
+           "ablation (p of the top prediction with "
            "each head's output zeroed, L x H)")
       .option("--json", "FILE", "write the measure and the tokens as JSON")
       .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")

@@ -129,7 +129,8 @@ int exportCommand(const std::vector<std::string>& args) {
   render::ViewKind kind = render::ViewKind::Heatmap;
   if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
     throw UsageError(
-        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk or ablation, "
+        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment or "
+        "ablation, "
         "got '" +
         p.value("--view") + "'");
   }

@@ -27,9 +27,10 @@ const char* kUsage =
     "  train      train a tiny character-level GPT on a text file\n"
     "  eval       print a tiny GPT's validation loss on a text file\n"
     "  sample     generate text with a tiny GPT\n"
-    "  export     render a view (heatmap, grid, compare, stats, pipeline) to PNG, SVG or PDF\n"
+    "  export     render any of the ten views (heatmap, grid, compare, ...) to PNG, SVG or PDF\n"
     "  models     list the supported architectures and the cached models (--json)\n"
-    "  analyze    rollout, induction / previous- / duplicate-token scores, value norms (--json)\n"
+    "  analyze    rollout, induction / previous- / duplicate-token scores, value norms, head\n"
+    "             ablation (--json)\n"
     "\n"
     "'attnscope-cli <command> --help' lists a command's flags; --version names the runtime\n"
     "(LibTorch, threads, CUDA, the BLAS kernels in use).\n";

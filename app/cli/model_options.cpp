@@ -20,12 +20,14 @@ void addModelFlags(ArgParser& p) {
               "encoders: a second sentence, joined as the tokenizer's template says ([CLS] A [SEP] "
               "B [SEP])")
       .option("--target", "TEXT",
-              "encoder-decoders (t5): the decoder reads decoder_start_token_id and this text "
+              "encoder-decoders (t5, bart, marian): the decoder reads decoder_start_token_id and "
+              "this text "
               "(teacher forcing)")
       .option("--model", "M",
               "toy (the configurable layer; default), default (the bundled tiny GPT), a tiny-GPT "
-              "FILE.safetensors, a Hugging Face GPT-2 folder, or a cached model name (gpt2, "
-              "distilgpt2, openai-community/gpt2)")
+              "FILE.safetensors, a Hugging Face model folder (attnscope-cli models lists the "
+              "model types it opens), or a cached model name (gpt2, distilgpt2, "
+              "openai-community/gpt2)")
       .option("--variant", "V", "fused (tutorial) or per-head (textbook); default fused")
       .option("--input-dim", "N", "embedding width fed into the layer; default 64")
       .option("--d-model", "N", "n_embd: width of q, k, v and output; default 64")

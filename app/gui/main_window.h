@@ -31,7 +31,7 @@ class TrainingPanel;
 class ViewSelectorBar;
 class ViewTabs;
 
-/// The main window: text and model panel on the left, the five views on the right, menus,
+/// The main window: text and model panel on the left, the ten views on the right, menus,
 /// toolbar and status bar. It lays the pieces out and wires them to the document: the views
 /// (ViewTabs), exports (ExportActions), sessions (SessionActions), the status bar (StatusPanel)
 /// and the start-up decision (initialSession) each live in their own class.

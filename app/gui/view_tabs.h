@@ -10,8 +10,8 @@
 
 namespace attnscope::gui {
 
-/// The nine views as tabs. It holds the result and the view state the document last sent and
-/// brings a view up to date only when its tab is shown: drawing nine views per keystroke would be
+/// The ten views as tabs. It holds the result and the view state the document last sent and
+/// brings a view up to date only when its tab is shown: drawing ten views per keystroke would be
 /// waste. The views' intents (a clicked head, an edited state) are passed on.
 class ViewTabs final : public QTabWidget {
   Q_OBJECT

@@ -9,9 +9,9 @@
 
 namespace attnscope {
 
-/// What the encoder-decoder families of Hugging Face folders (T5) share beyond FolderFamily: the
-/// source ends with the end-of-sequence token (the tokenizer's template adds it; a bare
-/// SentencePiece model does not, so it is added here), a target is read without it (teacher
+/// What the encoder-decoder families of Hugging Face folders (T5, BART, Marian) share beyond
+/// FolderFamily: the source ends with the end-of-sequence token (the tokenizer's template adds it;
+/// a bare SentencePiece model does not, so it is added here), a target is read without it (teacher
 /// forcing feeds decoder_start_token_id and the target, as Hugging Face's shift_right of the
 /// labels does), and generation stops at eos_token_id. A family adds its modules, embedIds,
 /// layer, finalNorm, embedDecoderIds, decoderLayer, decoderFinalNorm and logits.
