@@ -109,13 +109,13 @@ ModelInfo TransformerModel::info() const {
   return i;
 }
 
-uint64_t TransformerModel::weightCacheBudget(const RunRequest& request) const {
-  int64_t budget = request.limits.weightCacheBytes;
+uint64_t TransformerModel::weightCacheBudget(const RunLimits& limits, uint64_t runBytes) const {
+  int64_t budget = limits.weightCacheBytes;
   if (m_widenedBytes == 0) return 0;
   if (budget == RunLimits::kAutoWeightCache) {
     // What this run leaves of the machine's memory, the copies already kept counted as free.
     const uint64_t available = availableMemoryBytes() + m_widened.bytes();
-    const uint64_t needed = estimate(request).total + RunLimits::kWeightCacheHeadroom;
+    const uint64_t needed = runBytes + RunLimits::kWeightCacheHeadroom;
     budget = available > needed ? static_cast<int64_t>(available - needed) : 0;
   }
   const uint64_t b = budget > 0 ? static_cast<uint64_t>(budget) : 0;
@@ -252,10 +252,7 @@ void TransformerModel::prepareModules(const torch::Device& dev) const {
 }
 
 AttentionResult TransformerModel::run(const RunRequest& request) const {
-  return withTorchErrors(m_name, [&] {
-    const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(request));
-    return runUnguarded(request);
-  });
+  return withTorchErrors(m_name, [&] { return runUnguarded(request); });
 }
 
 namespace {
@@ -592,9 +589,12 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   if (encDec)
     what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
             std::to_string(TtMax) + " target tokens";
-  checkMemory(estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey, TtMax).total,
-              request.limits.memoryLimitBytes, what + ")");
+  const uint64_t runBytes =
+      estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey, TtMax).total;
+  checkMemory(runBytes, request.limits.memoryLimitBytes, what + ")");
   throwIfCancelled(request);
+  // computeWeight keeps float32 copies of compact weights within what the limits grant.
+  const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(request.limits, runBytes));
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
   const Stopwatch t1;
@@ -762,10 +762,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
 }
 
 HeadAblation TransformerModel::ablateHeads(const AblationRequest& request) const {
-  return withTorchErrors(m_name, [&] {
-    const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(request.run));
-    return ablateUnguarded(request);
-  });
+  return withTorchErrors(m_name, [&] { return ablateUnguarded(request); });
 }
 
 HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) const {
@@ -803,6 +800,7 @@ HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) c
                   std::to_string(mi.layers * mi.heads) + " heads on " + std::to_string(T) +
                   " tokens");
   throwIfCancelled(run);
+  const WidenedWeights::Scope widened(&m_widened, weightCacheBudget(run.limits, bytes));
 
   std::lock_guard<std::mutex> lock(m_family->mutex());
   const torch::Device dev(device);

@@ -44,9 +44,10 @@ class TransformerModel final : public Model {
   HeadAblation ablateUnguarded(const AblationRequest& request) const;
   /// Under the family's lock: finds non-finite weights once, moves the modules to dev, eval().
   void prepareModules(const torch::Device& dev) const;
-  /// The bytes request.limits.weightCacheBytes grants m_widened for this run (auto: from the
-  /// machine's available memory and the run's estimate); clears the copies when they are more.
-  uint64_t weightCacheBudget(const RunRequest& request) const;
+  /// The bytes limits.weightCacheBytes grants m_widened for a run whose estimate is runBytes
+  /// (auto: what the machine's available memory leaves after it); clears the copies when they
+  /// are more.
+  uint64_t weightCacheBudget(const RunLimits& limits, uint64_t runBytes) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
   std::string m_weightDtype;    // ModelInfo::weightDtype

@@ -26,8 +26,8 @@ torch::Tensor WidenedWeights::widen(const torch::Tensor& w, uint64_t budget) {
   // Widened outside the lock: another thread's run may widen other weights meanwhile.
   torch::Tensor wide;
   {
-    torch::NoGradGuard noGrad;  // a kept copy is a constant, never part of a graph
-    wide = w.to(torch::kFloat).contiguous();
+    torch::NoGradGuard noGrad;   // a kept copy is a constant, never part of a graph
+    wide = w.to(torch::kFloat);  // the layout per-use widening gives: the same products
   }
   const uint64_t size = static_cast<uint64_t>(wide.numel()) * sizeof(float);
   const std::lock_guard<std::mutex> lock(m_mutex);

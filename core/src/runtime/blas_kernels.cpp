@@ -22,14 +22,14 @@ F openBlasFunction(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
-/// The data symbol OpenBLAS defines for each kernel set it was built with ("gotoblas_COOPERLAKE").
-bool builtWith(const std::string& kernelSet) {
+}  // namespace
+
+// The data symbol OpenBLAS defines for each kernel set it was built with ("gotoblas_COOPERLAKE").
+bool BlasKernels::builtWith(const std::string& kernelSet) {
   std::string symbol = "gotoblas_";
   for (const char c : kernelSet) symbol += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   return dlsym(RTLD_DEFAULT, symbol.c_str()) != nullptr;
 }
-
-}  // namespace
 
 int BlasKernels::rank(const std::string& kernelSet) {
   const char* s = kernelSet.c_str();

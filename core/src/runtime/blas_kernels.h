@@ -43,6 +43,8 @@ class BlasKernels final {
     bool amd = false;
   };
   static std::string fastestFor(const CpuFeatures& cpu);
+  /// Whether the OpenBLAS in the process has this kernel set (false where there is none).
+  static bool builtWith(const std::string& kernelSet);
   static CpuFeatures thisCpu();
   /// Orders kernel sets by the instructions they use: 0 for SSE-era sets and unknown names,
   /// 1 Sandybridge (AVX), 2 Haswell and Zen (AVX2 + FMA), 3 SkylakeX (AVX-512), 4 Cooperlake

@@ -72,11 +72,7 @@ TEST(BlasKernels, RunsTheNamedOrTheFastestSetAndItsProductsAreRight) {
     }
   } else {
     const std::string best = BlasKernels::fastestFor(BlasKernels::thisCpu());
-    const std::string symbol = "gotoblas_" + std::string(best == "Cooperlake" ? "COOPERLAKE"
-                                                         : best == "SkylakeX" ? "SKYLAKEX"
-                                                         : best == "Zen"      ? "ZEN"
-                                                                              : "HASWELL");
-    if (!best.empty() && dlsym(RTLD_DEFAULT, symbol.c_str())) {
+    if (!best.empty() && BlasKernels::builtWith(best)) {
       EXPECT_GE(BlasKernels::rank(kernels), BlasKernels::rank(best))
           << kernels << " runs on a CPU that runs " << best;
     }
