@@ -108,13 +108,8 @@ json ablationJson(const Model& model, const ArgParser& p, RunRequest request, in
             {"log_prob_change", matrix(r.logProbChange)}}}};
 }
 
-}  // namespace
-
-int analyzeCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli analyze",
-              "Compute a measure beyond raw attention: attention rollout, induction scores, "
-              "value-weighted norms or head ablation.");
-  addModelFlags(p);
+// The flags of `analyze` besides the model flags.
+void addAnalyzeFlags(ArgParser& p) {
   p.option("--measure", "M",
            "rollout (attention composed across layers, T x T), induction (per-head induction, "
            "previous-token and duplicate-token scores, L x H) or value-norm (||a_ij f_h(x_j)||, "
@@ -132,11 +127,10 @@ int analyzeCommand(const std::vector<std::string>& args) {
             "backward: -head output . d log p / d head output) instead of L x H exact reruns")
       .option("--position", "N",
               "ablation of an encoder: the mask token whose fill is read; default the first");
-  p.parse(args);
-  if (p.helpRequested()) {
-    std::cout << p.help();
-    return 0;
-  }
+}
+
+// --measure, with every flag that belongs to another measure refused.
+std::string measureFromFlags(const ArgParser& p) {
   if (!p.has("--measure"))
     throw UsageError("--measure is required: rollout, induction, value-norm or ablation");
   const std::string measure = p.value("--measure");
@@ -152,6 +146,61 @@ int analyzeCommand(const std::vector<std::string>& args) {
   if ((p.has("--probe") || p.has("--probe-seed")) && measure != "induction")
     throw UsageError("--probe feeds the induction measure; use it with --measure induction");
   if (p.has("--probe-seed") && !p.has("--probe")) throw UsageError("--probe-seed needs --probe");
+  return measure;
+}
+
+// --measure value-norm: [layers][heads][query][key].
+json valueNormJson(const AttentionGroup& group, int item) {
+  const ValueWeightedNorms n = valueWeightedNorms(group, item);
+  json layers = json::array();
+  const std::size_t perHead = static_cast<std::size_t>(n.tokens) * n.tokens;
+  for (int l = 0; l < n.layers; ++l) {
+    json heads = json::array();
+    for (int h = 0; h < n.heads; ++h) {
+      const std::size_t begin = (static_cast<std::size_t>(l) * n.heads + h) * perHead;
+      heads.push_back(matrixJson(
+          std::vector<double>(n.values.begin() + static_cast<std::ptrdiff_t>(begin),
+                              n.values.begin() + static_cast<std::ptrdiff_t>(begin + perHead)),
+          n.tokens, n.tokens));
+    }
+    layers.push_back(std::move(heads));
+  }
+  std::printf("value-weighted norms: %d layers x %d heads x %d x %d\n", n.layers, n.heads, n.tokens,
+              n.tokens);
+  return layers;
+}
+
+// --measure induction: the three scores per head, the top heads of each printed.
+void addInduction(const AttentionGroup& group, int item, json& out) {
+  const InductionScores s = inductionScores(group, item);
+  out["induction"] = matrixJson(s.induction, s.layers, s.heads);
+  out["previous_token"] = matrixJson(s.previousToken, s.layers, s.heads);
+  out["duplicate_token"] = matrixJson(s.duplicateToken, s.layers, s.heads);
+  out["repeated_positions"] = s.repeatedPositions;
+  if (s.repeatedPositions == 0)
+    std::fprintf(stderr,
+                 "notice: no token repeats with a gap, so the induction and duplicate-token "
+                 "scores are 0 (try --probe N)\n");
+  std::printf("%d repeated position(s)\n", s.repeatedPositions);
+  printTopHeads("induction", s.induction, s.heads);
+  printTopHeads("previous token", s.previousToken, s.heads);
+  printTopHeads("duplicate token", s.duplicateToken, s.heads);
+}
+
+}  // namespace
+
+int analyzeCommand(const std::vector<std::string>& args) {
+  ArgParser p("attnscope-cli analyze",
+              "Compute a measure beyond raw attention: attention rollout, induction scores, "
+              "value-weighted norms or head ablation.");
+  addModelFlags(p);
+  addAnalyzeFlags(p);
+  p.parse(args);
+  if (p.helpRequested()) {
+    std::cout << p.help();
+    return 0;
+  }
+  const std::string measure = measureFromFlags(p);
   RunRequest request = requestFromFlags(p);
   if (request.random && (measure == "induction" || measure == "ablation"))
     throw UsageError(std::string(measure == "induction" ? "induction scores need token ids"
@@ -190,37 +239,9 @@ int analyzeCommand(const std::vector<std::string>& args) {
     out["layers"] = r.layers;
     std::printf("rollout over layers 0..%d: %d x %d\n", r.layers - 1, r.tokens, r.tokens);
   } else if (measure == "value-norm") {
-    const ValueWeightedNorms n = valueWeightedNorms(group, item);
-    json layers = json::array();
-    const std::size_t perHead = static_cast<std::size_t>(n.tokens) * n.tokens;
-    for (int l = 0; l < n.layers; ++l) {
-      json heads = json::array();
-      for (int h = 0; h < n.heads; ++h) {
-        const std::size_t begin = (static_cast<std::size_t>(l) * n.heads + h) * perHead;
-        heads.push_back(matrixJson(
-            std::vector<double>(n.values.begin() + static_cast<std::ptrdiff_t>(begin),
-                                n.values.begin() + static_cast<std::ptrdiff_t>(begin + perHead)),
-            n.tokens, n.tokens));
-      }
-      layers.push_back(std::move(heads));
-    }
-    out["value_norm"] = std::move(layers);
-    std::printf("value-weighted norms: %d layers x %d heads x %d x %d\n", n.layers, n.heads,
-                n.tokens, n.tokens);
+    out["value_norm"] = valueNormJson(group, item);
   } else {
-    const InductionScores s = inductionScores(group, item);
-    out["induction"] = matrixJson(s.induction, s.layers, s.heads);
-    out["previous_token"] = matrixJson(s.previousToken, s.layers, s.heads);
-    out["duplicate_token"] = matrixJson(s.duplicateToken, s.layers, s.heads);
-    out["repeated_positions"] = s.repeatedPositions;
-    if (s.repeatedPositions == 0)
-      std::fprintf(stderr,
-                   "notice: no token repeats with a gap, so the induction and duplicate-token "
-                   "scores are 0 (try --probe N)\n");
-    std::printf("%d repeated position(s)\n", s.repeatedPositions);
-    printTopHeads("induction", s.induction, s.heads);
-    printTopHeads("previous token", s.previousToken, s.heads);
-    printTopHeads("duplicate token", s.duplicateToken, s.heads);
+    addInduction(group, item, out);
   }
   writeJson(out);
   return 0;

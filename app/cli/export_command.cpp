@@ -74,12 +74,8 @@ int tokenFlag(const ArgParser& p, const std::string& flag, int count) {
   return p.has(flag) ? indexFlag(p, flag, -1, count, "token") : -1;
 }
 
-}  // namespace
-
-int exportCommand(const std::vector<std::string>& args) {
-  ArgParser p("attnscope-cli export",
-              "Run a model and render one view of its attention to PNG, SVG or PDF.");
-  addModelFlags(p);
+// The flags of `export` besides the model flags.
+void addExportFlags(ArgParser& p) {
   p.option("--view", "V",
            "heatmap (default), grid, compare, stats, pipeline, lines, text, qk, alignment "
            "(encoder-decoders: target tokens to their strongest source tokens) or ablation")
@@ -120,34 +116,18 @@ int exportCommand(const std::vector<std::string>& args) {
       .flag("--classroom", "large fonts for projectors")
       .flag("--estimate", "ablation: the one-pass estimate (attribution patching), not exact")
       .option("--title", "TEXT", "title above the view; default describes the selection");
-  p.parse(args);
-  if (p.helpRequested()) {
-    std::cout << p.help();
-    return 0;
-  }
-  // Everything that needs no model is checked first, so mistakes fail fast.
+}
+
+// What the flags ask for: the view, the file and how it is drawn.
+struct ExportPlan {
   render::ViewKind kind = render::ViewKind::Heatmap;
-  if (p.has("--view") && !render::parseViewKind(QString::fromStdString(p.value("--view")), &kind)) {
-    throw UsageError(
-        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment or "
-        "ablation, "
-        "got '" +
-        p.value("--view") + "'");
-  }
-  if (!p.has("--out")) throw UsageError("--out FILE is required");
-  const QString out = QString::fromStdString(p.value("--out"));
+  QString out;
   render::ExportOptions options;
-  if (p.has("--format")) {
-    if (!render::parseImageFormat(QString::fromStdString(p.value("--format")), &options.format)) {
-      throw UsageError("--format must be png, svg or pdf, got '" + p.value("--format") + "'");
-    }
-  } else {
-    render::parseImageFormat(QFileInfo(out).suffix(), &options.format);
-  }
-  options.width = static_cast<int>(p.integer("--width", 1200, 16, 20000));
-  options.height = static_cast<int>(p.integer("--height", 900, 16, 20000));
-  options.dpi = static_cast<int>(p.integer("--dpi", 150, 24, 2400));
   render::ViewState state;
+};
+
+// The view state's flags that need no result: palette, toggles, aggregate, threshold, source.
+void parseStateFlags(const ArgParser& p, render::ViewState& state) {
   if (p.has("--palette")) {
     state.palette = QString::fromStdString(p.value("--palette")).toLower();
     if (!render::Palette::names().contains(state.palette)) {
@@ -168,7 +148,34 @@ int exportCommand(const std::vector<std::string>& args) {
       !render::parseTextSource(QString::fromStdString(p.value("--source")), &state.textSource)) {
     throw UsageError("--source must be head, mean or rollout, got '" + p.value("--source") + "'");
   }
-  const QFileInfo outInfo(out);
+}
+
+// Step 1, parse the options: everything that needs no model, so mistakes fail fast.
+ExportPlan parseOptions(const ArgParser& p) {
+  ExportPlan plan;
+  if (p.has("--view") &&
+      !render::parseViewKind(QString::fromStdString(p.value("--view")), &plan.kind)) {
+    throw UsageError(
+        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment or "
+        "ablation, "
+        "got '" +
+        p.value("--view") + "'");
+  }
+  if (!p.has("--out")) throw UsageError("--out FILE is required");
+  plan.out = QString::fromStdString(p.value("--out"));
+  render::ExportOptions& options = plan.options;
+  if (p.has("--format")) {
+    if (!render::parseImageFormat(QString::fromStdString(p.value("--format")), &options.format)) {
+      throw UsageError("--format must be png, svg or pdf, got '" + p.value("--format") + "'");
+    }
+  } else {
+    render::parseImageFormat(QFileInfo(plan.out).suffix(), &options.format);
+  }
+  options.width = static_cast<int>(p.integer("--width", 1200, 16, 20000));
+  options.height = static_cast<int>(p.integer("--height", 900, 16, 20000));
+  options.dpi = static_cast<int>(p.integer("--dpi", 150, 24, 2400));
+  parseStateFlags(p, plan.state);
+  const QFileInfo outInfo(plan.out);
   const QFileInfo folder(outInfo.absolutePath());
   if (!folder.isDir() || !folder.isWritable()) {
     throw UsageError("--out " + p.value("--out") + ": folder " +
@@ -177,29 +184,34 @@ int exportCommand(const std::vector<std::string>& args) {
   }
   if (outInfo.isDir())
     throw UsageError("--out " + p.value("--out") + " is a folder; give a file name");
+  return plan;
+}
 
-  RunRequest request = requestFromFlags(p);
-  request.keepQueryKey = kind == render::ViewKind::QueryKey;
-  const bool valueNorms = p.value("--attention", "") == "value_norm";
-  request.keepValueNorms = valueNorms;
-  const auto model = modelFromFlags(p);
-  auto result = std::make_shared<AttentionResult>(model->run(request));
-  if (valueNorms) result->groups.push_back(valueNormGroup(result->group()));
+// Step 3, run: the model on the flags' input; value norms become a group of their own.
+std::shared_ptr<AttentionResult> runModel(Model& model, const RunRequest& request) {
+  auto result = std::make_shared<AttentionResult>(model.run(request));
+  if (request.keepValueNorms) result->groups.push_back(valueNormGroup(result->group()));
   for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  return result;
+}
 
+// The group, heads and tokens shown: flags that are checked against the result.
+void selectFromResult(const ArgParser& p, const AttentionResult& result, ExportPlan& plan) {
+  render::ViewState& state = plan.state;
   if (p.has("--attention")) {
     state.group = p.value("--attention");
-    if (!result->findGroup(state.group)) {
+    if (!result.findGroup(state.group)) {
       std::string kinds;
-      for (const AttentionGroup& g : result->groups) kinds += (kinds.empty() ? "" : ", ") + g.name;
-      throw UsageError("--attention " + state.group + ": " + result->modelName + " computes " +
+      for (const AttentionGroup& g : result.groups) kinds += (kinds.empty() ? "" : ", ") + g.name;
+      throw UsageError("--attention " + state.group + ": " + result.modelName + " computes " +
                        kinds);
     }
   }
   // The alignment view reads the cross-attention: its layers are the decoder's.
-  if (kind == render::ViewKind::Alignment && !p.has("--attention") && result->findGroup("cross"))
+  if (plan.kind == render::ViewKind::Alignment && !p.has("--attention") &&
+      result.findGroup("cross"))
     state.group = "cross";
-  const AttentionGroup& shown = result->group(state.group);
+  const AttentionGroup& shown = result.group(state.group);
   state.layer = indexFlag(p, "--layer", 0, shown.layers(), "layer");
   state.head = indexFlag(p, "--head", 0, shown.heads(), "head");
   state.item = indexFlag(p, "--batch-item", 0, shown.batch(), "batch item");
@@ -219,107 +231,141 @@ int exportCommand(const std::vector<std::string>& args) {
     if (queries.size() > 1) state.queryGroup = queries;
   }
   state.pinnedKey = tokenFlag(p, "--key", render::realKeys(shown, state.item));
-  if (p.has("--title")) {
-    options.title = QString::fromStdString(p.value("--title"));
-  } else {
-    const QString model = QString::fromStdString(result->modelName);
-    switch (kind) {
-      case render::ViewKind::Heatmap:
-        options.title = QStringLiteral("%1 · layer %2, head %3%4")
-                            .arg(model)
-                            .arg(state.layer)
-                            .arg(state.head)
-                            .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
-        break;
-      case render::ViewKind::Grid:
-        options.title = QStringLiteral("%1 · all heads").arg(model);
-        break;
-      case render::ViewKind::Compare:
-        options.title = QStringLiteral("%1 · L%2 H%3 vs L%4 H%5")
-                            .arg(model)
-                            .arg(state.layer)
-                            .arg(state.head)
-                            .arg(state.vsLayer)
-                            .arg(state.vsHead);
-        break;
-      case render::ViewKind::Stats:
-        options.title = QStringLiteral("%1 · head statistics").arg(model);
-        break;
-      case render::ViewKind::Pipeline:
-        options.title = QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
-        break;
-      case render::ViewKind::Lines:
-        options.title =
-            state.lineHeads.size() > 1
-                ? QStringLiteral("%1 · layer %2, %3 heads")
-                      .arg(model)
-                      .arg(state.layer)
-                      .arg(state.lineHeads.size())
-                : QStringLiteral("%1 · layer %2, head %3")
-                      .arg(model)
-                      .arg(state.layer)
-                      .arg(state.lineHeads.empty() ? state.head : state.lineHeads.front());
-        break;
-      case render::ViewKind::Text:
-        options.title = QStringLiteral("%1 · attention as text").arg(model);
-        break;
-      case render::ViewKind::QueryKey:
-        options.title = QStringLiteral("%1 · query · key, layer %2, head %3")
-                            .arg(model)
-                            .arg(state.layer)
-                            .arg(state.head);
-        break;
-      case render::ViewKind::Alignment:
-        options.title =
-            p.has("--all-layers")
-                ? QStringLiteral("%1 · alignment, every layer").arg(model)
-                : QStringLiteral("%1 · alignment, layer %2").arg(model).arg(state.layer);
-        break;
-      case render::ViewKind::Ablation:
-        options.title = QStringLiteral("%1 · head ablation%2")
-                            .arg(model)
-                            .arg(p.has("--estimate") ? QStringLiteral(" (estimate)") : QString());
-        break;
-    }
-    const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
-                            kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
-    if (!state.group.empty())
-      options.title += QStringLiteral(" · ") + QString::fromStdString(state.group);
-    if (state.hideSpecial && matrixView && render::hasSpecialTokens(shown, state.item))
-      options.title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
-    if (state.mergeWords && (matrixView || kind == render::ViewKind::Text))
-      options.title += QStringLiteral(" · words");
-  }
+}
 
-  const auto app = startQt();
-  std::unique_ptr<render::AttentionView> view(render::createView(kind));
-  view->resize(options.width, options.height);
+// What the title names for each view: the model and the selection it shows.
+QString viewTitle(const ArgParser& p, render::ViewKind kind, const render::ViewState& state,
+                  const QString& model) {
+  switch (kind) {
+    case render::ViewKind::Heatmap:
+      return QStringLiteral("%1 · layer %2, head %3%4")
+          .arg(model)
+          .arg(state.layer)
+          .arg(state.head)
+          .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
+    case render::ViewKind::Grid:
+      return QStringLiteral("%1 · all heads").arg(model);
+    case render::ViewKind::Compare:
+      return QStringLiteral("%1 · L%2 H%3 vs L%4 H%5")
+          .arg(model)
+          .arg(state.layer)
+          .arg(state.head)
+          .arg(state.vsLayer)
+          .arg(state.vsHead);
+    case render::ViewKind::Stats:
+      return QStringLiteral("%1 · head statistics").arg(model);
+    case render::ViewKind::Pipeline:
+      return QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
+    case render::ViewKind::Lines:
+      return state.lineHeads.size() > 1
+                 ? QStringLiteral("%1 · layer %2, %3 heads")
+                       .arg(model)
+                       .arg(state.layer)
+                       .arg(state.lineHeads.size())
+                 : QStringLiteral("%1 · layer %2, head %3")
+                       .arg(model)
+                       .arg(state.layer)
+                       .arg(state.lineHeads.empty() ? state.head : state.lineHeads.front());
+    case render::ViewKind::Text:
+      return QStringLiteral("%1 · attention as text").arg(model);
+    case render::ViewKind::QueryKey:
+      return QStringLiteral("%1 · query · key, layer %2, head %3")
+          .arg(model)
+          .arg(state.layer)
+          .arg(state.head);
+    case render::ViewKind::Alignment:
+      return p.has("--all-layers")
+                 ? QStringLiteral("%1 · alignment, every layer").arg(model)
+                 : QStringLiteral("%1 · alignment, layer %2").arg(model).arg(state.layer);
+    case render::ViewKind::Ablation:
+      return QStringLiteral("%1 · head ablation%2")
+          .arg(model)
+          .arg(p.has("--estimate") ? QStringLiteral(" (estimate)") : QString());
+  }
+  return model;
+}
+
+// The title without --title: the view's, then the group and what the view leaves out.
+QString defaultTitle(const ArgParser& p, const ExportPlan& plan, const AttentionResult& result) {
+  const render::ViewKind kind = plan.kind;
+  const render::ViewState& state = plan.state;
+  QString title = viewTitle(p, kind, state, QString::fromStdString(result.modelName));
+  const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
+                          kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
+  if (!state.group.empty()) title += QStringLiteral(" · ") + QString::fromStdString(state.group);
+  if (state.hideSpecial && matrixView &&
+      render::hasSpecialTokens(result.group(state.group), state.item))
+    title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
+  if (state.mergeWords && (matrixView || kind == render::ViewKind::Text))
+    title += QStringLiteral(" · words");
+  return title;
+}
+
+// Step 4, render: the view with the result, the state and, for the ablation view, its map.
+std::unique_ptr<render::AttentionView> renderView(const ArgParser& p, const ExportPlan& plan,
+                                                  const render::ResultPtr& result, Model& model,
+                                                  const RunRequest& request) {
+  std::unique_ptr<render::AttentionView> view(render::createView(plan.kind));
+  view->resize(plan.options.width, plan.options.height);
   view->setResult(result);
-  view->setViewState(state);
+  view->setViewState(plan.state);
   if (auto* alignment = dynamic_cast<render::AlignmentView*>(view.get()))
     alignment->setAllLayers(p.has("--all-layers"));
   if (auto* ablation = qobject_cast<render::AblationView*>(view.get())) {
     // The map is of the batch item shown, as in the window.
+    const int item = plan.state.item;
     AblationRequest ablate;
     ablate.run = request;
-    if (static_cast<std::size_t>(state.item) < request.texts.size())
-      ablate.run.texts = {request.texts[static_cast<std::size_t>(state.item)]};
+    if (static_cast<std::size_t>(item) < request.texts.size())
+      ablate.run.texts = {request.texts[static_cast<std::size_t>(item)]};
     ablate.estimate = p.has("--estimate");
     render::AblationStatus status;
     status.phase = render::AblationStatus::Phase::Done;
-    status.item = state.item;
+    status.item = item;
     status.estimate = ablate.estimate;
-    status.ablation = std::make_shared<const HeadAblation>(model->ablateHeads(ablate));
+    status.ablation = std::make_shared<const HeadAblation>(model.ablateHeads(ablate));
     ablation->setAblation(status);
   }
-  const QString error = render::Exporter::exportView(*view, out, options);
+  return view;
+}
+
+// Step 5, write: the file, then a line saying what was written.
+void writeExport(render::AttentionView& view, const ExportPlan& plan) {
+  const render::ExportOptions& options = plan.options;
+  const QString error = render::Exporter::exportView(view, plan.out, options);
   if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
   static const char* kFormats[] = {"png", "svg", "pdf"};
-  std::printf("wrote %s (%s %s, %dx%d", out.toLocal8Bit().constData(),
-              render::toString(kind).toLatin1().constData(),
+  std::printf("wrote %s (%s %s, %dx%d", plan.out.toLocal8Bit().constData(),
+              render::toString(plan.kind).toLatin1().constData(),
               kFormats[static_cast<int>(options.format)], options.width, options.height);
   if (options.format == render::ImageFormat::Png) std::printf(" at %d dpi", options.dpi);
   std::printf(")\n");
+}
+
+}  // namespace
+
+int exportCommand(const std::vector<std::string>& args) {
+  ArgParser p("attnscope-cli export",
+              "Run a model and render one view of its attention to PNG, SVG or PDF.");
+  addModelFlags(p);
+  addExportFlags(p);
+  p.parse(args);
+  if (p.helpRequested()) {
+    std::cout << p.help();
+    return 0;
+  }
+  ExportPlan plan = parseOptions(p);
+  RunRequest request = requestFromFlags(p);
+  request.keepQueryKey = plan.kind == render::ViewKind::QueryKey;
+  request.keepValueNorms = p.value("--attention", "") == "value_norm";
+  const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
+  const std::shared_ptr<AttentionResult> result = runModel(*model, request);
+  selectFromResult(p, *result, plan);
+  plan.options.title = p.has("--title") ? QString::fromStdString(p.value("--title"))
+                                        : defaultTitle(p, plan, *result);
+  const auto app = startQt();
+  const std::unique_ptr<render::AttentionView> view = renderView(p, plan, result, *model, request);
+  writeExport(*view, plan);
   return 0;
 }
 

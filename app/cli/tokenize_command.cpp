@@ -35,6 +35,18 @@ std::string tokenizerPath(const std::string& model) {
   return {};
 }
 
+// The tokens of a model without a tokenizer file (toy, default, a checkpoint), or of --tokenizer.
+std::vector<Token> tokensOf(const ArgParser& p, const std::string& text) {
+  if (p.has("--model")) {
+    ModelSpec spec;
+    spec.source = p.value("--model");
+    return openModel(spec)->tokenize(text);
+  }
+  if (parseTokenizer(p.value("--tokenizer", "char")) == TokenizerKind::Char)
+    return CharTokenizer().encode(text);
+  return WordTokenizer().encode(text);
+}
+
 }  // namespace
 
 int tokenizeCommand(const std::vector<std::string>& args) {
@@ -92,17 +104,7 @@ int tokenizeCommand(const std::vector<std::string>& args) {
     if (p.has("--pair"))
       throw UsageError(
           "--pair needs a model folder or tokenizer.json with a pair template (--model)");
-    std::vector<Token> tokens;
-    if (p.has("--model")) {
-      ModelSpec spec;
-      spec.source = p.value("--model");
-      tokens = openModel(spec)->tokenize(text);
-    } else if (parseTokenizer(p.value("--tokenizer", "char")) == TokenizerKind::Char) {
-      tokens = CharTokenizer().encode(text);
-    } else {
-      tokens = WordTokenizer().encode(text);
-    }
-    for (const Token& t : tokens) {
+    for (const Token& t : tokensOf(p, text)) {
       std::printf("%lld\t%s\n", static_cast<long long>(t.id), t.label.c_str());
       ids.push_back(t.id);
       texts.push_back(t.text);

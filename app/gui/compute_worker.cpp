@@ -94,6 +94,71 @@ bool ComputeWorker::useModel(const ModelSpec& spec, const std::shared_ptr<Model>
   return true;
 }
 
+void ComputeWorker::fitToModel(RunRequest& request, ComputeOutcome& outcome) const {
+  if ((request.target || request.generate > 0) && !m_model->info().encoderDecoder()) {
+    // The panel offers them for encoder-decoders only; a session may still carry them.
+    request.target.reset();
+    request.generate = 0;
+  }
+  if (request.pair && !m_model->info().supportsPair) {
+    request.pair.reset();
+    outcome.notices << tr(
+        "This model reads one sentence at a time: the second sentence of the "
+        "pair is not used.");
+  }
+  // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
+  request.keepQueryKey = true;
+  // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
+  request.keepValueNorms = m_model->info().supportsValueNorms;
+}
+
+MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& request,
+                                          ComputeOutcome& outcome) const {
+  // From the configuration and the tokens: nothing large exists yet.
+  MemoryEstimate estimate = m_model->estimate(request);
+  const uint64_t attentionBytes = estimate.attention;
+  if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
+    request.keepScores = false;
+    outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
+                          "%1 MB, and keeping the scores too would double that.")
+                           .arg(attentionBytes / (1024 * 1024));
+    estimate = m_model->estimate(request);
+  }
+  const uint64_t limit = request.limits.memoryLimitBytes;
+  const uint64_t fixed = estimate.total - estimate.attention - estimate.scores;
+  if (estimate.total > limit && estimate.perLayer > 0 && estimate.layers > 1 && fixed < limit) {
+    // Every layer is computed, but only as many as fit are kept: the ones on screen and their
+    // neighbours. Opening another layer runs again keeping that one (Document::setViewState).
+    const uint64_t fit = std::min<uint64_t>((limit - fixed) / estimate.perLayer,
+                                            static_cast<uint64_t>(estimate.layers - 1));
+    if (fit >= 1) {
+      const uint64_t whole = estimate.total;
+      request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
+      estimate = m_model->estimate(request);
+      // First: the banner's one line must say what is missing from the views.
+      const QString kept = request.layers.size() == 1
+                               ? tr("layer %1 only").arg(request.layers.front())
+                               : tr("layers %1").arg(layerRanges(request.layers));
+      outcome.notices.prepend(
+          tr("Attention kept for %1 of %2: all %2 layers would need %3, "
+             "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
+             "computed; opening another one computes its attention again.")
+              .arg(kept)
+              .arg(estimate.layers)
+              .arg(formatBytes(whole), formatBytes(limit)));
+    }
+  }
+  // Shown like attention (the Attention selector), so it costs as much again: only when that
+  // fits, and not for long inputs to big models, where a second copy would cost seconds.
+  constexpr uint64_t kMaxNormBytes = 256ull << 20;
+  const bool showNorms = request.keepValueNorms && request.layers.empty() &&
+                         estimate.attention <= kMaxNormBytes &&
+                         estimate.total + estimate.attention <= limit;
+  request.keepValueNorms = showNorms;
+  if (!showNorms) estimate = m_model->estimate(request);
+  return estimate;
+}
+
 void ComputeWorker::compute(const ComputeJob& job) {
   // Typing queues a job per debounce; only the newest one is worth the time.
   if (job.generation < m_latest->load()) return;
@@ -108,65 +173,10 @@ void ComputeWorker::compute(const ComputeJob& job) {
     if (useModel(job.spec, job.model)) outcome.modelInfo = m_model->info();
     opening = false;
     RunRequest request = job.request;
-    if ((request.target || request.generate > 0) && !m_model->info().encoderDecoder()) {
-      // The panel offers them for encoder-decoders only; a session may still carry them.
-      request.target.reset();
-      request.generate = 0;
-    }
-    if (request.pair && !m_model->info().supportsPair) {
-      request.pair.reset();
-      outcome.notices << tr(
-          "This model reads one sentence at a time: the second sentence of the "
-          "pair is not used.");
-    }
-    // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
-    request.keepQueryKey = true;
-    // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
-    request.keepValueNorms = m_model->info().supportsValueNorms;
-    // From the configuration and the tokens: nothing large exists yet.
-    MemoryEstimate estimate = m_model->estimate(request);
-    const uint64_t attentionBytes = estimate.attention;
-    if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
-      request.keepScores = false;
-      outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
-                            "%1 MB, and keeping the scores too would double that.")
-                             .arg(attentionBytes / (1024 * 1024));
-      estimate = m_model->estimate(request);
-    }
-    const uint64_t limit = request.limits.memoryLimitBytes;
-    const uint64_t fixed = estimate.total - estimate.attention - estimate.scores;
-    if (estimate.total > limit && estimate.perLayer > 0 && estimate.layers > 1 && fixed < limit) {
-      // Every layer is computed, but only as many as fit are kept: the ones on screen and their
-      // neighbours. Opening another layer runs again keeping that one (Document::setViewState).
-      const uint64_t fit = std::min<uint64_t>((limit - fixed) / estimate.perLayer,
-                                              static_cast<uint64_t>(estimate.layers - 1));
-      if (fit >= 1) {
-        const uint64_t whole = estimate.total;
-        request.layers = layersAround(job.focusLayers, static_cast<int>(fit), estimate.layers);
-        estimate = m_model->estimate(request);
-        // First: the banner's one line must say what is missing from the views.
-        const QString kept = request.layers.size() == 1
-                                 ? tr("layer %1 only").arg(request.layers.front())
-                                 : tr("layers %1").arg(layerRanges(request.layers));
-        outcome.notices.prepend(
-            tr("Attention kept for %1 of %2: all %2 layers would need %3, "
-               "over the memory limit of %4 (Edit › Memory Limit). Every layer is "
-               "computed; opening another one computes its attention again.")
-                .arg(kept)
-                .arg(estimate.layers)
-                .arg(formatBytes(whole), formatBytes(limit)));
-      }
-    }
-    // Shown like attention (the Attention selector), so it costs as much again: only when that
-    // fits, and not for long inputs to big models, where a second copy would cost seconds.
-    constexpr uint64_t kMaxNormBytes = 256ull << 20;
-    const bool showNorms = request.keepValueNorms && request.layers.empty() &&
-                           estimate.attention <= kMaxNormBytes &&
-                           estimate.total + estimate.attention <= limit;
-    request.keepValueNorms = showNorms;
-    if (!showNorms) estimate = m_model->estimate(request);
+    fitToModel(request, outcome);
+    const MemoryEstimate estimate = fitToMemory(job, request, outcome);
     outcome.estimate = estimate;
-    outcome.memoryLimitBytes = limit;
+    outcome.memoryLimitBytes = request.limits.memoryLimitBytes;
     const quint64 generation = job.generation;
     request.progress = [this, generation](int done, int total) {
       Q_EMIT computeProgress(generation, done, total);
@@ -181,7 +191,7 @@ void ComputeWorker::compute(const ComputeJob& job) {
       };
     }
     auto result = std::make_shared<AttentionResult>(m_model->run(request));
-    if (showNorms) {
+    if (request.keepValueNorms) {
       AttentionGroup& main = result->group();
       AttentionGroup norms = valueNormGroup(main);
       main.valueNorms = FloatTensor();  // the group holds them now, weighted

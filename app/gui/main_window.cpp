@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "main_window.h"
 
-#include <QAction>
-#include <QActionGroup>
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
@@ -13,8 +11,6 @@
 #include <QGuiApplication>
 #include <QInputDialog>
 #include <QLabel>
-#include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QScreen>
@@ -23,10 +19,8 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QStyle>
 #include <QTabWidget>
 #include <QTimer>
-#include <QToolBar>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -37,11 +31,10 @@
 #include "compute_worker.h"
 #include "document.h"
 #include "error_banner.h"
-#include "heatmap_view.h"
+#include "main_menus.h"
 #include "model_panel.h"
 #include "session_actions.h"
 #include "settings.h"
-#include "shortcuts_dialog.h"
 #include "status_panel.h"
 #include "text_file_loader.h"
 #include "theme.h"
@@ -64,7 +57,11 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
       m_baseFont(QApplication::font()) {
   m_folder.path = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
   buildUi();
-  buildActions();
+  m_menus = new MainMenus(this, m_document, m_tabs, m_exports, m_sessions);
+  connect(m_menus, &MainMenus::textFileRequested, this, &MainWindow::openTextDialog);
+  connect(m_menus, &MainMenus::memoryLimitRequested, this, &MainWindow::chooseMemoryLimit);
+  connect(m_menus, &MainMenus::classroomModeToggled, this, &MainWindow::setClassroomMode);
+  connect(m_menus, &MainMenus::themeChosen, this, &MainWindow::setTheme);
   connectDocument();
   setAcceptDrops(true);
   // 1400×900 where the screen allows, else most of it (a 1024×700 laptop gets the whole window).
@@ -197,7 +194,7 @@ void MainWindow::fitModelPanel() {
 
 void MainWindow::setTheme(Theme theme) {
   applyTheme(theme);
-  for (QAction* a : m_themeActions) a->setChecked(a->data().toString() == toString(theme));
+  m_menus->showTheme(theme);
   if (m_settings) m_settings->setTheme(toString(theme));
   // Redraw once the new palette has reached every widget (its events are still queued), and
   // without running the event loop here: start() calls this.
@@ -212,194 +209,6 @@ void MainWindow::changeEvent(QEvent* event) {
       m_tabs)
     m_tabs->refresh();
   QMainWindow::changeEvent(event);
-}
-
-void MainWindow::buildActions() {
-  const auto action = [this](const QString& text, const QKeySequence& key, auto slot) {
-    auto* a = new QAction(text, this);
-    if (!key.isEmpty()) a->setShortcut(key);
-    connect(a, &QAction::triggered, this, slot);
-    addAction(a);  // shortcuts work in full screen, with the menu bar hidden too
-    m_allActions << a;
-    return a;
-  };
-  QStyle* s = style();
-
-  // File
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* openSession =
-      action(tr("&Open Session…"), QKeySequence::Open, [this] { m_sessions->openDialog(); });
-  openSession->setIcon(s->standardIcon(QStyle::SP_DialogOpenButton));
-  file->addAction(openSession);
-  m_sessions->setRecentMenu(file->addMenu(tr("Open &Recent")));
-  QAction* saveAct =
-      action(tr("&Save Session"), QKeySequence::Save, [this] { m_sessions->saveOrAsk(); });
-  saveAct->setIcon(s->standardIcon(QStyle::SP_DialogSaveButton));
-  file->addAction(saveAct);
-  file->addAction(
-      action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { m_sessions->saveAs(); }));
-  file->addSeparator();
-  file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")),
-                         [this] { openTextDialog(); }));
-  file->addSeparator();
-  QMenu* exportMenu = file->addMenu(tr("&Export"));
-  QAction* png = action(tr("View as &PNG…"), QKeySequence(tr("Ctrl+E")),
-                        [this] { m_exports->exportImage(render::ImageFormat::Png); });
-  QAction* svg = action(tr("View as &SVG…"), QKeySequence(tr("Ctrl+Alt+S")),
-                        [this] { m_exports->exportImage(render::ImageFormat::Svg); });
-  QAction* pdf = action(tr("View as P&DF…"), QKeySequence(tr("Ctrl+Alt+P")),
-                        [this] { m_exports->exportImage(render::ImageFormat::Pdf); });
-  QAction* allHeads = action(tr("&All Heads to Folder…"), QKeySequence(tr("Ctrl+Shift+E")),
-                             [this] { m_exports->exportAllHeads(); });
-  QAction* npy = action(tr("Attention as .&npy…"), QKeySequence(),
-                        [this] { m_exports->exportData(QStringLiteral("npy")); });
-  QAction* csv = action(tr("Attention as .&csv…"), QKeySequence(),
-                        [this] { m_exports->exportData(QStringLiteral("csv")); });
-  QAction* json = action(tr("&Trace as .json…"), QKeySequence(),
-                         [this] { m_exports->exportData(QStringLiteral("json")); });
-  png->setIcon(s->standardIcon(QStyle::SP_DriveFDIcon));
-  exportMenu->addActions({png, svg, pdf});
-  exportMenu->addSeparator();
-  exportMenu->addAction(allHeads);
-  exportMenu->addSeparator();
-  exportMenu->addActions({npy, csv, json});
-  file->addSeparator();
-  file->addAction(action(tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
-
-  // Edit
-  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-  QAction* copy = action(tr("&Copy View Image"), QKeySequence(tr("Ctrl+Shift+C")),
-                         [this] { m_exports->copyImage(); });
-  copy->setIcon(s->standardIcon(QStyle::SP_FileDialogDetailedView));
-  edit->addAction(copy);
-  // Plain Ctrl+C copies the image only while the views have focus; in the text box it copies text.
-  auto* copyInViews = new QAction(tr("Copy"), m_tabs);
-  copyInViews->setShortcut(QKeySequence::Copy);
-  copyInViews->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  connect(copyInViews, &QAction::triggered, this, [this] { m_exports->copyImage(); });
-  m_tabs->addAction(copyInViews);
-  edit->addSeparator();
-  edit->addAction(
-      action(tr("&Recompute Now"), QKeySequence(Qt::Key_F5), [this] { m_document->recompute(); }));
-  edit->addAction(action(tr("&Memory Limit…"), QKeySequence(), [this] { chooseMemoryLimit(); }));
-
-  // View
-  QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
-  viewMenu->addAction(
-      action(tr("Next &Head"), QKeySequence(tr("Alt+Right")), [this] { m_document->stepHead(1); }));
-  viewMenu->addAction(action(tr("Previous H&ead"), QKeySequence(tr("Alt+Left")),
-                             [this] { m_document->stepHead(-1); }));
-  viewMenu->addAction(action(tr("Next &Layer"), QKeySequence(tr("Alt+Down")),
-                             [this] { m_document->stepLayer(1); }));
-  viewMenu->addAction(action(tr("Previous La&yer"), QKeySequence(tr("Alt+Up")),
-                             [this] { m_document->stepLayer(-1); }));
-  viewMenu->addAction(action(tr("Next &Sentence"), QKeySequence(tr("Alt+PgDown")),
-                             [this] { m_document->stepItem(1); }));
-  viewMenu->addAction(action(tr("Previous Se&ntence"), QKeySequence(tr("Alt+PgUp")),
-                             [this] { m_document->stepItem(-1); }));
-  viewMenu->addSeparator();
-  for (int i = 0; i < m_tabs->count(); ++i) {
-    // Ctrl+1 … Ctrl+9: a tenth view has no digit left and is reached from this menu.
-    viewMenu->addAction(
-        action(m_tabs->tabText(i),
-               i < 9 ? QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)) : QKeySequence(),
-               [this, i] { m_tabs->setCurrentIndex(i); }));
-  }
-  viewMenu->addSeparator();
-  viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+0")), [this] {
-    static_cast<render::HeatmapView*>(m_tabs->view(render::ViewKind::Heatmap))->resetZoom();
-  }));
-  QAction* scores = action(tr("Show S&cores"), QKeySequence(tr("Ctrl+Shift+S")), [this](bool on) {
-    render::ViewState state = m_document->viewState();
-    state.showScores = on;
-    m_document->setViewState(state);
-  });
-  scores->setCheckable(true);
-  viewMenu->addAction(scores);
-  connect(m_document, &Document::viewStateChanged, scores,
-          [scores](const render::ViewState& st) { scores->setChecked(st.showScores); });
-  // A checkable View action bound to one flag of the view state, both ways.
-  const auto flagAction = [this, viewMenu, action](const QString& label, const QString& keys,
-                                                   const QString& tip,
-                                                   bool render::ViewState::*flag) {
-    QAction* a = action(label, QKeySequence(keys), [this, flag](bool on) {
-      render::ViewState state = m_document->viewState();
-      state.*flag = on;
-      m_document->setViewState(state);
-    });
-    a->setCheckable(true);
-    a->setToolTip(tip);
-    viewMenu->addAction(a);
-    connect(m_document, &Document::viewStateChanged, a,
-            [a, flag](const render::ViewState& st) { a->setChecked(st.*flag); });
-  };
-  flagAction(tr("&Hide Special Tokens"), tr("Ctrl+Shift+H"),
-             tr("Leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows"),
-             &render::ViewState::hideSpecial);
-  flagAction(tr("Merge Subwords into &Words"), tr("Ctrl+Shift+W"),
-             tr("One row and column per word: columns summed, rows averaged"),
-             &render::ViewState::mergeWords);
-  // Several queries selected with Ctrl/Shift click: their rows summed or averaged.
-  QMenu* combine = viewMenu->addMenu(tr("Combine Selected &Queries"));
-  auto* combineGroup = new QActionGroup(combine);
-  for (const auto& [label, aggregate] : {std::make_pair(tr("&Mean"), render::QueryAggregate::Mean),
-                                         std::make_pair(tr("&Sum"), render::QueryAggregate::Sum)}) {
-    QAction* a = combine->addAction(label);
-    a->setCheckable(true);
-    a->setChecked(aggregate == render::QueryAggregate::Mean);
-    a->setObjectName(QStringLiteral("combine-") + render::toString(aggregate));
-    combineGroup->addAction(a);
-    connect(a, &QAction::triggered, this, [this, aggregate = aggregate] {
-      render::ViewState state = m_document->viewState();
-      state.aggregate = aggregate;
-      m_document->setViewState(state);
-    });
-    connect(m_document, &Document::viewStateChanged, a,
-            [a, aggregate = aggregate](const render::ViewState& st) {
-              a->setChecked(st.aggregate == aggregate);
-            });
-  }
-  m_classroomAction = action(tr("Classroom &Mode"), QKeySequence(tr("Ctrl+Shift+M")),
-                             [this](bool on) { setClassroomMode(on); });
-  m_classroomAction->setCheckable(true);
-  m_classroomAction->setToolTip(tr("Large fonts for projectors"));
-  m_fullScreenAction = action(tr("&Full Screen"), QKeySequence(Qt::Key_F11), [this](bool on) {
-    setWindowState(on ? (windowState() | Qt::WindowFullScreen)
-                      : (windowState() & ~Qt::WindowFullScreen));
-  });
-  m_fullScreenAction->setCheckable(true);
-  viewMenu->addAction(m_classroomAction);
-  QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
-  auto* themes = new QActionGroup(this);
-  for (const auto& [theme, text] :
-       {std::pair{Theme::System, tr("&System")}, std::pair{Theme::Light, tr("&Light")},
-        std::pair{Theme::Dark, tr("&Dark")}}) {
-    QAction* a = themeMenu->addAction(text);
-    a->setCheckable(true);
-    a->setData(toString(theme));
-    themes->addAction(a);
-    connect(a, &QAction::triggered, this, [this, theme = theme] { setTheme(theme); });
-  }
-  m_themeActions = themes->actions();
-  viewMenu->addAction(m_fullScreenAction);
-
-  // Help
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(
-      action(tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] { showShortcuts(); }));
-  help->addAction(action(tr("&About attnscope"), QKeySequence(), [this] { showAbout(); }));
-
-  QToolBar* toolbar = addToolBar(tr("Main"));
-  toolbar->setObjectName(QStringLiteral("mainToolBar"));
-  toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  toolbar->addAction(openSession);
-  toolbar->addAction(saveAct);
-  toolbar->addSeparator();
-  toolbar->addAction(png);
-  for (QAction* a : {svg, pdf, allHeads}) toolbar->addAction(a);
-  toolbar->addAction(copy);
-  toolbar->addSeparator();
-  toolbar->addAction(m_classroomAction);
 }
 
 void MainWindow::connectDocument() {
@@ -684,27 +493,11 @@ void MainWindow::setClassroomMode(bool on) {
       font.setPixelSize(static_cast<int>(font.pixelSize() * kClassroomScale));
   }
   QApplication::setFont(font);
-  {
-    const QSignalBlocker blocker(m_classroomAction);
-    m_classroomAction->setChecked(on);
-  }
+  m_menus->showClassroomMode(on);
   render::ViewState state = m_document->viewState();
   state.classroom = on;
   m_document->setViewState(state);
   if (m_settings) m_settings->setClassroomMode(on);
-}
-
-void MainWindow::showShortcuts() {
-  ShortcutsDialog dialog(m_allActions, this);
-  dialog.exec();
-}
-
-void MainWindow::showAbout() {
-  QMessageBox::about(
-      this, tr("About attnscope"),
-      tr("<h3>attnscope %1</h3><p>See what every attention head of a transformer does "
-         "with the text you type.</p><p>Licensed under the GPL, version 3 or later.</p>")
-          .arg(QApplication::applicationVersion()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

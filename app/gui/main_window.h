@@ -12,7 +12,6 @@
 #include "theme.h"
 #include "view_state.h"
 
-class QAction;
 class QLabel;
 class QPlainTextEdit;
 class QScrollArea;
@@ -23,6 +22,7 @@ namespace attnscope::gui {
 
 class Document;
 class ErrorBanner;
+class MainMenus;
 class ModelPanel;
 class SessionActions;
 class Settings;
@@ -33,8 +33,9 @@ class ViewTabs;
 
 /// The main window: text and model panel on the left, the ten views on the right, menus,
 /// toolbar and status bar. It lays the pieces out and wires them to the document: the views
-/// (ViewTabs), exports (ExportActions), sessions (SessionActions), the status bar (StatusPanel)
-/// and the start-up decision (initialSession) each live in their own class.
+/// (ViewTabs), the menus and toolbar (MainMenus), exports (ExportActions), sessions
+/// (SessionActions), the status bar (StatusPanel) and the start-up decision (initialSession) each
+/// live in their own class.
 class MainWindow final : public QMainWindow {
   Q_OBJECT
  public:
@@ -72,7 +73,6 @@ class MainWindow final : public QMainWindow {
  private:
   void buildUi();
   void fitModelPanel();
-  void buildActions();
   void connectDocument();
   void onResult(const render::ResultPtr& result);
   void onError(const QString& message);
@@ -81,8 +81,6 @@ class MainWindow final : public QMainWindow {
   void showActionError(const QString& what, const QString& reason);
   void showMessage(const QString& message);
   void openTextDialog();
-  void showShortcuts();
-  void showAbout();
   /// Edit › Memory Limit…: the limit in MiB, with the last run's estimate beside it.
   void chooseMemoryLimit();
 
@@ -104,12 +102,8 @@ class MainWindow final : public QMainWindow {
   StatusPanel* m_status = nullptr;
   ExportActions* m_exports = nullptr;
   SessionActions* m_sessions = nullptr;
+  MainMenus* m_menus = nullptr;
   bool m_bannerFromDocument = false;
-
-  QAction* m_classroomAction = nullptr;
-  QAction* m_fullScreenAction = nullptr;
-  QList<QAction*> m_allActions;
-  QList<QAction*> m_themeActions;
 };
 
 }  // namespace attnscope::gui

@@ -95,6 +95,16 @@ ModelPanel::ModelPanel(QWidget* parent)
       m_generateRow(new QWidget(this)),
       m_device(new QComboBox(this)),
       m_info(new QLabel(this)) {
+  fillModelMenu();
+  setUpToyFields();
+  setUpRunFields();
+  layOutGroups();
+  connectFields();
+  showSpec();
+}
+
+// The bundled model, the toy layer, the cached models a family opens, and the open entries.
+void ModelPanel::fillModelMenu() {
   m_model->addItem(tr("Bundled: Tiny Shakespeare (trained)"), QStringLiteral("default"));
   m_model->setItemData(
       0, tr("The character-level GPT trained on Shakespeare that ships with attnscope"),
@@ -128,7 +138,9 @@ ModelPanel::ModelPanel(QWidget* parent)
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     box->setMinimumContentsLength(12);
   }
+}
 
+void ModelPanel::setUpToyFields() {
   m_preset->addItem(tr("Custom"));
   for (const auto& preset : presets()) m_preset->addItem(preset.first);
   m_preset->setToolTip(tr("Set-ups from the textbook and the tutorial"));
@@ -147,7 +159,10 @@ ModelPanel::ModelPanel(QWidget* parent)
   m_dModel->setToolTip(tr("n_embd: width of q, k, v and the output (--d-model)"));
   m_heads->setToolTip(tr("Number of heads; only divisors of d_model are offered (--heads)"));
   m_seed->setToolTip(tr("Seed of the random weights and embeddings (--seed)"));
+}
 
+// The device and the inputs only some models take (context, pair, target), hidden until then.
+void ModelPanel::setUpRunFields() {
   addEnumItem(m_device, tr("Automatic"), DeviceKind::Auto);
   addEnumItem(m_device, tr("CPU"), DeviceKind::Cpu);
   addEnumItem(m_device, tr("CUDA GPU"), DeviceKind::Cuda);
@@ -193,7 +208,9 @@ ModelPanel::ModelPanel(QWidget* parent)
   m_generateRow->hide();
   m_info->setWordWrap(true);
   m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+}
 
+void ModelPanel::layOutGroups() {
   auto* modelBox = new QGroupBox(tr("Model"), this);
   auto* modelForm = new QFormLayout(modelBox);
   modelForm->addRow(tr("Model:"), m_model);
@@ -227,7 +244,10 @@ ModelPanel::ModelPanel(QWidget* parent)
   layout->addWidget(m_toyBox);
   layout->addWidget(runBox);
   layout->addStretch(1);
+}
 
+// Every edit becomes a new model spec or new run options.
+void ModelPanel::connectFields() {
   connect(m_model, &QComboBox::activated, this, &ModelPanel::onModelChosen);
   connect(m_preset, &QComboBox::activated, this, &ModelPanel::onPresetChosen);
   for (QComboBox* box : {m_variant, m_heads, m_mask, m_scale, m_tokenizer}) {
@@ -244,8 +264,6 @@ ModelPanel::ModelPanel(QWidget* parent)
   connect(m_target, &QLineEdit::textEdited, this, &ModelPanel::onRunEdited);
   connect(m_generate, &QSpinBox::valueChanged, this, &ModelPanel::onRunEdited);
   connect(m_device, &QComboBox::currentIndexChanged, this, &ModelPanel::onRunEdited);
-
-  showSpec();
 }
 
 void ModelPanel::setModelSpec(const ModelSpec& spec) {

@@ -37,6 +37,13 @@ class ModelPanel final : public QWidget {
   void runOptionsEdited(const attnscope::gui::RunOptions& options);
 
  private:
+  // The constructor's steps, in order.
+  void fillModelMenu();
+  void setUpToyFields();
+  void setUpRunFields();
+  /// The Model, Toy attention layer and Run groups, top to bottom.
+  void layOutGroups();
+  void connectFields();
   void onModelChosen(int index);
   void onPresetChosen(int index);
   void onToyEdited();

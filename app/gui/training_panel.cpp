@@ -106,7 +106,36 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   m_lr->setSingleStep(1e-4);
   m_lr->setValue(1e-3);
   m_lr->setToolTip(tr("AdamW learning rate"));
+  m_progress->setRange(0, 1);
+  m_progress->setValue(0);
+  m_progress->setFormat(tr("not started"));
+  m_status->setWordWrap(true);
+  m_baseline->setChecked(true);
 
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(corpusForm());
+  layout->addWidget(settingsBox());
+  layout->addLayout(buttonRow());
+  layout->addWidget(m_progress);
+  layout->addWidget(m_status);
+  // Above the plot, not the form: a message takes the plot's room and moves no control.
+  layout->addWidget(m_banner);
+  layout->addWidget(m_plot, 1);
+  layout->addWidget(m_baseline);
+  layout->addLayout(sliderRow());
+
+  connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
+  connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
+  connect(m_save, &QPushButton::clicked, this, &TrainingPanel::saveDialog);
+  connect(m_baseline, &QCheckBox::toggled, m_plot, &LossPlot::setBaselineVisible);
+  connect(m_slider, &QSlider::valueChanged, this, &TrainingPanel::selectSnapshot);
+  connect(m_session, &TrainingSession::progressed, this, &TrainingPanel::onProgress);
+  connect(m_session, &TrainingSession::snapshotsChanged, this, &TrainingPanel::onSnapshotsChanged);
+  connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
+}
+
+QFormLayout* TrainingPanel::corpusForm() {
   // Typed or pasted paths are checked when editing ends (Enter or leaving the field).
   m_corpusPath->setObjectName(QStringLiteral("corpusPath"));
   m_corpusPath->setPlaceholderText(tr("a UTF-8 text file: type a path or choose one"));
@@ -119,7 +148,21 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   auto* corpusRow = new QHBoxLayout;
   corpusRow->addWidget(m_corpusPath, 1);
   corpusRow->addWidget(choose);
+  connect(choose, &QPushButton::clicked, this, &TrainingPanel::chooseCorpus);
+  connect(m_corpusPath, &QLineEdit::editingFinished, this, [this] {
+    const QString path = m_corpusPath->text().trimmed();
+    if (path.isEmpty() || path == m_corpusFile) return;
+    setCorpusPath(path);
+  });
+  connect(m_corpusPath, &QLineEdit::textEdited, this,
+          [this] { m_corpusWarning->setVisible(false); });
+  auto* form = new QFormLayout;
+  form->addRow(tr("Corpus:"), corpusRow);
+  form->addRow(m_corpusInfo);
+  return form;
+}
 
+QGroupBox* TrainingPanel::settingsBox() {
   auto* settings = new QGroupBox(tr("Settings"), this);
   auto* grid = new QGridLayout(settings);
   const QList<QPair<QString, QWidget*>> fields = {
@@ -135,7 +178,10 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
     grid->addWidget(label, i / 2, (i % 2) * 2);
     grid->addWidget(fields[i].second, i / 2, (i % 2) * 2 + 1);
   }
+  return settings;
+}
 
+QHBoxLayout* TrainingPanel::buttonRow() {
   m_stop->setEnabled(false);
   m_save->setEnabled(false);
   m_start->setToolTip(tr("Train from fresh weights with these settings"));
@@ -146,56 +192,20 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   buttons->addWidget(m_stop);
   buttons->addStretch(1);
   buttons->addWidget(m_save);
+  return buttons;
+}
 
-  m_progress->setRange(0, 1);
-  m_progress->setValue(0);
-  m_progress->setFormat(tr("not started"));
-  m_status->setWordWrap(true);
-  m_baseline->setChecked(true);
+QHBoxLayout* TrainingPanel::sliderRow() {
   m_slider->setEnabled(false);
   m_slider->setRange(0, 0);
   m_slider->setPageStep(1);
   m_slider->setToolTip(tr("The snapshots kept in memory: move back to see how the heads formed"));
   m_sliderLabel->setText(tr("No snapshots yet"));
-  auto* sliderRow = new QHBoxLayout;
-  sliderRow->addWidget(new QLabel(tr("Snapshot:"), this));
-  sliderRow->addWidget(m_slider, 1);
-  sliderRow->addWidget(m_sliderLabel);
-
-  auto* form = new QFormLayout;
-  form->addRow(tr("Corpus:"), corpusRow);
-  form->addRow(m_corpusInfo);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(form);
-  layout->addWidget(settings);
-  layout->addLayout(buttons);
-  layout->addWidget(m_progress);
-  layout->addWidget(m_status);
-  // Above the plot, not the form: a message takes the plot's room and moves no control.
-  layout->addWidget(m_banner);
-  layout->addWidget(m_plot, 1);
-  layout->addWidget(m_baseline);
-  layout->addLayout(sliderRow);
-
-  connect(choose, &QPushButton::clicked, this, &TrainingPanel::chooseCorpus);
-  connect(m_corpusPath, &QLineEdit::editingFinished, this, [this] {
-    const QString path = m_corpusPath->text().trimmed();
-    if (path.isEmpty() || path == m_corpusFile) return;
-    setCorpusPath(path);
-  });
-  connect(m_corpusPath, &QLineEdit::textEdited, this,
-          [this] { m_corpusWarning->setVisible(false); });
-  connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
-  connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
-  connect(m_save, &QPushButton::clicked, this, &TrainingPanel::saveDialog);
-  connect(m_baseline, &QCheckBox::toggled, m_plot, &LossPlot::setBaselineVisible);
-  connect(m_slider, &QSlider::valueChanged, this, &TrainingPanel::selectSnapshot);
-
-  connect(m_session, &TrainingSession::progressed, this, &TrainingPanel::onProgress);
-  connect(m_session, &TrainingSession::snapshotsChanged, this, &TrainingPanel::onSnapshotsChanged);
-  connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("Snapshot:"), this));
+  row->addWidget(m_slider, 1);
+  row->addWidget(m_sliderLabel);
+  return row;
 }
 
 TrainingPanel::~TrainingPanel() = default;

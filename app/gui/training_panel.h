@@ -14,6 +14,9 @@
 class QAction;
 class QCheckBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QGroupBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -66,6 +69,12 @@ class TrainingPanel final : public QWidget {
   void runFinished(bool cancelled);
 
  private:
+  /// The constructor's parts, top to bottom: the corpus field, the settings, the buttons and the
+  /// snapshot slider.
+  QFormLayout* corpusForm();
+  QGroupBox* settingsBox();
+  QHBoxLayout* buttonRow();
+  QHBoxLayout* sliderRow();
   void chooseCorpus();
   void saveDialog();
   void onProgress(const TrainProgress& progress);

@@ -27,6 +27,20 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),
       m_hideSpecial(new QCheckBox(tr("Hide specials"), this)),
       m_mergeWords(new QCheckBox(tr("Words"), this)) {
+  setUpControls();
+  buildGroups();
+  connect(m_group, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_item, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_palette, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
+  connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_mergeWords, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+}
+
+void ViewSelectorBar::setUpControls() {
   m_layer->setToolTip(tr("Layer (Alt+Up / Alt+Down)"));
   m_head->setToolTip(tr("Head (Alt+Left / Alt+Right)"));
   m_item->setToolTip(tr("Batch item: one per non-empty line of text (Alt+PgUp / Alt+PgDown)"));
@@ -50,7 +64,9 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_mergeWords->setObjectName(QStringLiteral("mergeWordsCheck"));
   m_layer->setRange(0, 0);
   m_head->setRange(0, 0);
+}
 
+void ViewSelectorBar::buildGroups() {
   // Two groups that sit side by side when there is room and stack when there is not (1024 px
   // screens, classroom fonts), so no control is ever cut off.
   m_selection = new QWidget(this);
@@ -93,16 +109,6 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   m_layout->setContentsMargins(0, 0, 0, 0);
   m_layout->setVerticalSpacing(4);
   arrange(true);
-
-  connect(m_group, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
-  connect(m_layer, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
-  connect(m_head, &QSpinBox::valueChanged, this, &ViewSelectorBar::emitEdit);
-  connect(m_item, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
-  connect(m_palette, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
-  connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
-  connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
-  connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
-  connect(m_mergeWords, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
 }
 
 void ViewSelectorBar::arrange(bool oneRow) {

@@ -34,6 +34,10 @@ class ViewSelectorBar final : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  /// The controls' ranges, choices and tooltips.
+  void setUpControls();
+  /// The selection (layer, head, sentence) and display (palette, options) groups, arranged.
+  void buildGroups();
   void emitEdit();
   void arrange(bool oneRow);
 

@@ -81,14 +81,8 @@ AblationView::AblationView(QWidget* parent)
   updateControls();
 }
 
-void AblationView::setResult(ResultPtr result) {
-  m_result = std::move(result);
+void AblationView::rebuild(Change) {
   updateControls();
-  update();
-}
-
-void AblationView::setViewState(const ViewState& state) {
-  m_viewState = state;
   update();
 }
 
@@ -108,13 +102,13 @@ bool AblationView::hasMap() const {
 void AblationView::updateControls() {
   using Phase = AblationStatus::Phase;
   const bool running = m_status.phase == Phase::Running;
-  m_exact->setEnabled(m_result && !running);
-  m_estimate->setEnabled(m_result && !running);
+  m_exact->setEnabled(result() && !running);
+  m_estimate->setEnabled(result() && !running);
   m_cancel->setEnabled(running && !m_status.cancelling);
   // Before a run: the heads it would cover, so the bar already says "0/16 heads".
   const int total = m_status.total > 0
                         ? m_status.total
-                        : (m_result ? m_result->group().layers() * m_result->group().heads() : 0);
+                        : (result() ? result()->group().layers() * result()->group().heads() : 0);
   m_progress->setFormat(total > 0 ? tr("%v/%m heads") : QString());
   m_progress->setRange(0, std::max(1, total));
   m_progress->setValue(std::clamp(m_status.done, 0, std::max(1, total)));
@@ -145,7 +139,7 @@ QString AblationView::message() const {
   using Phase = AblationStatus::Phase;
   switch (m_status.phase) {
     case Phase::Idle:
-      return m_result ? tr("Run the ablation for this text: “Ablate every head” zeroes each head "
+      return result() ? tr("Run the ablation for this text: “Ablate every head” zeroes each head "
                            "in turn and reruns the model (L·H runs); “Estimate (one pass)” "
                            "approximates every head from one forward and one backward pass.")
                       : tr("No result yet: type a text, then run the ablation for it.");
@@ -173,27 +167,11 @@ QRectF AblationView::cellRect(int layer, int head) const {
   return QRectF(m_lastCells.left() + head * w, m_lastCells.top() + layer * h, w, h);
 }
 
-void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const bool onScreen = painter.device() == this;
-  const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_viewState) : RenderStyle::forExport(m_viewState);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
-  m_lastCells = QRectF();
-  if (onScreen) m_screenCells = QRectF();
-  if (!hasMap()) {
-    style.drawMessage(painter, QRectF(area).adjusted(24, 0, -24, 0), message());
-    painter.restore();
-    return;
-  }
+double AblationView::drawCaption(QPainter& painter, const QRect& area,
+                                 const RenderStyle& style) const {
   const HeadAblation& a = *m_status.ablation;
-  const int L = a.layers, H = a.heads;
   const QFont big = style.font(13), small = style.font(11);
   const QFontMetricsF fm(big), sfm(small);
-
-  // The caption: what was predicted, how likely, and whether the map is exact.
-  QStringList lines;
   const int last = std::clamp<int>(a.position, 0, std::max<int>(0, int(a.tokens.size()) - 1));
   const QString what =
       a.maskFill ? tr("the fill of the mask at #%1").arg(a.position)
@@ -202,11 +180,14 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
           : tr("the next token after %1").arg(quoted(a.tokens[std::size_t(last)], a.position));
   QString detail =
       tr("baseline p = %1 for %2").arg(MatrixPainter::formatValue(a.baseline, 4)).arg(what);
-  if (m_status.item > 0 || (m_result && m_result->group().batch() > 1))
+  if (m_status.item > 0 || (result() && result()->group().batch() > 1))
     detail += tr(" · batch item %1").arg(m_status.item);
-  detail += a.estimate ? tr(" · estimate (attribution patching, first order): one forward and one "
-                            "backward pass")
-                       : tr(" · exact: each head zeroed in its own run (%1 heads)").arg(L * H);
+  detail +=
+      a.estimate
+          ? tr(" · estimate (attribution patching, first order): one forward and one "
+               "backward pass")
+          : tr(" · exact: each head zeroed in its own run (%1 heads)").arg(a.layers * a.heads);
+  QStringList lines;
   for (const std::string& n : a.notices) lines << QString::fromStdString(n);
   const QString heading = tr("Δ log p of %1 when each head's output is zeroed%2")
                               .arg(quoted(a.target, -1))
@@ -230,9 +211,13 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
                      sfm.elidedText(n, Qt::ElideRight, area.width() - 16));
     y += sfm.height();
   }
-  y += 8;
+  return y + 8;
+}
 
-  // The strongest heads, by |Δ log p|: the few a reader looks for first, however big the map.
+QString AblationView::strongestHeads() const {
+  // By |Δ log p|: the few a reader looks for first, however big the map.
+  const HeadAblation& a = *m_status.ablation;
+  const int L = a.layers, H = a.heads;
   std::vector<int> order(static_cast<std::size_t>(L * H));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int i, int j) {
@@ -248,7 +233,68 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
                      .arg(MatrixPainter::formatValue(a.change(i / H, i % H), 3))
                      .arg(MatrixPainter::formatValue(a.probability(i / H, i % H), 3));
   }
-  const QString strongestLine = tr("strongest: %1").arg(strongest.join(QStringLiteral(" · ")));
+  return tr("strongest: %1").arg(strongest.join(QStringLiteral(" · ")));
+}
+
+void AblationView::drawMap(QPainter& painter, const QRectF& cells, double range,
+                           const RenderStyle& style) const {
+  const HeadAblation& a = *m_status.ablation;
+  const int L = a.layers, H = a.heads;
+  const double cell = cells.width() / H;
+  const Palette diverging = Palette::diverging();
+  MatrixPainter::drawCells(
+      painter, cells,
+      MatrixPainter::colorize(a.logProbChange.data.data(), L, H, diverging, -range, range));
+  painter.setBrush(Qt::NoBrush);
+  if (cell >= 6) {
+    painter.setPen(QPen(style.background, 1));
+    for (int h = 1; h < H; ++h)
+      painter.drawLine(QPointF(cells.left() + h * cell, cells.top()),
+                       QPointF(cells.left() + h * cell, cells.bottom()));
+    for (int l = 1; l < L; ++l)
+      painter.drawLine(QPointF(cells.left(), cells.top() + l * cell),
+                       QPointF(cells.right(), cells.top() + l * cell));
+  }
+  painter.setPen(QPen(style.frame, 0));
+  painter.drawRect(cells);
+  // The values, where a cell holds "−0.00" at a readable size.
+  QFont valueFont = style.font(std::clamp(cell * 0.28, 9.0, 14.0) / style.fontScale);
+  const QFontMetricsF vfm(valueFont);
+  if (vfm.horizontalAdvance(QStringLiteral("−0.00")) + 4 <= cell && vfm.height() + 2 <= cell) {
+    painter.setFont(valueFont);
+    for (int l = 0; l < L; ++l) {
+      for (int h = 0; h < H; ++h) {
+        const double v = a.change(l, h);
+        const QColor c = diverging.colorAt(0.5 + 0.5 * v / range);
+        painter.setPen(c.lightnessF() < 0.55 ? QColor(Qt::white) : QColor(0x20, 0x20, 0x20));
+        painter.drawText(cellRect(l, h), Qt::AlignCenter, MatrixPainter::formatValue(v, 2));
+      }
+    }
+  }
+  // The selected head, the one the other views show.
+  if (const QRectF sel = cellRect(viewState().layer, viewState().head); !sel.isEmpty()) {
+    // Dark and light together: readable on both ends of the diverging palette.
+    painter.setPen(QPen(style.text, 2));
+    painter.drawRect(sel.adjusted(1, 1, -1, -1));
+    painter.setPen(QPen(style.background, 1));
+    painter.drawRect(sel.adjusted(2.5, 2.5, -2.5, -2.5));
+  }
+}
+
+void AblationView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                        bool onScreen) {
+  m_lastCells = QRectF();
+  if (onScreen) m_screenCells = QRectF();
+  if (!hasMap()) {
+    style.drawMessage(painter, QRectF(area).adjusted(24, 0, -24, 0), message());
+    return;
+  }
+  const HeadAblation& a = *m_status.ablation;
+  const int L = a.layers, H = a.heads;
+  const QFont small = style.font(11);
+  const QFontMetricsF sfm(small);
+  // The caption: what was predicted, how likely, and whether the map is exact.
+  const double y = drawCaption(painter, area, style);
   const double footer = sfm.height() * 2.8;
 
   // The map: layers down, heads across, square cells as large as fit.
@@ -265,53 +311,14 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
   const QRectF cells(left, y, cell * H, cell * L);
   m_lastCells = cells;
   if (onScreen) m_screenCells = cells;
-
-  const Palette diverging = Palette::diverging();
   const double range = maxAbsChange(a);
-  MatrixPainter::drawCells(
-      painter, cells,
-      MatrixPainter::colorize(a.logProbChange.data.data(), L, H, diverging, -range, range));
-  painter.setBrush(Qt::NoBrush);
-  if (cell >= 6) {
-    painter.setPen(QPen(style.background, 1));
-    for (int h = 1; h < H; ++h)
-      painter.drawLine(QPointF(cells.left() + h * cell, cells.top()),
-                       QPointF(cells.left() + h * cell, cells.bottom()));
-    for (int l = 1; l < L; ++l)
-      painter.drawLine(QPointF(cells.left(), cells.top() + l * cell),
-                       QPointF(cells.right(), cells.top() + l * cell));
-  }
-  painter.setPen(QPen(style.frame, 0));
-  painter.drawRect(cells);
-
-  // The values, where a cell holds "−0.00" at a readable size.
-  QFont valueFont = style.font(std::clamp(cell * 0.28, 9.0, 14.0) / style.fontScale);
-  const QFontMetricsF vfm(valueFont);
-  if (vfm.horizontalAdvance(QStringLiteral("−0.00")) + 4 <= cell && vfm.height() + 2 <= cell) {
-    painter.setFont(valueFont);
-    for (int l = 0; l < L; ++l) {
-      for (int h = 0; h < H; ++h) {
-        const double v = a.change(l, h);
-        const QColor c = diverging.colorAt(0.5 + 0.5 * v / range);
-        painter.setPen(c.lightnessF() < 0.55 ? QColor(Qt::white) : QColor(0x20, 0x20, 0x20));
-        painter.drawText(cellRect(l, h), Qt::AlignCenter, MatrixPainter::formatValue(v, 2));
-      }
-    }
-  }
-  // The selected head, the one the other views show.
-  if (const QRectF sel = cellRect(m_viewState.layer, m_viewState.head); !sel.isEmpty()) {
-    // Dark and light together: readable on both ends of the diverging palette.
-    painter.setPen(QPen(style.text, 2));
-    painter.drawRect(sel.adjusted(1, 1, -1, -1));
-    painter.setPen(QPen(style.background, 1));
-    painter.drawRect(sel.adjusted(2.5, 2.5, -2.5, -2.5));
-  }
+  drawMap(painter, cells, range, style);
   MatrixPainter::drawRowLabels(painter, cells, rowLabels, small, style.text);
   MatrixPainter::drawColumnLabels(painter, cells, colLabels, small, style.text);
 
   const double barHeight = std::max(cells.height(), std::min(160.0, availH));
   MatrixPainter::drawColorBar(painter, QRectF(cells.right() + 24, cells.top(), 14, barHeight),
-                              diverging, -range, range, style,
+                              Palette::diverging(), -range, range, style,
                               a.estimate ? tr("Δ log p (estimate)") : tr("Δ log p"));
 
   const double footerTop = std::max(cells.bottom(), cells.top() + barHeight) + colLabelH + 4;
@@ -319,7 +326,7 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
   painter.setPen(style.text);
   painter.drawText(QRectF(area.left() + 8, footerTop, area.width() - 16, sfm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter,
-                   sfm.elidedText(strongestLine, Qt::ElideRight, area.width() - 16));
+                   sfm.elidedText(strongestHeads(), Qt::ElideRight, area.width() - 16));
   painter.setPen(style.muted);
   painter.drawText(
       QRectF(area.left() + 8, footerTop + sfm.height() * 1.2, area.width() - 16, sfm.height()),
@@ -327,12 +334,6 @@ void AblationView::renderTo(QPainter& painter, const QRect& rect, const QString&
       sfm.elidedText(tr("blue: the prediction gets less likely without the head, red: more; "
                         "click a head to open it"),
                      Qt::ElideRight, area.width() - 16));
-  painter.restore();
-}
-
-void AblationView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, canvas(), QString());
 }
 
 bool AblationView::hit(const QPointF& pos, int* layer, int* head) const {

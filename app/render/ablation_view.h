@@ -28,9 +28,6 @@ class AblationView final : public AttentionView {
   explicit AblationView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Ablation; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   void setAblation(const AblationStatus& status);
   const AblationStatus& ablation() const { return m_status; }
@@ -47,12 +44,21 @@ class AblationView final : public AttentionView {
   void ablationCancelRequested();
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  /// The map comes from setAblation; the result and the state change the buttons and colours.
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
 
  private:
   bool hasMap() const;
+  /// The heading, the baseline and the notices above the map; returns where they end.
+  double drawCaption(QPainter& painter, const QRect& area, const RenderStyle& style) const;
+  /// "strongest: L1 H2 −2.00 (p 0.054) · …", the heads of largest |Δ log p|.
+  QString strongestHeads() const;
+  /// The cells (colours symmetric in ±range), their values where they fit, the selected head.
+  void drawMap(QPainter& painter, const QRectF& cells, double range,
+               const RenderStyle& style) const;
   bool hit(const QPointF& pos, int* layer, int* head) const;
   void updateControls();
 
@@ -63,8 +69,6 @@ class AblationView final : public AttentionView {
   QPushButton* m_cancel;
   QLabel* m_state;
 
-  ResultPtr m_result;
-  ViewState m_viewState;
   AblationStatus m_status;
   QRectF m_lastCells, m_screenCells;  // the whole map: [layers] rows × [heads] columns
 };

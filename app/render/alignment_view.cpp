@@ -18,6 +18,27 @@
 
 namespace attnscope::render {
 
+namespace {
+
+// Each target token's strongest source tokens: at most kTopSources, none below kMinWeight.
+std::vector<AlignmentView::Line> strongestSources(const HeadMatrix& m) {
+  std::vector<AlignmentView::Line> lines;
+  for (int r = 0; r < m.rows; ++r) {
+    std::vector<int> order(static_cast<std::size_t>(m.cols));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return m.at(r, a) > m.at(r, b); });
+    for (int i = 0; i < std::min(AlignmentView::kTopSources, m.cols); ++i) {
+      const int c = order[static_cast<std::size_t>(i)];
+      const double w = m.at(r, c);
+      if (!(w >= AlignmentView::kMinWeight)) break;
+      lines.push_back({r, c, w});
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
 AlignmentView::AlignmentView(QWidget* parent) : AttentionView(parent), m_layers(new QComboBox) {
   setMouseTracking(true);
   setMinimumSize(240, 200);
@@ -36,16 +57,6 @@ AlignmentView::AlignmentView(QWidget* parent) : AttentionView(parent), m_layers(
           [this](int index) { setAllLayers(index == 1); });
 }
 
-void AlignmentView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  rebuild();
-}
-
-void AlignmentView::setViewState(const ViewState& state) {
-  m_state = state;
-  rebuild();
-}
-
 void AlignmentView::setAllLayers(bool all) {
   {
     const QSignalBlocker blocker(m_layers);
@@ -53,25 +64,25 @@ void AlignmentView::setAllLayers(bool all) {
   }
   if (all == m_allLayers) return;
   m_allLayers = all;
-  rebuild();
+  average();
 }
 
-void AlignmentView::rebuild() {
+void AlignmentView::average() {
   m_mean = HeadMatrix();
   m_problem.clear();
   update();
-  const AttentionGroup* g = m_result ? m_result->findGroup("cross") : nullptr;
-  if (!m_result) {
+  const AttentionGroup* g = result() ? result()->findGroup("cross") : nullptr;
+  if (!result()) {
     m_problem = QStringLiteral("No result yet");
     return;
   }
-  if (!g || !m_result->findGroup("decoder_self")) {
+  if (!g || !result()->findGroup("decoder_self")) {
     m_problem = QStringLiteral(
         "The alignment view shows an encoder-decoder's cross-attention (T5, BART, Marian): which "
         "source tokens each target token looks at");
     return;
   }
-  const ViewState& s = m_state;
+  const ViewState& s = viewState();
   if (s.item < 0 || s.item >= g->batch() || s.layer < 0 || g->heads() <= 0) {
     m_problem = QStringLiteral("Selection out of range");
     return;
@@ -95,51 +106,40 @@ void AlignmentView::rebuild() {
   if (m_mean.rows == 0 || m_mean.cols == 0) m_problem = QStringLiteral("No tokens to show");
 }
 
-void AlignmentView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  draw(painter, canvas(), QString(), true);
-}
-
-void AlignmentView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  draw(painter, rect, title, false);
-}
-
-void AlignmentView::draw(QPainter& painter, const QRect& rect, const QString& title,
-                         bool onScreen) {
-  const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
-  m_lines.clear();
-  if (!m_problem.isEmpty()) {
-    style.drawMessage(painter, area, m_problem);
-    painter.restore();
-    return;
-  }
-  const HeadMatrix& m = m_mean;
-  // The caption says what is averaged and what is left out.
+double AlignmentView::drawCaption(QPainter& painter, const QRect& area,
+                                  const RenderStyle& style) const {
+  // What is averaged and what is left out.
   const QFont captionFont = style.font(12);
   const QFontMetricsF cfm(captionFont);
   const QString caption =
       (m_allLayers ? QStringLiteral("Cross-attention, mean over every layer's heads")
                    : QStringLiteral("Cross-attention, mean over the heads of layer %1")
-                         .arg(m_state.layer)) +
+                         .arg(viewState().layer)) +
       QStringLiteral(
           " · each target token's %1 strongest source tokens, weights below %2 not "
           "drawn")
           .arg(kTopSources)
           .arg(kMinWeight) +
-      (m.hiddenSpecial > 0 ? QStringLiteral(" · special tokens hidden, rows renormalised")
-                           : QString());
+      (m_mean.hiddenSpecial > 0 ? QStringLiteral(" · special tokens hidden, rows renormalised")
+                                : QString());
   const QRectF captionRect(area.left() + 8, area.top() + 4, area.width() - 16, cfm.height() * 2.4);
   painter.setPen(style.muted);
   painter.setFont(captionFont);
   painter.drawText(captionRect, Qt::AlignLeft | Qt::TextWordWrap, caption);
+  return captionRect.bottom();
+}
 
+void AlignmentView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                         bool onScreen) {
+  painter.setRenderHint(QPainter::Antialiasing);
+  m_lines.clear();
+  if (!m_problem.isEmpty()) {
+    style.drawMessage(painter, area, m_problem);
+    return;
+  }
+  const HeadMatrix& m = m_mean;
   // Two columns of tokens: target (queries) on the left, source (keys) on the right.
-  const double top = captionRect.bottom() + 8;
+  const double top = drawCaption(painter, area, style) + 8;
   const double height = std::max(40.0, area.bottom() - top - 24);
   const int n = std::max(m.rows, m.cols);
   const double pitch = height / std::max(1, n);
@@ -174,20 +174,10 @@ void AlignmentView::draw(QPainter& painter, const QRect& rect, const QString& ti
   // The focus: the token under the mouse, else the pinned query.
   int focusTarget = onScreen ? m_hoverTarget : -1;
   const int focusSource = onScreen ? m_hoverSource : -1;
-  if (focusTarget < 0 && focusSource < 0) focusTarget = m.rowOfToken(m_state.pinnedQuery);
+  if (focusTarget < 0 && focusSource < 0) focusTarget = m.rowOfToken(viewState().pinnedQuery);
 
   const QColor lineColor = Palette::categorical(0);
-  for (int r = 0; r < m.rows; ++r) {
-    std::vector<int> order(static_cast<std::size_t>(m.cols));
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return m.at(r, a) > m.at(r, b); });
-    for (int i = 0; i < std::min(kTopSources, m.cols); ++i) {
-      const int c = order[static_cast<std::size_t>(i)];
-      const double w = m.at(r, c);
-      if (!(w >= kMinWeight)) break;
-      m_lines.push_back({r, c, w});
-    }
-  }
+  m_lines = strongestSources(m);
   for (const Line& line : m_lines) {
     const bool dim = (focusTarget >= 0 && line.target != focusTarget) ||
                      (focusSource >= 0 && line.source != focusSource);
@@ -213,7 +203,6 @@ void AlignmentView::draw(QPainter& painter, const QRect& rect, const QString& ti
     m_targetRects = targets;
     m_sourceRects = sources;
   }
-  painter.restore();
 }
 
 void AlignmentView::mouseMoveEvent(QMouseEvent* event) {

@@ -30,9 +30,6 @@ class AlignmentView final : public AttentionView {
   explicit AlignmentView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Alignment; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// Average over every layer instead of the selected one.
   void setAllLayers(bool all);
@@ -49,17 +46,18 @@ class AlignmentView final : public AttentionView {
   QString problem() const { return m_problem; }
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change) override { average(); }
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
 
  private:
-  void rebuild();
-  void draw(QPainter& painter, const QRect& rect, const QString& title, bool onScreen);
+  /// The mean cross-attention over the heads averaged, or why there is none.
+  void average();
+  /// What is averaged and what is left out, above the tokens; returns where it ends.
+  double drawCaption(QPainter& painter, const QRect& area, const RenderStyle& style) const;
 
   QComboBox* m_layers;
-  ResultPtr m_result;
-  ViewState m_state;
   bool m_allLayers = false;
   HeadMatrix m_mean;
   QString m_problem;

@@ -1,9 +1,51 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attention_view.h"
 
+#include <QPainter>
 #include <QVBoxLayout>
 
+#include <utility>
+
+#include "render_style.h"
+
 namespace attnscope::render {
+
+void AttentionView::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  runRebuild(Change::Result);
+}
+
+void AttentionView::setViewState(const ViewState& state) {
+  // The whole state is compared, so no field can change without a rebuild.
+  if (state == m_state) return;
+  m_state = state;
+  runRebuild(Change::State);
+}
+
+void AttentionView::runRebuild(Change change) {
+  ++m_rebuilds;
+  rebuild(change);
+}
+
+void AttentionView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
+  paintView(painter, rect, title, painter.device() == this);
+}
+
+void AttentionView::paintView(QPainter& painter, const QRect& rect, const QString& title,
+                              bool onScreen) {
+  const RenderStyle style =
+      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  painter.save();
+  painter.fillRect(rect, style.background);
+  const QRect area = style.drawTitle(painter, rect, title);
+  draw(painter, area, style, onScreen);
+  painter.restore();
+}
+
+void AttentionView::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  paintView(painter, canvas(), QString(), true);
+}
 
 void AttentionView::setControlBar(QWidget* bar) {
   m_controlBar = bar;

@@ -109,22 +109,16 @@ CompareView::CompareView(QWidget* parent)
   updateSelectors();
 }
 
-void CompareView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  rebuild();
-  updateSelectors();
-}
-
-void CompareView::setViewState(const ViewState& state) {
-  m_state = state;
-  rebuild();
+void CompareView::rebuild(Change) {
+  compare();
   updateSelectors();
 }
 
 void CompareView::updateSelectors() {
+  const ViewState& state = viewState();
   const QSignalBlocker b1(m_layerA), b2(m_headA), b3(m_itemA), b4(m_layerB), b5(m_headB),
       b6(m_itemB);
-  const AttentionGroup* r = m_result ? &weightsOf(*m_result, m_state.group) : nullptr;
+  const AttentionGroup* r = result() ? &weightsOf(*result(), state.group) : nullptr;
   const int layers = r ? r->layers() : 0, heads = r ? r->heads() : 0, batch = r ? r->batch() : 0;
   for (QSpinBox* box : {m_layerA, m_layerB}) box->setRange(0, std::max(0, layers - 1));
   for (QSpinBox* box : {m_headA, m_headB}) box->setRange(0, std::max(0, heads - 1));
@@ -136,39 +130,40 @@ void CompareView::updateSelectors() {
       for (int i = 0; i < batch; ++i) box->setItemText(i, sentenceName(*r, i));
     }
   }
-  m_layerA->setValue(m_state.layer);
-  m_headA->setValue(m_state.head);
-  m_itemA->setCurrentIndex(m_state.item < batch ? m_state.item : -1);
-  m_layerB->setValue(m_state.vsLayer);
-  m_headB->setValue(m_state.vsHead);
-  m_itemB->setCurrentIndex(m_state.vsItem < batch ? m_state.vsItem : -1);
+  m_layerA->setValue(state.layer);
+  m_headA->setValue(state.head);
+  m_itemA->setCurrentIndex(state.item < batch ? state.item : -1);
+  m_layerB->setValue(state.vsLayer);
+  m_headB->setValue(state.vsHead);
+  m_itemB->setCurrentIndex(state.vsItem < batch ? state.vsItem : -1);
   m_bar->setEnabled(r != nullptr);
   m_otherSentence->setEnabled(batch > 1);
 }
 
 void CompareView::emitSelection() {
-  ViewState s = m_state;
+  ViewState s = viewState();
   s.layer = m_layerA->value();
   s.head = m_headA->value();
   if (m_itemA->currentIndex() >= 0) s.item = m_itemA->currentIndex();
   s.vsLayer = m_layerB->value();
   s.vsHead = m_headB->value();
   if (m_itemB->currentIndex() >= 0) s.vsItem = m_itemB->currentIndex();
-  if (s != m_state) Q_EMIT viewStateEdited(s);
+  if (s != viewState()) Q_EMIT viewStateEdited(s);
 }
 
 void CompareView::sameHeadOtherSentence() {
-  if (!m_result) return;
-  const int batch = weightsOf(*m_result, m_state.group).batch();
+  const ViewState& state = viewState();
+  if (!result()) return;
+  const int batch = weightsOf(*result(), state.group).batch();
   if (batch < 2) return;
-  ViewState s = m_state;
+  ViewState s = state;
   s.vsLayer = s.layer;
   s.vsHead = s.head;
   // The next sentence after A's; pressing again walks on through the batch.
   const int from =
-      s.vsLayer == m_state.vsLayer && s.vsHead == m_state.vsHead && m_state.vsItem != m_state.item
-          ? m_state.vsItem
-          : m_state.item;
+      s.vsLayer == state.vsLayer && s.vsHead == state.vsHead && state.vsItem != state.item
+          ? state.vsItem
+          : state.item;
   s.vsItem = (from + 1) % batch;
   if (s.vsItem == s.item) s.vsItem = (s.vsItem + 1) % batch;
   Q_EMIT viewStateEdited(s);
@@ -186,23 +181,22 @@ void CompareView::resizeEvent(QResizeEvent* event) {
 
 QRectF CompareView::panelRect(int panel) const {
   if (!m_valid || panel < 0 || panel > 2) return {};
-  return layoutFor(canvas(), RenderStyle::forWidget(*this, m_state)).cells[panel];
+  return layoutFor(canvas(), RenderStyle::forWidget(*this, viewState())).cells[panel];
 }
 
-void CompareView::rebuild() {
-  m_valid =
-      m_result &&
-      validHead(weightsOf(*m_result, m_state.group), m_state.layer, m_state.head, m_state.item) &&
-      validHead(weightsOf(*m_result, m_state.group), m_state.vsLayer, m_state.vsHead,
-                m_state.vsItem);
+void CompareView::compare() {
+  const ViewState& state = viewState();
+  m_valid = result() &&
+            validHead(weightsOf(*result(), state.group), state.layer, state.head, state.item) &&
+            validHead(weightsOf(*result(), state.group), state.vsLayer, state.vsHead, state.vsItem);
   m_distance = 0;
   if (m_valid) {
-    const AttentionGroup& r = weightsOf(*m_result, m_state.group);
+    const AttentionGroup& r = weightsOf(*result(), state.group);
     // Compare weights, always: the JS distance is defined on distributions.
-    m_a = HeadMatrix::of(r, m_state.layer, m_state.item, m_state.head, false, m_state.hideSpecial,
-                         m_state.mergeWords);
-    m_b = HeadMatrix::of(r, m_state.vsLayer, m_state.vsItem, m_state.vsHead, false,
-                         m_state.hideSpecial, m_state.mergeWords);
+    m_a = HeadMatrix::of(r, state.layer, state.item, state.head, false, state.hideSpecial,
+                         state.mergeWords);
+    m_b = HeadMatrix::of(r, state.vsLayer, state.vsItem, state.vsHead, false, state.hideSpecial,
+                         state.mergeWords);
     m_diff = HeadMatrix::difference(m_a, m_b);
     // Over what is shown: with special tokens hidden, the renormalised rows.
     const auto view = [](const HeadMatrix& m) {
@@ -298,35 +292,29 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   return lay;
 }
 
-void CompareView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const bool screen = painter.device() == this;
-  const RenderStyle style =
-      screen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
+  const ViewState& state = viewState();
   if (!m_valid) {
     style.drawMessage(
         painter, area,
-        m_result ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
-    painter.restore();
+        result() ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
     return;
   }
   const Layout lay = layoutFor(area, style);
-  const Palette palette = Palette::named(m_state.palette);
+  const Palette palette = Palette::named(state.palette);
   const double hi =
       std::max({static_cast<double>(m_a.maxValue), static_cast<double>(m_b.maxValue), 1e-6});
   const double span = std::max({std::abs(static_cast<double>(m_diff.minValue)),
                                 std::abs(static_cast<double>(m_diff.maxValue)), 1e-6});
   const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
   const QString headings[3] = {QStringLiteral("A · layer %1, head %2, item %3")
-                                   .arg(m_state.layer)
-                                   .arg(m_state.head)
-                                   .arg(m_state.item),
+                                   .arg(state.layer)
+                                   .arg(state.head)
+                                   .arg(state.item),
                                QStringLiteral("B · layer %1, head %2, item %3")
-                                   .arg(m_state.vsLayer)
-                                   .arg(m_state.vsHead)
-                                   .arg(m_state.vsItem),
+                                   .arg(state.vsLayer)
+                                   .arg(state.vsHead)
+                                   .arg(state.vsItem),
                                QStringLiteral("A − B")};
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
@@ -359,19 +347,13 @@ void CompareView::renderTo(QPainter& painter, const QRect& rect, const QString& 
   painter.setFont(style.font(13));
   painter.setPen(style.text);
   painter.drawText(lay.summary, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, summary());
-  painter.restore();
-}
-
-void CompareView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, canvas(), QString());
 }
 
 void CompareView::mouseMoveEvent(QMouseEvent* event) {
   const int oldQuery = m_hoverQuery, oldKey = m_hoverKey;
   m_hoverQuery = m_hoverKey = -1;
   if (m_valid) {
-    const Layout lay = layoutFor(canvas(), RenderStyle::forWidget(*this, m_state));
+    const Layout lay = layoutFor(canvas(), RenderStyle::forWidget(*this, viewState()));
     const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
     for (int i = 0; i < 3; ++i) {
       if (!lay.cells[i].contains(event->position())) continue;

@@ -28,9 +28,6 @@ class CompareView final : public AttentionView {
   explicit CompareView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Compare; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// Mean JS distance between A and B over the common prefix; 0 without a valid selection.
   double distance() const { return m_distance; }
@@ -42,7 +39,8 @@ class CompareView final : public AttentionView {
   QRectF panelRect(int panel) const;
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
@@ -56,8 +54,8 @@ class CompareView final : public AttentionView {
   };
   Layout layoutFor(const QRect& area, const RenderStyle& style) const;
   Layout layoutIn(const QRect& area, const RenderStyle& style, bool stacked) const;
-  /// The widget's drawing area: below the selector bar.
-  void rebuild();
+  /// A, B and A − B and their distance, for the current result and state.
+  void compare();
   void updateSelectors();
   void emitSelection();
   void sameHeadOtherSentence();
@@ -72,8 +70,6 @@ class CompareView final : public AttentionView {
   QComboBox* m_itemB;
   QPushButton* m_otherSentence;
 
-  ResultPtr m_result;
-  ViewState m_state;
   HeadMatrix m_a, m_b, m_diff;
   double m_distance = 0;
   bool m_valid = false;

@@ -28,21 +28,24 @@ GridView::GridView(QWidget* parent) : AttentionView(parent) {
   setMinimumSize(200, 160);
 }
 
-void GridView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  m_dirty = true;
-  ++m_generation;
-  update();
+GridView::TileInputs GridView::TileInputs::of(const ViewState& s) {
+  return {s.group, s.item, s.hideSpecial, s.mergeWords, s.palette, s.perHeadScale};
 }
 
-void GridView::setViewState(const ViewState& state) {
-  if (state.item != m_state.item || state.palette != m_state.palette ||
-      state.perHeadScale != m_state.perHeadScale || state.hideSpecial != m_state.hideSpecial ||
-      state.mergeWords != m_state.mergeWords || state.group != m_state.group) {
+bool GridView::TileInputs::operator==(const TileInputs& o) const {
+  return group == o.group && item == o.item && hideSpecial == o.hideSpecial &&
+         mergeWords == o.mergeWords && palette == o.palette && perHeadScale == o.perHeadScale;
+}
+
+void GridView::rebuild(Change change) {
+  // Every change repaints; the tiles, the costly part, are redone only for a result or for new
+  // tile inputs (a selected head is just a frame drawn over them).
+  const TileInputs inputs = TileInputs::of(viewState());
+  if (change == Change::Result || inputs != m_tileInputs) {
+    m_tileInputs = inputs;
     m_dirty = true;
     ++m_generation;
   }
-  m_state = state;
   update();
 }
 
@@ -87,19 +90,19 @@ PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
 // about 10 ms here; 144 heads of 1024 tokens (151 M) took 0.4 s and froze the window.
 constexpr qint64 kBackgroundWork = qint64(4) << 20;
 
-qint64 workOf(const ResultPtr& result, const ViewState& state) {
+qint64 workOf(const ResultPtr& result, const std::string& group) {
   if (!result) return 0;
-  const AttentionGroup& g = result->group(state.group);
+  const AttentionGroup& g = result->group(group);
   return qint64(g.layers()) * g.heads() * g.queries() * g.keys();
 }
 
 }  // namespace
 
-GridView::Tiles GridView::computeTiles(const ResultPtr& result, const ViewState& state) {
+GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs& inputs) {
   Tiles out;
-  if (!result || state.item < 0 || state.item >= result->group(state.group).batch()) return out;
-  const AttentionGroup& r = result->group(state.group);
-  const int layers = r.layers(), heads = r.heads(), item = state.item;
+  if (!result || inputs.item < 0 || inputs.item >= result->group(inputs.group).batch()) return out;
+  const AttentionGroup& r = result->group(inputs.group);
+  const int layers = r.layers(), heads = r.heads(), item = inputs.item;
   // Crop (and hide special tokens) through HeadMatrix like every other matrix view, pool every
   // head and each layer's mean, then colour with one scale or one per cell.
   std::vector<PooledTile> tiles(static_cast<std::size_t>(layers) * (heads + 1));
@@ -107,7 +110,7 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const ViewState&
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h < heads; ++h) {
       const HeadMatrix m =
-          HeadMatrix::of(r, l, item, h, false, state.hideSpecial, state.mergeWords);
+          HeadMatrix::of(r, l, item, h, false, inputs.hideSpecial, inputs.mergeWords);
       if (l == 0 && h == 0) {
         mean.assign(m.values.size(), 0.0f);
         out.rows = m.rows;
@@ -128,10 +131,10 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const ViewState&
         pooled(mean.data(), out.rows, out.cols, static_cast<std::size_t>(out.cols));
   }
   for (const PooledTile& t : tiles) out.max = std::max<double>(out.max, t.max);
-  const Palette palette = Palette::named(state.palette);
+  const Palette palette = Palette::named(inputs.palette);
   out.images.reserve(static_cast<int>(tiles.size()));
   for (PooledTile& t : tiles) {
-    const double hi = state.perHeadScale ? t.max : out.max;
+    const double hi = inputs.perHeadScale ? t.max : out.max;
     out.images.push_back(
         MatrixPainter::colorize(t.values.data(), t.rows, t.cols, palette, 0.0, std::max(hi, 1e-9)));
     t.values = {};  // free as we go: the colour tiles are what stays
@@ -150,7 +153,7 @@ void GridView::install(Tiles tiles) {
   m_dirty = false;
 }
 
-void GridView::updateTiles() { install(computeTiles(m_result, m_state)); }
+void GridView::updateTiles() { install(computeTiles(result(), m_tileInputs)); }
 
 void GridView::startTilesInBackground() {
   if (m_computing == m_generation) return;
@@ -159,8 +162,8 @@ void GridView::startTilesInBackground() {
   // The QPointer is read on the UI thread only, where the view may be deleted; the pool thread
   // just carries a handle to it.
   const auto self = std::make_shared<QPointer<GridView>>(this);
-  QThreadPool::globalInstance()->start([self, generation, result = m_result, state = m_state] {
-    Tiles tiles = computeTiles(result, state);
+  QThreadPool::globalInstance()->start([self, generation, shown = result(), inputs = m_tileInputs] {
+    Tiles tiles = computeTiles(shown, inputs);
     // Back on the UI thread (qApp outlives every view): kept only if nothing changed meanwhile.
     QMetaObject::invokeMethod(
         qApp,
@@ -178,9 +181,9 @@ void GridView::startTilesInBackground() {
 
 GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style) const {
   Layout lay;
-  if (!m_result) return lay;
-  const int layers = m_result->group(m_state.group).layers(),
-            columns = m_result->group(m_state.group).heads() + 1;
+  if (!result()) return lay;
+  const int layers = result()->group(viewState().group).layers(),
+            columns = result()->group(viewState().group).heads() + 1;
   const QFontMetricsF fm(style.font(12));
   const double left = fm.horizontalAdvance(QStringLiteral("L00")) + 14;
   // Grouped-query models get a second row of labels: which key/value head each group reads.
@@ -203,7 +206,7 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
 }
 
 QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
-  const int heads = m_result ? m_result->group(m_state.group).heads() : 0;
+  const int heads = result() ? result()->group(viewState().group).heads() : 0;
   const double x =
       lay.cells.left() + head * (lay.cell + lay.gap) + (head >= heads ? lay.meanGap : 0);
   const double y = lay.cells.top() + layer * (lay.cell + lay.gap);
@@ -211,7 +214,7 @@ QRectF GridView::cellIn(const Layout& lay, int layer, int head) const {
 }
 
 QRectF GridView::cellRect(const QRect& rect, const QString& title, int layer, int head) const {
-  const RenderStyle style = RenderStyle::forExport(m_state);
+  const RenderStyle style = RenderStyle::forExport(viewState());
   QFontMetricsF fm(style.font(16, true));
   const QRect area = title.isEmpty()
                          ? rect
@@ -219,36 +222,44 @@ QRectF GridView::cellRect(const QRect& rect, const QString& title, int layer, in
   return cellIn(layoutFor(area, style), layer, head);
 }
 
-void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
-                                                     : RenderStyle::forExport(m_state);
+void GridView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) {
+  const ViewState& state = viewState();
   if (m_dirty) {
-    if (painter.device() == this && workOf(m_result, m_state) > kBackgroundWork) {
+    if (onScreen && workOf(result(), state.group) > kBackgroundWork) {
       startTilesInBackground();
-      painter.save();
-      painter.fillRect(rect, style.background);
-      style.drawMessage(painter, style.drawTitle(painter, rect, title),
-                        QStringLiteral("Drawing %1 heads…")
-                            .arg(m_result->group(m_state.group).layers() *
-                                 m_result->group(m_state.group).heads()));
-      painter.restore();
+      style.drawMessage(
+          painter, area,
+          QStringLiteral("Drawing %1 heads…")
+              .arg(result()->group(state.group).layers() * result()->group(state.group).heads()));
       return;
     }
     updateTiles();
   }
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
-  if (!m_result || m_tiles.isEmpty()) {
+  if (!result() || m_tiles.isEmpty()) {
     style.drawMessage(
         painter, area,
-        m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
-    painter.restore();
+        result() ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
     return;
   }
-  const int layers = m_result->group(m_state.group).layers(),
-            heads = m_result->group(m_state.group).heads();
+  const int layers = result()->group(state.group).layers(),
+            heads = result()->group(state.group).heads();
   const Layout lay = layoutFor(area, style);
+  drawTiles(painter, area, lay, style);
+  drawKvGroups(painter, lay, style);
+  // The selected head.
+  if (state.layer >= 0 && state.layer < layers && state.head >= 0 && state.head < heads) {
+    const double w = std::clamp(lay.cell * 0.05, 1.5, 3.0);
+    painter.setPen(QPen(style.accent, w));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(cellIn(lay, state.layer, state.head).adjusted(-w / 2, -w / 2, w / 2, w / 2));
+  }
+  drawLegend(painter, area, lay, style);
+}
+
+void GridView::drawTiles(QPainter& painter, const QRect& area, const Layout& lay,
+                         const RenderStyle& style) const {
+  const int layers = result()->group(viewState().group).layers(),
+            heads = result()->group(viewState().group).heads();
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
   painter.setFont(font);
@@ -297,40 +308,44 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     painter.drawText(QRectF(c.center().x() - 40, c.top() - fm.height() - 6, 80, fm.height()),
                      Qt::AlignHCenter | Qt::AlignBottom, label);
   }
+}
+
+void GridView::drawKvGroups(QPainter& painter, const Layout& lay, const RenderStyle& style) const {
   // Grouped-query attention: a bracket over the query heads that read the same key/value head.
-  if (const int group = sharedKvGroups(); group > 1) {
-    painter.setPen(QPen(style.muted, 1));
-    for (int g = 0; g * group < heads; ++g) {
-      const QRectF a = cellIn(lay, 0, g * group);
-      const QRectF b = cellIn(lay, 0, std::min(heads, (g + 1) * group) - 1);
-      const double y = a.top() - fm.height() - 10;
-      painter.drawLine(QPointF(a.left(), y), QPointF(b.right(), y));
-      painter.drawLine(QPointF(a.left(), y), QPointF(a.left(), y + 4));
-      painter.drawLine(QPointF(b.right(), y), QPointF(b.right(), y + 4));
-      painter.drawText(QRectF(a.left(), y - fm.height() - 2, b.right() - a.left(), fm.height()),
-                       Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("kv %1").arg(g));
-    }
-    painter.setPen(style.text);
+  const int group = sharedKvGroups();
+  if (group <= 1) return;
+  const int heads = result()->group(viewState().group).heads();
+  const QFont font = style.font(12);
+  const QFontMetricsF fm(font);
+  painter.setFont(font);
+  painter.setPen(QPen(style.muted, 1));
+  for (int g = 0; g * group < heads; ++g) {
+    const QRectF a = cellIn(lay, 0, g * group);
+    const QRectF b = cellIn(lay, 0, std::min(heads, (g + 1) * group) - 1);
+    const double y = a.top() - fm.height() - 10;
+    painter.drawLine(QPointF(a.left(), y), QPointF(b.right(), y));
+    painter.drawLine(QPointF(a.left(), y), QPointF(a.left(), y + 4));
+    painter.drawLine(QPointF(b.right(), y), QPointF(b.right(), y + 4));
+    painter.drawText(QRectF(a.left(), y - fm.height() - 2, b.right() - a.left(), fm.height()),
+                     Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("kv %1").arg(g));
   }
-  // The selected head.
-  if (m_state.layer >= 0 && m_state.layer < layers && m_state.head >= 0 && m_state.head < heads) {
-    const double w = std::clamp(lay.cell * 0.05, 1.5, 3.0);
-    painter.setPen(QPen(style.accent, w));
-    painter.setBrush(Qt::NoBrush);
-    painter.drawRect(
-        cellIn(lay, m_state.layer, m_state.head).adjusted(-w / 2, -w / 2, w / 2, w / 2));
-  }
-  const Palette palette = Palette::named(m_state.palette);
-  if (m_state.perHeadScale) {
+  painter.setPen(style.text);
+}
+
+void GridView::drawLegend(QPainter& painter, const QRect& area, const Layout& lay,
+                          const RenderStyle& style) const {
+  const ViewState& state = viewState();
+  const Palette palette = Palette::named(state.palette);
+  if (state.perHeadScale) {
     MatrixPainter::drawColorBar(painter, lay.colorBar, palette, 0, 1, style,
                                 QStringLiteral("fraction of the cell's max"));
   } else {
-    const bool weights = !m_result || m_result->group(m_state.group).distribution;
+    const bool weights = !result() || result()->group(state.group).distribution;
     MatrixPainter::drawColorBar(
         painter, lay.colorBar, palette, 0, m_max, style,
         weights ? QStringLiteral("attention weight") : QStringLiteral("value-weighted norm"));
   }
-  const int item = m_state.item;
+  const QFontMetricsF fm(style.font(12));
   painter.setPen(style.muted);
   painter.setFont(style.font(11));
   painter.drawText(
@@ -338,35 +353,29 @@ void GridView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
              fm.height() * 1.6),
       Qt::AlignLeft | Qt::AlignTop,
       QStringLiteral("batch item %1 · %2 queries × %3 keys · %4%5%6")
-          .arg(item)
+          .arg(state.item)
           .arg(m_rows)
           .arg(m_cols)
-          .arg(m_state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
-                                    : QStringLiteral("one colour scale for all cells"))
+          .arg(state.perHeadScale ? QStringLiteral("each cell scaled to its own max")
+                                  : QStringLiteral("one colour scale for all cells"))
           .arg(m_hiddenSpecial > 0 ? QStringLiteral(" · ") + hiddenSpecialNote(false) : QString())
           .arg(m_rowSegment > 0 || m_colSegment > 0
                    ? QStringLiteral(" · dashed: start of the second sentence")
                    : QString()));
-  painter.restore();
 }
 
 int GridView::sharedKvGroups() const {
-  if (!m_result) return 1;
-  const AttentionGroup& g = m_result->group(m_state.group);
+  if (!result()) return 1;
+  const AttentionGroup& g = result()->group(viewState().group);
   if (g.kvHeads <= 0 || g.kvHeads >= g.heads() || g.heads() % g.kvHeads != 0) return 1;
   return g.heads() / g.kvHeads;
 }
 
-void GridView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, rect(), QString());
-}
-
 bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
-  if (!m_result) return false;
-  const Layout lay = layoutFor(rect(), RenderStyle::forWidget(*this, m_state));
-  for (int l = 0; l < m_result->group(m_state.group).layers(); ++l) {
-    for (int h = 0; h <= m_result->group(m_state.group).heads(); ++h) {
+  if (!result()) return false;
+  const Layout lay = layoutFor(rect(), RenderStyle::forWidget(*this, viewState()));
+  for (int l = 0; l < result()->group(viewState().group).layers(); ++l) {
+    for (int h = 0; h <= result()->group(viewState().group).heads(); ++h) {
       if (cellIn(lay, l, h).contains(pos)) {
         *layer = l;
         *head = h;
@@ -380,11 +389,11 @@ bool GridView::hit(const QPointF& pos, int* layer, int* head) const {
 void GridView::mouseMoveEvent(QMouseEvent* event) {
   int l = 0, h = 0;
   if (hit(event->position(), &l, &h)) {
-    QString text = h == m_result->group(m_state.group).heads()
+    QString text = h == result()->group(viewState().group).heads()
                        ? QStringLiteral("layer %1, mean over heads").arg(l)
                        : QStringLiteral("layer %1, head %2 (click to open)").arg(l).arg(h);
     if (const int group = sharedKvGroups();
-        group > 1 && h < m_result->group(m_state.group).heads()) {
+        group > 1 && h < result()->group(viewState().group).heads()) {
       const int kv = h / group;
       text += QStringLiteral("\nreads key/value head %1, shared by heads %2–%3")
                   .arg(kv)
@@ -400,7 +409,7 @@ void GridView::mouseMoveEvent(QMouseEvent* event) {
 void GridView::mouseReleaseEvent(QMouseEvent* event) {
   int l = 0, h = 0;
   if (event->button() == Qt::LeftButton && hit(event->position(), &l, &h) &&
-      h < m_result->group(m_state.group).heads()) {
+      h < result()->group(viewState().group).heads()) {
     Q_EMIT headActivated(l, h);
   }
 }

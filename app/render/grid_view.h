@@ -5,6 +5,8 @@
 #include <QRectF>
 #include <QVector>
 
+#include <string>
+
 #include "attention_view.h"
 
 namespace attnscope::render {
@@ -25,8 +27,6 @@ class GridView final : public AttentionView {
   explicit GridView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Grid; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
   /// Queries × keys each tile shows (after hiding special tokens); valid after a paint.
   QSize shownTokens() const { return {m_cols, m_rows}; }
   /// Whether the tiles for the current result and state are ready (false while a pool thread
@@ -34,13 +34,13 @@ class GridView final : public AttentionView {
   bool tilesReady() const { return !m_dirty; }
   /// Query heads per key/value head (grouped-query attention); 1 when every head has its own.
   int sharedKvGroups() const;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The cell of (layer, head) when drawn into rect; head == heads() is the mean column.
   QRectF cellRect(const QRect& rect, const QString& title, int layer, int head) const;
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
 
@@ -54,9 +54,29 @@ class GridView final : public AttentionView {
   };
   Layout layoutFor(const QRect& area, const RenderStyle& style) const;
   QRectF cellIn(const Layout& layout, int layer, int head) const;
+  /// Every head's tile with its frame, and the layer and head labels.
+  void drawTiles(QPainter& painter, const QRect& area, const Layout& lay,
+                 const RenderStyle& style) const;
+  /// Grouped-query attention: which query heads read the same key/value head.
+  void drawKvGroups(QPainter& painter, const Layout& lay, const RenderStyle& style) const;
+  /// The colour bar and the line under the grid.
+  void drawLegend(QPainter& painter, const QRect& area, const Layout& lay,
+                  const RenderStyle& style) const;
   bool hit(const QPointF& pos, int* layer, int* head) const;
 
-  /// What updateTiles computes from a result and a view state (see grid_view.cpp).
+  /// All of the view state the tiles depend on: computeTiles sees nothing else, so a field the
+  /// tiles come to need is added here, where it also decides when they are redone.
+  struct TileInputs {
+    std::string group;
+    int item = 0;
+    bool hideSpecial = false, mergeWords = false;
+    QString palette;
+    bool perHeadScale = false;
+    static TileInputs of(const ViewState& state);
+    bool operator==(const TileInputs& o) const;
+    bool operator!=(const TileInputs& o) const { return !(*this == o); }
+  };
+  /// What updateTiles computes from a result and the tile inputs (see grid_view.cpp).
   struct Tiles {
     QVector<QImage> images;
     double max = 0;
@@ -64,14 +84,13 @@ class GridView final : public AttentionView {
     double rowSegment = 0, colSegment = 0;
     int hiddenSpecial = 0;
   };
-  static Tiles computeTiles(const ResultPtr& result, const ViewState& state);
+  static Tiles computeTiles(const ResultPtr& result, const TileInputs& inputs);
   void install(Tiles tiles);
   void updateTiles();
   /// Starts computeTiles on a pool thread unless one for the current state is running.
   void startTilesInBackground();
 
-  ResultPtr m_result;
-  ViewState m_state;
+  TileInputs m_tileInputs = TileInputs::of(ViewState());  // of the tiles shown or being made
   QVector<QImage> m_tiles;     // [layer * (heads + 1) + head]; head == heads is the mean
   double m_max = 0;            // shared scale maximum
   int m_rows = 0, m_cols = 0;  // shown queries and keys of every tile

@@ -195,6 +195,62 @@ QString positionsText(int first, int last) {
                        : QStringLiteral("#%1–%2").arg(first).arg(last);
 }
 
+// Each shown query's row over the shown keys, renormalised when specials are hidden from a
+// distribution (masked scores become NaN).
+void copyRenormalised(const float* data, int keys, const std::vector<int>& shownRows,
+                      const std::vector<int>& shownCols, bool hideSpecial, HeadMatrix& m) {
+  for (int g = 0; g < m.rows; ++g) {
+    const float* in =
+        data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * keys;
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    double total = 0;
+    for (int c = 0; c < m.cols; ++c) {
+      const float v = in[shownCols[static_cast<std::size_t>(c)]];
+      out[c] = std::isfinite(v) ? v : std::numeric_limits<float>::quiet_NaN();
+      total += std::isfinite(v) ? v : 0.0;
+    }
+    // A row whose every shown key was special has nothing left to renormalise: it stays 0.
+    if (hideSpecial && m.distribution && total > 0)
+      for (int c = 0; c < m.cols; ++c) out[c] = static_cast<float>(out[c] / total);
+  }
+}
+
+// One cell per pair of words: weights are the word's columns summed and its rows averaged (each
+// row renormalised first when specials are hidden); scores are averaged over the block.
+void mergeIntoWords(const float* data, const AttentionGroup& r,
+                    const std::vector<std::vector<int>>& rowGroups,
+                    const std::vector<std::vector<int>>& colGroups,
+                    const std::vector<int>& shownCols, bool hideSpecial, HeadMatrix& m) {
+  for (int g = 0; g < m.rows; ++g) {
+    const auto& queries = rowGroups[static_cast<std::size_t>(g)];
+    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
+    std::vector<double> sums(static_cast<std::size_t>(m.cols), 0.0);
+    std::vector<int> finite(static_cast<std::size_t>(m.cols), 0);
+    for (int q : queries) {
+      const float* in = data + static_cast<std::size_t>(q) * r.keys();
+      double total = 0;
+      for (int k : shownCols) total += std::isfinite(in[k]) ? in[k] : 0.0;
+      // A row whose every shown key was special has nothing left to renormalise: it stays 0.
+      const double scale =
+          hideSpecial && !m.scores && r.distribution && total > 0 ? 1.0 / total : 1.0;
+      for (int c = 0; c < m.cols; ++c) {
+        for (int k : colGroups[static_cast<std::size_t>(c)]) {
+          if (!std::isfinite(in[k])) continue;
+          sums[static_cast<std::size_t>(c)] += in[k] * scale;
+          ++finite[static_cast<std::size_t>(c)];
+        }
+      }
+    }
+    for (int c = 0; c < m.cols; ++c) {
+      const auto ci = static_cast<std::size_t>(c);
+      if (finite[ci] == 0) continue;  // every score of the block was masked
+      // Weights: the word's columns summed, its rows averaged; scores: averaged over the block.
+      const double n = m.scores ? finite[ci] : static_cast<double>(queries.size());
+      out[c] = static_cast<float>(sums[ci] / n);
+    }
+  }
+}
+
 }  // namespace
 
 QString axisLabel(const QString& label) {
@@ -349,48 +405,10 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
     else
       m.hasMasked |= gatherColumns(in, shownCols, out, lo, hi);
   }
-  for (int g = 0; g < m.rows && data != nullptr && !m.mergedWords && !gather; ++g) {
-    const float* in =
-        data + static_cast<std::size_t>(shownRows[static_cast<std::size_t>(g)]) * r.keys();
-    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
-    double total = 0;
-    for (int c = 0; c < m.cols; ++c) {
-      const float v = in[shownCols[static_cast<std::size_t>(c)]];
-      out[c] = std::isfinite(v) ? v : std::numeric_limits<float>::quiet_NaN();
-      total += std::isfinite(v) ? v : 0.0;
-    }
-    // A row whose every shown key was special has nothing left to renormalise: it stays 0.
-    if (hideSpecial && m.distribution && total > 0)
-      for (int c = 0; c < m.cols; ++c) out[c] = static_cast<float>(out[c] / total);
-  }
-  for (int g = 0; g < m.rows && data != nullptr && m.mergedWords; ++g) {
-    const auto& queries = rowGroups[static_cast<std::size_t>(g)];
-    float* out = m.values.data() + static_cast<std::size_t>(g) * m.cols;
-    std::vector<double> sums(static_cast<std::size_t>(m.cols), 0.0);
-    std::vector<int> finite(static_cast<std::size_t>(m.cols), 0);
-    for (int q : queries) {
-      const float* in = data + static_cast<std::size_t>(q) * r.keys();
-      double total = 0;
-      for (int k : shownCols) total += std::isfinite(in[k]) ? in[k] : 0.0;
-      // A row whose every shown key was special has nothing left to renormalise: it stays 0.
-      const double scale =
-          hideSpecial && !m.scores && r.distribution && total > 0 ? 1.0 / total : 1.0;
-      for (int c = 0; c < m.cols; ++c) {
-        for (int k : colGroups[static_cast<std::size_t>(c)]) {
-          if (!std::isfinite(in[k])) continue;
-          sums[static_cast<std::size_t>(c)] += in[k] * scale;
-          ++finite[static_cast<std::size_t>(c)];
-        }
-      }
-    }
-    for (int c = 0; c < m.cols; ++c) {
-      const auto ci = static_cast<std::size_t>(c);
-      if (finite[ci] == 0) continue;  // every score of the block was masked
-      // Weights: the word's columns summed, its rows averaged; scores: averaged over the block.
-      const double n = m.scores ? finite[ci] : static_cast<double>(queries.size());
-      out[c] = static_cast<float>(sums[ci] / n);
-    }
-  }
+  if (data != nullptr && !m.mergedWords && !gather)
+    copyRenormalised(data, r.keys(), shownRows, shownCols, hideSpecial, m);
+  if (data != nullptr && m.mergedWords)
+    mergeIntoWords(data, r, rowGroups, colGroups, shownCols, hideSpecial, m);
   const QStringList rowAll = queryLabels(r, item), colAll = keyLabels(r, item);
   for (const auto& g : rowGroups) m.rowTexts << groupText(queryTokens, rowAll, g);
   for (const auto& g : colGroups) m.colTexts << groupText(keyTokens, colAll, g);

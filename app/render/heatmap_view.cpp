@@ -156,6 +156,122 @@ void limitRange(QCPAxis* axis, int cells) {
                    });
 }
 
+// The plot area labelAxes estimated: what decides how many labels fit and when cells pool.
+struct PlotArea {
+  double width = 0, height = 0, cellWidth = 0;
+};
+
+// Token labels on both axes, thinned so they never overlap; the estimate of the plot area is
+// refined by QCustomPlot's layout, but it only decides how many labels fit.
+PlotArea labelAxes(QCPAxis* x, QCPAxis* y, const HeadMatrix& m, const RenderStyle& style,
+                   const QSize& size) {
+  const QFont tickFont = style.font(12);
+  const QFontMetricsF fm(tickFont);
+  double rowLabelWidth = 0, colLabelWidth = 0;
+  PlotArea area;
+  bool rotate = false;
+  int rowStep = 1, colStep = 1;
+  const auto layOut = [&] {
+    area.width = std::max(50.0, size.width() - rowLabelWidth - 160.0);
+    area.cellWidth = area.width / m.cols;
+    rotate = colLabelWidth + 6 > area.cellWidth;
+    area.height = std::max(50.0, size.height() - (rotate ? colLabelWidth : fm.height()) - 60.0);
+    rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 * m.rows / area.height)));
+    colStep =
+        rotate ? std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / area.cellWidth))) : 1;
+  };
+  // Only labels the axes can draw are measured. Shaping every one of thousands of token labels
+  // took 30 of the 100 ms a heatmap at T = 4096 took to draw, for the few dozen that fit. Up to
+  // kMeasuredLabels a side every label is measured (as the axes may show them all); past that an
+  // even sample decides the steps, then the labels at those steps (the ticks) are measured too.
+  constexpr int kMeasuredLabels = 256;
+  const int rowProbe = (m.rows + kMeasuredLabels - 1) / kMeasuredLabels,
+            colProbe = (m.cols + kMeasuredLabels - 1) / kMeasuredLabels;
+  rowLabelWidth = MatrixPainter::labelWidth(m.rowLabels, tickFont, rowProbe);
+  colLabelWidth = MatrixPainter::labelWidth(m.colLabels, tickFont, colProbe);
+  layOut();
+  if (rowProbe > 1 || colProbe > 1) {
+    rowLabelWidth =
+        std::max(rowLabelWidth, MatrixPainter::labelWidth(m.rowLabels, tickFont, rowStep));
+    colLabelWidth = std::max(
+        colLabelWidth, MatrixPainter::labelWidth(m.colLabels, tickFont, rotate ? colStep : 1));
+    layOut();
+  }
+  x->setTicker(tokenTicker(m.colLabels, colStep));
+  y->setTicker(tokenTicker(m.rowLabels, rowStep));
+  x->setTickLabelRotation(rotate ? -90 : 0);
+  x->setRange(-0.5, m.cols - 0.5);
+  y->setRange(-0.5, m.rows - 0.5);
+  y->setRangeReversed(true);  // query 0 at the top, like the matrix
+  x->setLabel(QStringLiteral("key"));
+  y->setLabel(QStringLiteral("query"));
+  return area;
+}
+
+// The colour bar right of the matrix, as tall as it, with what the colours mean.
+void addColorScale(QCustomPlot& plot, QCPAxisRect& rect, QCPColorMap& map, const RenderStyle& style,
+                   const QString& caption) {
+  auto* scale = new QCPColorScale(&plot);
+  plot.plotLayout()->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->setGradient(map.gradient());
+  scale->setDataRange(map.dataRange());
+  scale->setBarWidth(14);
+  PlotPainter::styleAxis(scale->axis(), style);
+  scale->axis()->setLabel(caption);
+  map.setColorScale(scale);
+  auto* group = new QCPMarginGroup(&plot);
+  rect.setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+}
+
+// Each cell's value written in it, in black or white against its colour, where cells are big
+// enough for the text (cellPixels: the side of a cell).
+void annotateCells(QCustomPlot& plot, QCPAxis* x, QCPAxis* y, const HeadMatrix& m,
+                   const Palette& palette, double lo, double hi, const RenderStyle& style,
+                   double cellPixels) {
+  const double px = std::min(13.0, cellPixels / 3.3);
+  if (px < 6) return;
+  QFont f = style.font(px / style.fontScale);
+  for (int q = 0; q < m.rows; ++q) {
+    for (int k = 0; k < m.cols; ++k) {
+      const float v = m.at(q, k);
+      if (!m.scores && v == 0.0f) continue;  // causal zeros: the colour says it, text would clutter
+      auto* text = new QCPItemText(&plot);
+      text->position->setAxes(x, y);
+      text->position->setCoords(k, q);
+      text->setText(std::isfinite(v) ? MatrixPainter::formatValue(v, 2) : QStringLiteral("−∞"));
+      text->setFont(f);
+      const QColor c =
+          std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
+      text->setColor(c.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250));
+      text->setClipToAxisRect(true);
+    }
+  }
+}
+
+// Sentence pairs: a line where the second segment begins, across the whole matrix.
+void addSegmentLines(QCustomPlot& plot, QCPAxis* x, QCPAxis* y, const HeadMatrix& m,
+                     const RenderStyle& style) {
+  const QPen boundaryPen(style.accent, 1.5, Qt::DashLine);
+  if (m.colSegmentStart > 0) {
+    auto* line = new QCPItemLine(&plot);
+    line->start->setAxes(x, y);
+    line->end->setAxes(x, y);
+    line->start->setCoords(m.colSegmentStart - 0.5, -0.5);
+    line->end->setCoords(m.colSegmentStart - 0.5, m.rows - 0.5);
+    line->setPen(boundaryPen);
+  }
+  if (m.rowSegmentStart > 0) {
+    auto* line = new QCPItemLine(&plot);
+    line->start->setAxes(x, y);
+    line->end->setAxes(x, y);
+    line->start->setCoords(-0.5, m.rowSegmentStart - 0.5);
+    line->end->setCoords(m.cols - 0.5, m.rowSegmentStart - 0.5);
+    line->setPen(boundaryPen);
+  }
+}
+
 }  // namespace
 
 HeatmapView::HeatmapView(QWidget* parent) : AttentionView(parent), m_plot(new QCustomPlot(this)) {
@@ -189,26 +305,18 @@ QRectF HeatmapView::visibleCells() const {
 
 HeatmapView::~HeatmapView() = default;
 
-void HeatmapView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  rebuild();
-}
-
-void HeatmapView::setViewState(const ViewState& state) {
-  if (state == m_state) return;
-  m_state = state;
-  rebuild();
-}
+void HeatmapView::rebuild(Change) { rebuildPlot(); }
 
 void HeatmapView::resizeEvent(QResizeEvent* event) {
   AttentionView::resizeEvent(event);
-  rebuild();  // label thinning and cell text depend on the size
+  rebuildPlot();  // label thinning and cell text depend on the size
 }
 
-void HeatmapView::rebuild() {
-  if (m_result && validHeadSelection(*m_result, m_state)) {
-    HeadMatrix::fill(m_matrix, m_result->group(m_state.group), m_state.layer, m_state.item,
-                     m_state.head, m_state.showScores, m_state.hideSpecial, m_state.mergeWords);
+void HeatmapView::rebuildPlot() {
+  const ViewState& s = viewState();
+  if (result() && validHeadSelection(*result(), s)) {
+    HeadMatrix::fill(m_matrix, result()->group(s.group), s.layer, s.item, s.head, s.showScores,
+                     s.hideSpecial, s.mergeWords);
   } else {
     m_matrix = HeadMatrix();
   }
@@ -222,7 +330,7 @@ void HeatmapView::rebuild() {
     xr = old->axis(QCPAxis::atBottom)->range();
     yr = old->axis(QCPAxis::atLeft)->range();
   }
-  buildPlot(*m_plot, RenderStyle::forWidget(*this, m_state), m_plot->size(), false,
+  buildPlot(*m_plot, RenderStyle::forWidget(*this, viewState()), m_plot->size(), false,
             devicePixelRatioF());
   if (m_plot->axisRectCount() && m_matrix.rows > 0 && m_matrix.cols > 0) {
     QCPAxis* x = m_plot->axisRect()->axis(QCPAxis::atBottom);
@@ -261,56 +369,16 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptViewportRatio);
     text->position->setCoords(0.5, 0.5);
-    text->setText(m.missing  ? missingLayerMessage(m_result.get(), m_state.layer)
-                  : m_result ? QStringLiteral("Selection out of range")
+    text->setText(m.missing  ? missingLayerMessage(result().get(), viewState().layer)
+                  : result() ? QStringLiteral("Selection out of range")
                              : QStringLiteral("No result yet"));
     text->setColor(style.muted);
     text->setFont(style.font(14));
     return;
   }
+  const PlotArea area = labelAxes(x, y, m, style, size);
 
-  // Thin labels so they never overlap; the estimate of the plot area is refined by QCustomPlot's
-  // layout, but it only decides how many labels fit.
-  const QFont tickFont = style.font(12);
-  const QFontMetricsF fm(tickFont);
-  double rowLabelWidth = 0, colLabelWidth = 0, plotWidth = 0, cellWidth = 0, plotHeight = 0;
-  bool rotate = false;
-  int rowStep = 1, colStep = 1;
-  const auto layOut = [&] {
-    plotWidth = std::max(50.0, size.width() - rowLabelWidth - 160.0);
-    cellWidth = plotWidth / m.cols;
-    rotate = colLabelWidth + 6 > cellWidth;
-    plotHeight = std::max(50.0, size.height() - (rotate ? colLabelWidth : fm.height()) - 60.0);
-    rowStep = std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 * m.rows / plotHeight)));
-    colStep = rotate ? std::max(1, static_cast<int>(std::ceil(fm.height() * 1.05 / cellWidth))) : 1;
-  };
-  // Only labels the axes can draw are measured. Shaping every one of thousands of token labels
-  // took 30 of the 100 ms a heatmap at T = 4096 took to draw, for the few dozen that fit. Up to
-  // kMeasuredLabels a side every label is measured (as the axes may show them all); past that an
-  // even sample decides the steps, then the labels at those steps (the ticks) are measured too.
-  constexpr int kMeasuredLabels = 256;
-  const int rowProbe = (m.rows + kMeasuredLabels - 1) / kMeasuredLabels,
-            colProbe = (m.cols + kMeasuredLabels - 1) / kMeasuredLabels;
-  rowLabelWidth = MatrixPainter::labelWidth(m.rowLabels, tickFont, rowProbe);
-  colLabelWidth = MatrixPainter::labelWidth(m.colLabels, tickFont, colProbe);
-  layOut();
-  if (rowProbe > 1 || colProbe > 1) {
-    rowLabelWidth =
-        std::max(rowLabelWidth, MatrixPainter::labelWidth(m.rowLabels, tickFont, rowStep));
-    colLabelWidth = std::max(
-        colLabelWidth, MatrixPainter::labelWidth(m.colLabels, tickFont, rotate ? colStep : 1));
-    layOut();
-  }
-  x->setTicker(tokenTicker(m.colLabels, colStep));
-  y->setTicker(tokenTicker(m.rowLabels, rowStep));
-  x->setTickLabelRotation(rotate ? -90 : 0);
-  x->setRange(-0.5, m.cols - 0.5);
-  y->setRange(-0.5, m.rows - 0.5);
-  y->setRangeReversed(true);  // query 0 at the top, like the matrix
-  x->setLabel(QStringLiteral("key"));
-  y->setLabel(QStringLiteral("query"));
-
-  const Palette palette = Palette::named(m_state.palette);
+  const Palette palette = Palette::named(viewState().palette);
   // Weights: [0, max] so zero is the palette's first colour; scores: their finite range.
   const double lo = m.scores ? m.minValue : 0.0;
   const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
@@ -319,71 +387,22 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   auto* map = new CellMap(x, y, m, palette, lo, hi, vector);
   map->setGradient(gradientOf(palette));
   map->setDataRange(QCPRange(lo, hi));
-
-  auto* scale = new QCPColorScale(&plot);
-  plot.plotLayout()->addElement(0, 1, scale);
-  scale->setType(QCPAxis::atRight);
-  scale->setGradient(map->gradient());
-  scale->setDataRange(map->dataRange());
-  scale->setBarWidth(14);
-  PlotPainter::styleAxis(scale->axis(), style);
   QString caption = valueCaption(m);
   if (m.hiddenSpecial > 0)
     caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores || !m.distribution);
   if (m.mergedWords) caption += QStringLiteral(" · ") + mergedWordsNote(m.scores);
   // More cells than pixels: CellMap shows each pixel as the largest of its cells.
-  if (!vector && (m.cols > plotWidth * pixelScale || m.rows > plotHeight * pixelScale))
+  if (!vector && (m.cols > area.width * pixelScale || m.rows > area.height * pixelScale))
     caption += QStringLiteral(" · max-pooled: a pixel shows its largest cell");
-  scale->axis()->setLabel(caption);
-  map->setColorScale(scale);
-  auto* group = new QCPMarginGroup(&plot);
-  rect->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-  scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  addColorScale(plot, *rect, *map, style, caption);
 
-  if (m.rows <= kMaxAnnotated && m.cols <= kMaxAnnotated) {
-    const double cellPixels = std::min(cellWidth, plotHeight / m.rows);
-    const double px = std::min(13.0, cellPixels / 3.3);
-    if (px >= 6) {
-      QFont f = style.font(px / style.fontScale);
-      for (int q = 0; q < m.rows; ++q) {
-        for (int k = 0; k < m.cols; ++k) {
-          const float v = m.at(q, k);
-          if (!m.scores && v == 0.0f)
-            continue;  // causal zeros: the colour says it, text would clutter
-          auto* text = new QCPItemText(&plot);
-          text->position->setAxes(x, y);
-          text->position->setCoords(k, q);
-          text->setText(std::isfinite(v) ? MatrixPainter::formatValue(v, 2) : QStringLiteral("−∞"));
-          text->setFont(f);
-          const QColor c =
-              std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
-          text->setColor(c.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250));
-          text->setClipToAxisRect(true);
-        }
-      }
-    }
-  }
-  // Sentence pairs: a line where the second segment begins, across the whole matrix.
-  const QPen boundaryPen(style.accent, 1.5, Qt::DashLine);
-  if (m.colSegmentStart > 0) {
-    auto* line = new QCPItemLine(&plot);
-    line->start->setAxes(x, y);
-    line->end->setAxes(x, y);
-    line->start->setCoords(m.colSegmentStart - 0.5, -0.5);
-    line->end->setCoords(m.colSegmentStart - 0.5, m.rows - 0.5);
-    line->setPen(boundaryPen);
-  }
-  if (m.rowSegmentStart > 0) {
-    auto* line = new QCPItemLine(&plot);
-    line->start->setAxes(x, y);
-    line->end->setAxes(x, y);
-    line->start->setCoords(-0.5, m.rowSegmentStart - 0.5);
-    line->end->setCoords(m.cols - 0.5, m.rowSegmentStart - 0.5);
-    line->setPen(boundaryPen);
-  }
+  if (m.rows <= kMaxAnnotated && m.cols <= kMaxAnnotated)
+    annotateCells(plot, x, y, m, palette, lo, hi, style,
+                  std::min(area.cellWidth, area.height / m.rows));
+  addSegmentLines(plot, x, y, m, style);
   // The selected queries are outlined, the last one clicked more strongly.
-  const int pinnedRow = m.rowOfToken(m_state.pinnedQuery);
-  const std::vector<int> selected = m.rowsOfTokens(m_state.selectedQueries());
+  const int pinnedRow = m.rowOfToken(viewState().pinnedQuery);
+  const std::vector<int> selected = m.rowsOfTokens(viewState().selectedQueries());
   for (int row : selected) {
     auto* pin = new QCPItemRect(&plot);
     pin->topLeft->setAxes(x, y);
@@ -399,7 +418,7 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
 void HeatmapView::addSelectionStrip(QCustomPlot& plot, const RenderStyle& style, QCPAxisRect& main,
                                     const std::vector<int>& rows) const {
   const HeadMatrix& m = m_matrix;
-  const bool sum = m_state.aggregate == QueryAggregate::Sum;
+  const bool sum = viewState().aggregate == QueryAggregate::Sum;
   const std::vector<double> combined = m.combineRows(rows, sum);
   auto* strip = new QCPAxisRect(&plot);
   plot.plotLayout()->addElement(1, 0, strip);
@@ -439,12 +458,7 @@ void HeatmapView::addSelectionStrip(QCustomPlot& plot, const RenderStyle& style,
                   .arg(rows.size()));
 }
 
-void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
-                                                     : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void HeatmapView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
   // A private plot: exporting must not disturb the zoom of the one on screen.
   QCustomPlot plot;
   plot.resize(area.size());
@@ -455,7 +469,6 @@ void HeatmapView::renderTo(QPainter& painter, const QRect& rect, const QString& 
                     static_cast<long long>(m_matrix.rows) * m_matrix.cols > 256 * 256);
   m_lastPlotArea =
       plot.axisRectCount() ? QRectF(plot.axisRect()->rect()).translated(area.topLeft()) : QRectF();
-  painter.restore();
 }
 
 QPointF HeatmapView::lastCellCenter(int query, int key) const {
@@ -503,7 +516,7 @@ void HeatmapView::onMouseRelease(QMouseEvent* event) {
   int q = 0, k = 0;
   if (event->button() != Qt::LeftButton || !cellAt(event->position(), &q, &k)) return;
   // Ctrl adds a query to the selection (or takes it out), Shift selects a range of them.
-  ViewState edited = m_state;
+  ViewState edited = viewState();
   edited.clickQuery(m_matrix.rowTokens[static_cast<std::size_t>(q)],
                     event->modifiers() & Qt::ControlModifier,
                     event->modifiers() & Qt::ShiftModifier);

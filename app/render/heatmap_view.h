@@ -32,9 +32,6 @@ class HeatmapView final : public AttentionView {
   ~HeatmapView() override;
 
   ViewKind kind() const override { return ViewKind::Heatmap; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The hover text of a cell: "query 'tok_i' → key 'tok_j': 0.123".
   QString cellText(int query, int key) const;
@@ -51,9 +48,13 @@ class HeatmapView final : public AttentionView {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  void paintEvent(QPaintEvent*) override {}  // the plot, a child widget, is the screen
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
 
  private:
-  void rebuild();
+  /// Refills the matrix and rebuilds the on-screen plot, keeping the zoom where the shape stays.
+  void rebuildPlot();
   /// vector: cells as rectangles (SVG, PDF) rather than one bitmap; pixelScale: device pixels per
   /// logical pixel (the caption says when cells are max-pooled into fewer pixels).
   void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector,
@@ -67,8 +68,6 @@ class HeatmapView final : public AttentionView {
   void onMouseRelease(QMouseEvent* event);
 
   QCustomPlot* m_plot = nullptr;
-  ResultPtr m_result;
-  ViewState m_state;
   HeadMatrix m_matrix;
   QRectF m_lastPlotArea;
   QPointF m_pressPos;

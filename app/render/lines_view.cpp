@@ -67,12 +67,12 @@ LinesView::LinesView(QWidget* parent)
   connect(m_selected, &QToolButton::clicked, this, [this] { setHeads({}); });
   connect(m_all, &QToolButton::clicked, this, [this] {
     std::vector<int> all;
-    const int heads = m_result ? m_result->group(m_state.group).heads() : 0;
+    const int heads = result() ? result()->group(viewState().group).heads() : 0;
     for (int h = 0; h < heads; ++h) all.push_back(h);
     setHeads(all);
   });
   connect(m_threshold, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    ViewState edited = m_state;
+    ViewState edited = viewState();
     edited.lineThreshold = v;
     Q_EMIT viewStateEdited(edited);
   });
@@ -80,32 +80,23 @@ LinesView::LinesView(QWidget* parent)
   updateBar();
 }
 
-void LinesView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  m_hoverIndex = -1;
-  rebuild();
-}
-
-void LinesView::setViewState(const ViewState& state) {
-  m_state = state;
-  rebuild();
-}
-
 void LinesView::setHeads(std::vector<int> heads) {
-  ViewState edited = m_state;
+  ViewState edited = viewState();
   edited.lineHeads = std::move(heads);
   Q_EMIT viewStateEdited(edited);
 }
 
-void LinesView::rebuild() {
+void LinesView::rebuild(Change change) {
+  const ViewState& state = viewState();
+  if (change == Change::Result) m_hoverIndex = -1;  // the hovered token may be gone
   m_heads.clear();
   m_matrices.clear();
-  if (m_result && validLayerSelection(*m_result, m_state)) {
-    const AttentionGroup& g = m_result->group(m_state.group);
-    m_heads = m_state.overlaidHeads(g.heads());
+  if (result() && validLayerSelection(*result(), state)) {
+    const AttentionGroup& g = result()->group(state.group);
+    m_heads = state.overlaidHeads(g.heads());
     for (int h : m_heads)
-      m_matrices.push_back(HeadMatrix::of(g, m_state.layer, m_state.item, h, false,
-                                          m_state.hideSpecial, m_state.mergeWords));
+      m_matrices.push_back(HeadMatrix::of(g, state.layer, state.item, h, false, state.hideSpecial,
+                                          state.mergeWords));
   }
   m_cache = QImage();
   updateBar();
@@ -113,7 +104,7 @@ void LinesView::rebuild() {
 }
 
 void LinesView::updateBar() {
-  const int heads = m_result ? m_result->group(m_state.group).heads() : 0;
+  const int heads = result() ? result()->group(viewState().group).heads() : 0;
   if (static_cast<int>(m_headButtons.size()) != heads) {
     for (QToolButton* b : m_headButtons) delete b;
     m_headButtons.clear();
@@ -126,8 +117,8 @@ void LinesView::updateBar() {
       b->setStyleSheet(QStringLiteral("QToolButton { color: %1; font-weight: bold; }")
                            .arg(Palette::categorical(h).name()));
       connect(b, &QToolButton::clicked, this, [this, h] {
-        const int n = m_result ? m_result->group(m_state.group).heads() : 0;
-        std::vector<int> shown = m_state.overlaidHeads(n);
+        const int n = result() ? result()->group(viewState().group).heads() : 0;
+        std::vector<int> shown = viewState().overlaidHeads(n);
         const auto it = std::find(shown.begin(), shown.end(), h);
         if (it == shown.end()) {
           shown.push_back(h);
@@ -147,7 +138,7 @@ void LinesView::updateBar() {
         std::find(m_heads.begin(), m_heads.end(), h) != m_heads.end());
   }
   const QSignalBlocker block(m_threshold);
-  m_threshold->setValue(m_state.lineThreshold);
+  m_threshold->setValue(viewState().lineThreshold);
 }
 
 LinesView::Layout LinesView::layoutFor(const QRectF& area, const RenderStyle& style) const {
@@ -185,24 +176,16 @@ QRectF LinesView::tokenRect(bool key, int index) const {
   return labelRect(m_lastLayout, key, index);
 }
 
-void LinesView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  draw(painter, rect, title, painter.device() == this);
-}
-
-void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title, bool onScreen) {
-  const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void LinesView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                     bool onScreen) {
+  const ViewState& state = viewState();
   m_drawn = Drawn();
   if (m_matrices.empty() || m_matrices.front().rows == 0 || m_matrices.front().missing) {
     style.drawMessage(painter, area,
                       !m_matrices.empty() && m_matrices.front().missing
-                          ? missingLayerMessage(m_result.get(), m_state.layer)
-                      : m_result ? QStringLiteral("Selection out of range")
+                          ? missingLayerMessage(result().get(), state.layer)
+                      : result() ? QStringLiteral("Selection out of range")
                                  : QStringLiteral("No result yet"));
-    painter.restore();
     return;
   }
   const Layout lay = layoutFor(area, style);
@@ -213,12 +196,18 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
   if (onScreen && m_hoverIndex >= 0) {
     m_drawn.focusRow = m_hoverIndex;
     m_drawn.focusKey = m_hoverKey;
-  } else if (m_state.pinnedQuery >= 0) {
-    m_drawn.focusRow = first.rowOfToken(m_state.pinnedQuery);
+  } else if (state.pinnedQuery >= 0) {
+    m_drawn.focusRow = first.rowOfToken(state.pinnedQuery);
   }
-  const double threshold = std::max(0.0, m_state.lineThreshold);
+  drawLines(painter, lay, onScreen);
+  drawLabels(painter, lay, style);
+  drawCaption(painter, lay, style);
+}
+
+void LinesView::drawLines(QPainter& painter, const Layout& lay, bool onScreen) {
+  const double threshold = std::max(0.0, viewState().lineThreshold);
   // Weights are opacities as they are; other measures (value norms) as a fraction of the largest.
-  const bool weights = first.distribution;
+  const bool weights = m_matrices.front().distribution;
   double largest = 0;
   for (const HeadMatrix& m : m_matrices) largest = std::max<double>(largest, m.maxValue);
   const double unit = weights || largest <= 0 ? 1.0 : 1.0 / largest;
@@ -264,11 +253,14 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
     }
   }
   painter.setRenderHint(QPainter::Antialiasing, false);
+}
 
+void LinesView::drawLabels(QPainter& painter, const Layout& lay, const RenderStyle& style) const {
   // Token labels, the isolated one on an accent box.
+  const HeadMatrix& first = m_matrices.front();
   const QFont font = style.font(lay.fontPixels);
   painter.setFont(font);
-  const auto drawLabels = [&](bool key, const QStringList& labels) {
+  const auto drawColumn = [&](bool key, const QStringList& labels) {
     for (int i = 0; i < labels.size(); ++i) {
       const bool focus = m_drawn.focusRow == i && m_drawn.focusKey == key;
       if (i % lay.labelStep != 0 && !focus) continue;
@@ -286,17 +278,21 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
                        (key ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter, labels[i]);
     }
   };
-  drawLabels(false, first.rowLabels);
-  drawLabels(true, first.colLabels);
+  drawColumn(false, first.rowLabels);
+  drawColumn(true, first.colLabels);
+}
 
-  // Caption: which heads in which colour, and what was left out.
+void LinesView::drawCaption(QPainter& painter, const Layout& lay, const RenderStyle& style) const {
+  // Which heads in which colour, and what was left out.
+  const ViewState& state = viewState();
+  const HeadMatrix& first = m_matrices.front();
   const QFont captionFont = style.font(12);
   const QFontMetricsF cfm(captionFont);
   painter.setFont(captionFont);
   double x = lay.caption.left();
   const double y = lay.caption.top();
   painter.setPen(style.text);
-  const QString head = QStringLiteral("layer %1 · item %2 · ").arg(m_state.layer).arg(m_state.item);
+  const QString head = QStringLiteral("layer %1 · item %2 · ").arg(state.layer).arg(state.item);
   painter.drawText(QPointF(x, y + cfm.ascent()), head);
   x += cfm.horizontalAdvance(head);
   for (std::size_t i = 0; i < m_heads.size(); ++i) {
@@ -309,6 +305,7 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
     painter.drawText(QPointF(x + 13, y + cfm.ascent()), name);
     x += w;
   }
+  const double threshold = std::max(0.0, state.lineThreshold);
   QString note = QStringLiteral("queries left, keys right · opacity = %1 · %2 line%3 drawn")
                      .arg(first.distribution ? QStringLiteral("weight")
                                              : QStringLiteral("value norm / the largest"))
@@ -329,14 +326,13 @@ void LinesView::draw(QPainter& painter, const QRect& rect, const QString& title,
   painter.drawText(
       QRectF(lay.caption.left(), y + cfm.height() * 1.2, lay.caption.width(), cfm.height()),
       Qt::AlignLeft | Qt::AlignVCenter, cfm.elidedText(note, Qt::ElideRight, lay.caption.width()));
-  painter.restore();
 }
 
 void LinesView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   const QRect area = canvas();
-  if (m_hoverIndex >= 0 || m_state.pinnedQuery >= 0) {
-    renderTo(painter, area, QString());  // one token's lines: quick to draw
+  if (m_hoverIndex >= 0 || viewState().pinnedQuery >= 0) {
+    paintView(painter, area, QString(), true);  // one token's lines: quick to draw
     return;
   }
   // Every line of every head can take a good part of a second at 256 tokens: kept as an image
@@ -348,7 +344,7 @@ void LinesView::paintEvent(QPaintEvent*) {
     m_cache.setDevicePixelRatio(ratio);
     QPainter p(&m_cache);
     p.translate(-area.topLeft());  // draw in widget coordinates: the layout is hit-tested in them
-    draw(p, area, QString(), true);
+    paintView(p, area, QString(), true);
     m_cacheDrawn = m_drawn;
   }
   painter.drawImage(area.topLeft(), m_cache);
@@ -415,8 +411,8 @@ void LinesView::mouseReleaseEvent(QMouseEvent* event) {
   int index = -1;
   if (event->button() != Qt::LeftButton || !hit(event->position(), &key, &index) || key) return;
   const int token = m_matrices.front().rowTokens[static_cast<std::size_t>(index)];
-  ViewState edited = m_state;
-  edited.pinnedQuery = m_state.pinnedQuery == token ? -1 : token;
+  ViewState edited = viewState();
+  edited.pinnedQuery = viewState().pinnedQuery == token ? -1 : token;
   Q_EMIT viewStateEdited(edited);
 }
 

@@ -33,9 +33,6 @@ class LinesView final : public AttentionView {
   explicit LinesView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Lines; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// What the last renderTo drew.
   struct Drawn {
@@ -53,6 +50,9 @@ class LinesView final : public AttentionView {
   const std::vector<HeadMatrix>& matrices() const { return m_matrices; }
 
  protected:
+  void rebuild(Change change) override;
+  /// With the screen's style and hover (onScreen) or the export's.
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void paintEvent(QPaintEvent* event) override;
   void changeEvent(QEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
@@ -72,10 +72,12 @@ class LinesView final : public AttentionView {
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
   QRectF labelRect(const Layout& lay, bool key, int index) const;
-  /// renderTo with the screen's style and hover (onScreen) or the export's.
-  void draw(QPainter& painter, const QRect& rect, const QString& title, bool onScreen);
+  /// The lines of every overlaid head (counted in m_drawn), batched by opacity.
+  void drawLines(QPainter& painter, const Layout& lay, bool onScreen);
+  void drawLabels(QPainter& painter, const Layout& lay, const RenderStyle& style) const;
+  /// The heads' colours and what was drawn or left out.
+  void drawCaption(QPainter& painter, const Layout& lay, const RenderStyle& style) const;
   bool hit(const QPointF& pos, bool* key, int* index) const;
-  void rebuild();
   void updateBar();
   void setHeads(std::vector<int> heads);
 
@@ -86,8 +88,6 @@ class LinesView final : public AttentionView {
   QDoubleSpinBox* m_threshold;
   std::vector<QToolButton*> m_headButtons;
 
-  ResultPtr m_result;
-  ViewState m_state;
   std::vector<int> m_heads;
   std::vector<HeadMatrix> m_matrices;  // [heads overlaid]
   int m_hoverIndex = -1;

@@ -49,6 +49,200 @@ double distanceToSegment(const QPointF& p, const QPointF& a, const QPointF& b) {
   return std::sqrt(QPointF::dotProduct(q, q));
 }
 
+// The rows and lanes the diagram's boxes sit in.
+struct Grid {
+  std::vector<int> depth;  // [steps] row of each step
+  int rows = 0;
+  std::map<std::pair<int, int>, int> perCell;  // (head, depth) → steps there
+  std::vector<int> shown;                      // the heads with a lane, left to right
+  double top = 0, laneWidth = 0, pitch = 0, boxHeight = 0;
+
+  // Every head's steps in a lane while lanes fit; else the first ones (the selected head among
+  // them) and a stack standing for the rest (*hiddenHeads of them).
+  static Grid of(const LayerTrace& t, const QRectF& rect, const RenderStyle& style,
+                 int selectedHead, int* hiddenHeads) {
+    Grid g;
+    g.depth = depths(t);
+    g.rows = *std::max_element(g.depth.begin(), g.depth.end()) + 1;
+    // Heads with their own steps, and how many boxes a lane needs side by side at most.
+    std::set<int> heads;
+    for (std::size_t i = 0; i < t.steps.size(); ++i) {
+      g.perCell[{t.steps[i].head, g.depth[i]}]++;
+      if (t.steps[i].head >= 0) heads.insert(t.steps[i].head);
+    }
+    int laneWidthBoxes = 1;
+    for (const auto& [key, n] : g.perCell)
+      if (key.first >= 0) laneWidthBoxes = std::max(laneWidthBoxes, n);
+    const double minBox = kMinBoxWidth * style.fontScale;
+    const int fit = std::max(1, static_cast<int>(rect.width() / (laneWidthBoxes * (minBox + 10))));
+    g.shown.assign(heads.begin(), heads.end());
+    if (static_cast<int>(g.shown.size()) > fit) {
+      // The first lanes, one kept for the stack; the selected head always shown.
+      const int keep = std::max(1, fit - 1);
+      std::vector<int> first(g.shown.begin(), g.shown.begin() + keep);
+      if (heads.count(selectedHead) &&
+          std::find(first.begin(), first.end(), selectedHead) == first.end()) {
+        first.back() = selectedHead;
+      }
+      *hiddenHeads = static_cast<int>(g.shown.size()) - keep;
+      g.shown = first;
+    }
+    const int lanes = static_cast<int>(g.shown.size()) + (*hiddenHeads > 0 ? 1 : 0);
+    g.laneWidth = lanes > 0 ? rect.width() / lanes : rect.width();
+    const QFontMetricsF fm(style.font(11));
+    g.top = rect.top();
+    g.pitch = rect.height() / g.rows;
+    g.boxHeight = std::min(fm.height() * 2.6, g.pitch * 0.62);
+    return g;
+  }
+  double rowTop(int d) const { return top + d * pitch + (pitch - boxHeight) / 2; }
+  // Lane of a step: its head's lane, -1 for shared steps, -2 for hidden heads.
+  int laneOf(int head) const {
+    if (head < 0) return -1;
+    const auto it = std::find(shown.begin(), shown.end(), head);
+    return it == shown.end() ? -2 : static_cast<int>(it - shown.begin());
+  }
+};
+
+// Arrows: straight between neighbouring rows, else down beside the boxes and across.
+void addArrows(const LayerTrace& t, const Grid& grid, const std::map<int, QRectF>& boxOf,
+               PipelineView::Layout& lay) {
+  const double gap = grid.pitch - grid.boxHeight;
+  for (std::size_t i = 0; i < t.steps.size(); ++i) {
+    const TraceStep& s = t.steps[i];
+    const bool toHidden = grid.laneOf(s.head) == -2;
+    for (int in : s.inputs) {
+      if (in < 0 || static_cast<std::size_t>(in) >= i) continue;
+      const bool fromHidden = grid.laneOf(t.steps[static_cast<std::size_t>(in)].head) == -2;
+      if (toHidden && fromHidden) continue;  // inside the stack
+      PipelineView::Arrow a;
+      a.from = fromHidden ? -1 : in;
+      a.to = toHidden ? -1 : static_cast<int>(i);
+      // The stack stands for every hidden step: arrows meet it at the rows of the real steps.
+      const int inDepth = grid.depth[static_cast<std::size_t>(in)];
+      const QRectF src =
+          fromHidden ? QRectF(lay.stack.center().x() - 20, grid.rowTop(inDepth), 40, grid.boxHeight)
+                     : boxOf.at(in);
+      const QRectF dst = toHidden ? QRectF(lay.stack.center().x() - 20, grid.rowTop(grid.depth[i]),
+                                           40, grid.boxHeight)
+                                  : boxOf.at(static_cast<int>(i));
+      if (toHidden || fromHidden) {
+        // One arrow per hidden lane would be noise: draw it once.
+        bool duplicate = false;
+        for (const PipelineView::Arrow& b : lay.arrows)
+          duplicate |= (b.from == a.from && b.to == a.to && (a.from == -1 || a.to == -1));
+        if (duplicate) continue;
+      }
+      const QPointF start(src.center().x(), src.bottom()), end(dst.center().x(), dst.top());
+      if (grid.depth[i] - inDepth <= 1 || std::abs(start.x() - end.x()) < 1) {
+        a.path << start << end;
+        a.labelAt = start + (end - start) * (std::abs(start.x() - end.x()) < 1 ? 0.5 : 0.62);
+      } else {
+        // Down the source's column to just above the target row, then across and in.
+        const double turn = dst.top() - gap * 0.45;
+        a.path << start << QPointF(start.x(), turn) << QPointF(end.x(), turn) << end;
+        a.labelAt = QPointF(start.x(), (start.y() + turn) / 2);
+      }
+      a.label = arrowLabel(s.kind);
+      lay.arrows.push_back(a);
+    }
+  }
+}
+
+// The head lanes, the selected one in the accent colour, and the stack of hidden heads.
+void drawLanes(QPainter& painter, const PipelineView::Layout& lay, const RenderStyle& style,
+               int selectedHead) {
+  QColor laneFill = style.muted;
+  laneFill.setAlpha(18);
+  QColor selectedFill = style.accent;
+  selectedFill.setAlpha(26);
+  painter.setFont(style.font(11, true));
+  for (int l = 0; l < lay.lanes.size(); ++l) {
+    const bool selected = lay.laneHeads[l] == selectedHead;
+    painter.setPen(selected ? QPen(style.accent, 1.5) : Qt::NoPen);
+    painter.setBrush(selected ? selectedFill : laneFill);
+    painter.drawRoundedRect(lay.lanes[l], 6, 6);
+    painter.setPen(selected ? style.accent : style.muted);
+    painter.drawText(lay.lanes[l].adjusted(8, 0, -8, -3), Qt::AlignLeft | Qt::AlignBottom,
+                     QStringLiteral("head %1").arg(lay.laneHeads[l]));
+  }
+  if (!lay.stack.isEmpty()) {
+    // A few offset cards: the hidden heads repeat the lanes' steps.
+    for (int k = 2; k >= 0; --k) {
+      painter.setPen(QPen(style.frame, 1));
+      painter.setBrush(style.background);
+      painter.drawRoundedRect(lay.stack.translated(k * 5, k * 5).adjusted(0, 0, -10, -10), 6, 6);
+    }
+    painter.setPen(style.text);
+    painter.setFont(style.font(12, true));
+    painter.drawText(lay.stack.adjusted(8, 8, -18, -18), Qt::AlignCenter | Qt::TextWordWrap,
+                     QStringLiteral("… %1 more heads\n(the same steps)").arg(lay.hiddenHeads));
+  }
+}
+
+void drawArrows(QPainter& painter, const PipelineView::Layout& lay, const RenderStyle& style) {
+  const QColor arrowColor = style.muted;
+  for (const PipelineView::Arrow& a : lay.arrows) {
+    painter.setPen(QPen(arrowColor, 1.2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawPolyline(a.path);
+    const QPointF tip = a.path.back(), before = a.path[a.path.size() - 2];
+    const double angle = std::atan2(tip.y() - before.y(), tip.x() - before.x());
+    const double size = 6;
+    QPolygonF head;
+    head << tip << tip - QPointF(std::cos(angle - 0.45) * size, std::sin(angle - 0.45) * size)
+         << tip - QPointF(std::cos(angle + 0.45) * size, std::sin(angle + 0.45) * size);
+    painter.setBrush(arrowColor);
+    painter.setPen(Qt::NoPen);
+    painter.drawPolygon(head);
+  }
+}
+
+// One box per step: its name over its shape; the selected head's steps framed in the accent.
+void drawBoxes(QPainter& painter, const PipelineView::Layout& lay, const LayerTrace& t,
+               const RenderStyle& style, int selectedHead) {
+  const QFont nameFont = style.font(12, true), shapeFont = style.font(11);
+  const QFontMetricsF nm(nameFont), fm(shapeFont);
+  for (const PipelineView::Box& b : lay.boxes) {
+    const TraceStep& s = t.steps[static_cast<std::size_t>(b.step)];
+    const bool selected = s.head >= 0 && s.head == selectedHead;
+    painter.setPen(QPen(selected ? style.accent : style.frame, selected ? 2 : 1));
+    painter.setBrush(style.background);
+    painter.drawRoundedRect(b.rect, 5, 5);
+    const QRectF inner = b.rect.adjusted(4, 2, -4, -2);
+    painter.setFont(nameFont);
+    painter.setPen(style.text);
+    painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2),
+                     Qt::AlignCenter,
+                     nm.elidedText(QString::fromStdString(s.name), Qt::ElideRight, inner.width()));
+    painter.setFont(shapeFont);
+    painter.setPen(style.muted);
+    painter.drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2),
+                     Qt::AlignCenter, fm.elidedText(shapeText(s), Qt::ElideMiddle, inner.width()));
+  }
+}
+
+void drawArrowLabels(QPainter& painter, const PipelineView::Layout& lay, const RenderStyle& style) {
+  const QFont labelFont = style.font(10);
+  painter.setFont(labelFont);
+  const QFontMetricsF lm(labelFont);
+  QVector<QRectF> taken;
+  for (const PipelineView::Box& b : lay.boxes) taken << b.rect;
+  for (const PipelineView::Arrow& a : lay.arrows) {
+    const double w = lm.horizontalAdvance(a.label) + 8, h = lm.height() + 2;
+    const QRectF r(a.labelAt.x() - w / 2, a.labelAt.y() - h / 2, w, h);
+    // Fan-outs repeat one label many times: keep only those that do not collide.
+    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& o) { return o.intersects(r); }))
+      continue;
+    taken << r;
+    painter.setPen(Qt::NoPen);
+    painter.setBrush(style.background);
+    painter.drawRoundedRect(r, 3, 3);
+    painter.setPen(style.text);
+    painter.drawText(r, Qt::AlignCenter, a.label);
+  }
+}
+
 }  // namespace
 
 PipelineView::PipelineView(QWidget* parent) : AttentionView(parent) {
@@ -56,26 +250,16 @@ PipelineView::PipelineView(QWidget* parent) : AttentionView(parent) {
   setMinimumSize(300, 240);
 }
 
-void PipelineView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  update();
-}
-
-void PipelineView::setViewState(const ViewState& state) {
-  m_state = state;
-  update();
-}
-
 const LayerTrace* PipelineView::trace() const {
-  if (!m_result || m_state.layer < 0) return nullptr;
+  if (!result() || viewState().layer < 0) return nullptr;
   // Encoder-decoders record the encoder's layers, then the decoder's: the decoder groups
   // (decoder self-attention, cross-attention) show the decoder block with its cross branch.
-  const bool decoder = m_state.group == "decoder_self" ||
-                       (m_state.group == "cross" && m_result->findGroup("decoder_self"));
+  const bool decoder = viewState().group == "decoder_self" ||
+                       (viewState().group == "cross" && result()->findGroup("decoder_self"));
   int seen = 0;
-  for (const LayerTrace& t : m_result->traces) {
+  for (const LayerTrace& t : result()->traces) {
     if (decoder != (t.stack == "decoder")) continue;
-    if (seen++ == m_state.layer) return &t;
+    if (seen++ == viewState().layer) return &t;
   }
   return nullptr;
 }
@@ -101,233 +285,74 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
   Layout lay;
   const LayerTrace* t = trace();
   if (!t || t->steps.empty()) return lay;
-  const std::vector<int> depth = depths(*t);
-  const int rows = *std::max_element(depth.begin(), depth.end()) + 1;
-  // Heads with their own steps, and how many boxes a lane needs side by side at most.
-  std::set<int> heads;
-  std::map<std::pair<int, int>, int> perCell;  // (head, depth) → steps there
-  for (std::size_t i = 0; i < t->steps.size(); ++i) {
-    perCell[{t->steps[i].head, depth[i]}]++;
-    if (t->steps[i].head >= 0) heads.insert(t->steps[i].head);
-  }
-  int laneWidthBoxes = 1;
-  for (const auto& [key, n] : perCell)
-    if (key.first >= 0) laneWidthBoxes = std::max(laneWidthBoxes, n);
-  const double minBox = kMinBoxWidth * style.fontScale;
-  const int fit = std::max(1, static_cast<int>(rect.width() / (laneWidthBoxes * (minBox + 10))));
-  std::vector<int> shown(heads.begin(), heads.end());
-  if (static_cast<int>(shown.size()) > fit) {
-    // The first lanes, one kept for the stack; the selected head always shown.
-    const int keep = std::max(1, fit - 1);
-    std::vector<int> first(shown.begin(), shown.begin() + keep);
-    if (heads.count(m_state.head) &&
-        std::find(first.begin(), first.end(), m_state.head) == first.end()) {
-      first.back() = m_state.head;
-    }
-    lay.hiddenHeads = static_cast<int>(shown.size()) - keep;
-    shown = first;
-  }
-  const int lanes = static_cast<int>(shown.size()) + (lay.hiddenHeads > 0 ? 1 : 0);
-  const double laneWidth = lanes > 0 ? rect.width() / lanes : rect.width();
-  const QFontMetricsF fm(style.font(11));
-  const double pitch = rect.height() / rows;
-  const double boxHeight = std::min(fm.height() * 2.6, pitch * 0.62);
-  const auto rowTop = [&](int d) { return rect.top() + d * pitch + (pitch - boxHeight) / 2; };
-
+  const Grid grid = Grid::of(*t, rect, style, viewState().head, &lay.hiddenHeads);
   std::map<int, QRectF> boxOf;  // step → rect
   std::map<std::pair<int, int>, int> placed;
-  // Lane of a step: its head's lane, -1 for shared steps, -2 for hidden heads.
-  const auto laneOf = [&](int head) {
-    if (head < 0) return -1;
-    const auto it = std::find(shown.begin(), shown.end(), head);
-    return it == shown.end() ? -2 : static_cast<int>(it - shown.begin());
-  };
   for (std::size_t i = 0; i < t->steps.size(); ++i) {
     const TraceStep& s = t->steps[i];
-    const int lane = laneOf(s.head);
+    const int lane = grid.laneOf(s.head);
     if (lane == -2) continue;
-    const double left = lane < 0 ? rect.left() : rect.left() + lane * laneWidth;
-    const double width = lane < 0 ? rect.width() : laneWidth;
-    const int count = perCell[{s.head, depth[i]}];
-    const int slot = placed[{s.head, depth[i]}]++;
+    const double left = lane < 0 ? rect.left() : rect.left() + lane * grid.laneWidth;
+    const double width = lane < 0 ? rect.width() : grid.laneWidth;
+    const int depth = grid.depth[i];
+    const int count = grid.perCell.at({s.head, depth});
+    const int slot = placed[{s.head, depth}]++;
     const double slotWidth = width / count;
     const double boxWidth = std::min(190.0 * style.fontScale, slotWidth - 10);
     const double cx = left + slotWidth * (slot + 0.5);
-    const QRectF r(cx - boxWidth / 2, rowTop(depth[i]), boxWidth, boxHeight);
+    const QRectF r(cx - boxWidth / 2, grid.rowTop(depth), boxWidth, grid.boxHeight);
     boxOf[static_cast<int>(i)] = r;
     lay.boxes.push_back({static_cast<int>(i), r});
   }
   // Lane backgrounds span the rows their steps occupy.
-  for (int l = 0; l < static_cast<int>(shown.size()); ++l) {
-    int lo = rows, hi = -1;
+  const QFontMetricsF fm(style.font(11));
+  for (int l = 0; l < static_cast<int>(grid.shown.size()); ++l) {
+    int lo = grid.rows, hi = -1;
     for (std::size_t i = 0; i < t->steps.size(); ++i) {
-      if (t->steps[i].head == shown[static_cast<std::size_t>(l)]) {
-        lo = std::min(lo, depth[i]);
-        hi = std::max(hi, depth[i]);
+      if (t->steps[i].head == grid.shown[static_cast<std::size_t>(l)]) {
+        lo = std::min(lo, grid.depth[i]);
+        hi = std::max(hi, grid.depth[i]);
       }
     }
     // The lane's name goes under its last box, where no arrow enters.
-    lay.lanes.push_back(QRectF(rect.left() + l * laneWidth + 3, rowTop(lo) - 4, laneWidth - 6,
-                               rowTop(hi) + boxHeight - rowTop(lo) + fm.height() + 10));
-    lay.laneHeads.push_back(shown[static_cast<std::size_t>(l)]);
+    lay.lanes.push_back(
+        QRectF(rect.left() + l * grid.laneWidth + 3, grid.rowTop(lo) - 4, grid.laneWidth - 6,
+               grid.rowTop(hi) + grid.boxHeight - grid.rowTop(lo) + fm.height() + 10));
+    lay.laneHeads.push_back(grid.shown[static_cast<std::size_t>(l)]);
   }
   if (lay.hiddenHeads > 0 && !lay.lanes.isEmpty()) {
     const QRectF first = lay.lanes.front();
-    lay.stack = QRectF(rect.left() + shown.size() * laneWidth + 3, first.top(), laneWidth - 6,
-                       first.height());
+    lay.stack = QRectF(rect.left() + grid.shown.size() * grid.laneWidth + 3, first.top(),
+                       grid.laneWidth - 6, first.height());
   }
-  // Arrows: straight between neighbouring rows, else down beside the boxes and across.
-  const double gap = pitch - boxHeight;
-  for (std::size_t i = 0; i < t->steps.size(); ++i) {
-    const TraceStep& s = t->steps[i];
-    const bool toHidden = laneOf(s.head) == -2;
-    for (int in : s.inputs) {
-      if (in < 0 || static_cast<std::size_t>(in) >= i) continue;
-      const bool fromHidden = laneOf(t->steps[static_cast<std::size_t>(in)].head) == -2;
-      if (toHidden && fromHidden) continue;  // inside the stack
-      Arrow a;
-      a.from = fromHidden ? -1 : in;
-      a.to = toHidden ? -1 : static_cast<int>(i);
-      // The stack stands for every hidden step: arrows meet it at the rows of the real steps.
-      const QRectF src = fromHidden
-                             ? QRectF(lay.stack.center().x() - 20,
-                                      rowTop(depth[static_cast<std::size_t>(in)]), 40, boxHeight)
-                             : boxOf[in];
-      const QRectF dst = toHidden
-                             ? QRectF(lay.stack.center().x() - 20, rowTop(depth[i]), 40, boxHeight)
-                             : boxOf[static_cast<int>(i)];
-      if (toHidden || fromHidden) {
-        // One arrow per hidden lane would be noise: draw it once.
-        bool duplicate = false;
-        for (const Arrow& b : lay.arrows)
-          duplicate |= (b.from == a.from && b.to == a.to && (a.from == -1 || a.to == -1));
-        if (duplicate) continue;
-      }
-      const QPointF start(src.center().x(), src.bottom()), end(dst.center().x(), dst.top());
-      if (depth[i] - depth[static_cast<std::size_t>(in)] <= 1 ||
-          std::abs(start.x() - end.x()) < 1) {
-        a.path << start << end;
-        a.labelAt = start + (end - start) * (std::abs(start.x() - end.x()) < 1 ? 0.5 : 0.62);
-      } else {
-        // Down the source's column to just above the target row, then across and in.
-        const double turn = dst.top() - gap * 0.45;
-        a.path << start << QPointF(start.x(), turn) << QPointF(end.x(), turn) << end;
-        a.labelAt = QPointF(start.x(), (start.y() + turn) / 2);
-      }
-      a.label = arrowLabel(s.kind);
-      lay.arrows.push_back(a);
-    }
-  }
+  addArrows(*t, grid, boxOf, lay);
   return lay;
 }
 
-void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
-                                                     : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
   const LayerTrace* t = trace();
   if (!t || t->steps.empty()) {
     style.drawMessage(painter, area,
-                      m_result ? QStringLiteral("No trace for layer %1").arg(m_state.layer)
+                      result() ? QStringLiteral("No trace for layer %1").arg(viewState().layer)
                                : QStringLiteral("No result yet"));
-    painter.restore();
     return;
   }
-  const QFont nameFont = style.font(12, true), shapeFont = style.font(11),
-              labelFont = style.font(10);
-  const QFontMetricsF fm(shapeFont);
+  const QFontMetricsF fm(style.font(11));
   const QRectF diagram = QRectF(area).adjusted(10, fm.height() + 8, -10, -fm.height() * 2 - 8);
   const Layout lay = layoutFor(diagram, style);
   painter.setRenderHint(QPainter::Antialiasing, true);
-
-  // Lanes first, under everything.
-  QColor laneFill = style.muted;
-  laneFill.setAlpha(18);
-  QColor selectedFill = style.accent;
-  selectedFill.setAlpha(26);
-  painter.setFont(style.font(11, true));
-  for (int l = 0; l < lay.lanes.size(); ++l) {
-    const bool selected = lay.laneHeads[l] == m_state.head;
-    painter.setPen(selected ? QPen(style.accent, 1.5) : Qt::NoPen);
-    painter.setBrush(selected ? selectedFill : laneFill);
-    painter.drawRoundedRect(lay.lanes[l], 6, 6);
-    painter.setPen(selected ? style.accent : style.muted);
-    painter.drawText(lay.lanes[l].adjusted(8, 0, -8, -3), Qt::AlignLeft | Qt::AlignBottom,
-                     QStringLiteral("head %1").arg(lay.laneHeads[l]));
-  }
-  if (!lay.stack.isEmpty()) {
-    // A few offset cards: the hidden heads repeat the lanes' steps.
-    for (int k = 2; k >= 0; --k) {
-      painter.setPen(QPen(style.frame, 1));
-      painter.setBrush(style.background);
-      painter.drawRoundedRect(lay.stack.translated(k * 5, k * 5).adjusted(0, 0, -10, -10), 6, 6);
-    }
-    painter.setPen(style.text);
-    painter.setFont(style.font(12, true));
-    painter.drawText(lay.stack.adjusted(8, 8, -18, -18), Qt::AlignCenter | Qt::TextWordWrap,
-                     QStringLiteral("… %1 more heads\n(the same steps)").arg(lay.hiddenHeads));
-  }
-
-  // Arrows, then boxes on top, then arrow labels on top of all (with a backing so they stay
-  // legible).
-  const QColor arrowColor = style.muted;
-  for (const Arrow& a : lay.arrows) {
-    painter.setPen(QPen(arrowColor, 1.2));
-    painter.setBrush(Qt::NoBrush);
-    painter.drawPolyline(a.path);
-    const QPointF tip = a.path.back(), before = a.path[a.path.size() - 2];
-    const double angle = std::atan2(tip.y() - before.y(), tip.x() - before.x());
-    const double size = 6;
-    QPolygonF head;
-    head << tip << tip - QPointF(std::cos(angle - 0.45) * size, std::sin(angle - 0.45) * size)
-         << tip - QPointF(std::cos(angle + 0.45) * size, std::sin(angle + 0.45) * size);
-    painter.setBrush(arrowColor);
-    painter.setPen(Qt::NoPen);
-    painter.drawPolygon(head);
-  }
-  for (const Box& b : lay.boxes) {
-    const TraceStep& s = t->steps[static_cast<std::size_t>(b.step)];
-    const bool selected = s.head >= 0 && s.head == m_state.head;
-    painter.setPen(QPen(selected ? style.accent : style.frame, selected ? 2 : 1));
-    painter.setBrush(style.background);
-    painter.drawRoundedRect(b.rect, 5, 5);
-    const QRectF inner = b.rect.adjusted(4, 2, -4, -2);
-    painter.setFont(nameFont);
-    painter.setPen(style.text);
-    const QFontMetricsF nm(nameFont);
-    painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2),
-                     Qt::AlignCenter,
-                     nm.elidedText(QString::fromStdString(s.name), Qt::ElideRight, inner.width()));
-    painter.setFont(shapeFont);
-    painter.setPen(style.muted);
-    painter.drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2),
-                     Qt::AlignCenter, fm.elidedText(shapeText(s), Qt::ElideMiddle, inner.width()));
-  }
-  painter.setFont(labelFont);
-  const QFontMetricsF lm(labelFont);
-  QVector<QRectF> taken;
-  for (const Box& b : lay.boxes) taken << b.rect;
-  for (const Arrow& a : lay.arrows) {
-    const double w = lm.horizontalAdvance(a.label) + 8, h = lm.height() + 2;
-    const QRectF r(a.labelAt.x() - w / 2, a.labelAt.y() - h / 2, w, h);
-    // Fan-outs repeat one label many times: keep only those that do not collide.
-    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& o) { return o.intersects(r); }))
-      continue;
-    taken << r;
-    painter.setPen(Qt::NoPen);
-    painter.setBrush(style.background);
-    painter.drawRoundedRect(r, 3, 3);
-    painter.setPen(style.text);
-    painter.drawText(r, Qt::AlignCenter, a.label);
-  }
+  // Lanes first, under everything; arrows, then boxes on top, then arrow labels on top of all
+  // (with a backing so they stay legible).
+  drawLanes(painter, lay, style, viewState().head);
+  drawArrows(painter, lay, style);
+  drawBoxes(painter, lay, *t, style, viewState().head);
+  drawArrowLabels(painter, lay, style);
   painter.setFont(style.font(11));
   painter.setPen(style.muted);
   painter.drawText(QRectF(area.left() + 10, area.top(), area.width() - 20, fm.height() + 4),
                    Qt::AlignLeft | Qt::AlignVCenter,
                    QStringLiteral("layer %1 · %2 attention · shapes of this run's tensors")
-                       .arg(m_state.layer)
+                       .arg(viewState().layer)
                        .arg(QString::fromStdString(t->variant)));
   painter.drawText(
       QRectF(area.left() + 10, area.bottom() - fm.height() * 2, area.width() - 20, fm.height() * 2),
@@ -335,16 +360,10 @@ void PipelineView::renderTo(QPainter& painter, const QRect& rect, const QString&
       QStringLiteral(
           "B = batch, T = tokens, H = heads, hd = head size · arrows are labelled with the "
           "operation that makes their target"));
-  painter.restore();
-}
-
-void PipelineView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, rect(), QString());
 }
 
 void PipelineView::mouseMoveEvent(QMouseEvent* event) {
-  const RenderStyle style = RenderStyle::forWidget(*this, m_state);
+  const RenderStyle style = RenderStyle::forWidget(*this, viewState());
   const QFontMetricsF fm(style.font(11));
   const QRectF diagram = QRectF(rect()).adjusted(10, fm.height() + 8, -10, -fm.height() * 2 - 8);
   const Layout lay = layoutFor(diagram, style);

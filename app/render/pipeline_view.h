@@ -24,9 +24,6 @@ class PipelineView final : public AttentionView {
   explicit PipelineView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Pipeline; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// One plain sentence about a kind of step ("softmax turns each row …").
   static QString explain(const QString& kind);
@@ -55,14 +52,12 @@ class PipelineView final : public AttentionView {
   Layout layoutFor(const QRectF& rect, const RenderStyle& style) const;
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change) override { update(); }  // drawn straight from the trace, nothing kept
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
 
  private:
   const struct LayerTrace* trace() const;
-
-  ResultPtr m_result;
-  ViewState m_state;
 };
 
 }  // namespace attnscope::render

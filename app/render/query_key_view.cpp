@@ -86,42 +86,32 @@ QueryKeyView::QueryKeyView(QWidget* parent)
   bar->addWidget(m_key);
   bar->addStretch(1);
   connect(m_query, &QComboBox::currentIndexChanged, this, [this](int index) {
-    ViewState edited = m_state;
+    ViewState edited = viewState();
     edited.pinnedQuery = m_query->itemData(index).toInt();
     Q_EMIT viewStateEdited(edited);
   });
   connect(m_key, &QComboBox::currentIndexChanged, this, [this](int index) {
-    ViewState edited = m_state;
+    ViewState edited = viewState();
     edited.pinnedKey = m_key->itemData(index).toInt();
     Q_EMIT viewStateEdited(edited);
   });
   setControlBar(m_bar);
 }
 
-void QueryKeyView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  rebuild();
-}
-
-void QueryKeyView::setViewState(const ViewState& state) {
-  m_state = state;
-  rebuild();
-}
-
-void QueryKeyView::rebuild() {
+void QueryKeyView::rebuild(Change) {
   m_products = QueryKeyProducts();
   m_problem.clear();
   m_shown.clear();
   update();
-  const ViewState& s = m_state;
-  if (!m_result) {
+  const ViewState& s = viewState();
+  if (!result()) {
     m_problem = QStringLiteral("No result yet");
-  } else if (const AttentionGroup& g = weightsOf(*m_result, s.group);
+  } else if (const AttentionGroup& g = weightsOf(*result(), s.group);
              s.layer < 0 || s.layer >= g.layers() || s.head < 0 || s.head >= g.heads() ||
              s.item < 0 || s.item >= g.batch()) {
     m_problem = QStringLiteral("Selection out of range");
   } else if (!g.hasLayer(s.layer)) {
-    m_problem = missingLayerMessage(m_result.get(), s.layer);
+    m_problem = missingLayerMessage(result().get(), s.layer);
   } else if (g.queryVectors.empty() || g.keyVectors.empty()) {
     m_problem = QStringLiteral(
         "This result has no query and key vectors: they are kept when a run asks for them "
@@ -171,21 +161,22 @@ void QueryKeyView::rebuild() {
 }
 
 void QueryKeyView::updateSelectors() {
+  const ViewState& state = viewState();
   const QSignalBlocker b1(m_query), b2(m_key);
   m_query->clear();
   m_key->clear();
   m_query->addItem(tr("last token"), -1);
   m_key->addItem(tr("strongest key"), -1);
-  if (m_result) {
-    const AttentionGroup& g = weightsOf(*m_result, m_state.group);
-    const QStringList queries = queryLabels(g, m_state.item), keys = keyLabels(g, m_state.item);
+  if (result()) {
+    const AttentionGroup& g = weightsOf(*result(), state.group);
+    const QStringList queries = queryLabels(g, state.item), keys = keyLabels(g, state.item);
     for (int p : m_shown) {
       m_query->addItem(QStringLiteral("#%1 %2").arg(p).arg(axisLabel(queries.value(p))), p);
       m_key->addItem(QStringLiteral("#%1 %2").arg(p).arg(axisLabel(keys.value(p))), p);
     }
   }
-  m_query->setCurrentIndex(std::max(0, m_query->findData(m_state.pinnedQuery)));
-  m_key->setCurrentIndex(std::max(0, m_key->findData(m_state.pinnedKey)));
+  m_query->setCurrentIndex(std::max(0, m_query->findData(state.pinnedQuery)));
+  m_key->setCurrentIndex(std::max(0, m_key->findData(state.pinnedKey)));
 }
 
 QueryKeyView::Layout QueryKeyView::layoutFor(const QRectF& area, const RenderStyle& style) const {
@@ -221,25 +212,20 @@ QRectF QueryKeyView::stripRect(int row) const {
   return row >= 0 && row < 3 ? m_lastLayout.strips[row] : QRectF();
 }
 
-void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const bool onScreen = painter.device() == this;
-  const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void QueryKeyView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                        bool onScreen) {
+  const ViewState& state = viewState();
   if (!m_products.valid()) {
     style.drawMessage(painter, area,
                       m_problem.isEmpty() ? QStringLiteral("Nothing to show") : m_problem);
-    painter.restore();
     return;
   }
   const QueryKeyProducts& p = m_products;
   const Layout lay = layoutFor(area, style);
   m_lastLayout = lay;
   if (onScreen) m_screenLayout = lay;
-  const AttentionGroup& g = weightsOf(*m_result, m_state.group);
-  const QStringList queries = queryLabels(g, m_state.item), keys = keyLabels(g, m_state.item);
+  const AttentionGroup& g = weightsOf(*result(), state.group);
+  const QStringList queries = queryLabels(g, state.item), keys = keyLabels(g, state.item);
   const int hd = static_cast<int>(p.q.size());
 
   const QFont big = style.font(13), small = style.font(11);
@@ -250,8 +236,8 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
       QRectF(area.left() + 8, area.top() + 4, area.width() - 16, fm.height()),
       Qt::AlignLeft | Qt::AlignVCenter,
       fm.elidedText(QStringLiteral("layer %1, head %2 · query '%3' (#%4) → key '%5' (#%6)")
-                        .arg(m_state.layer)
-                        .arg(m_state.head)
+                        .arg(state.layer)
+                        .arg(state.head)
                         .arg(axisLabel(queries.value(p.query)))
                         .arg(p.query)
                         .arg(axisLabel(keys.value(p.key)))
@@ -286,6 +272,18 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
                      Qt::AlignRight | Qt::AlignVCenter, QString::fromUtf8(kRowNames[r]));
   }
 
+  drawBars(painter, area, lay, style, productMax);
+  drawScale(painter, lay.vectorScale, diverging, vectorMax, QStringLiteral("q_d, k_d"), style);
+  drawScale(painter, lay.productScale, diverging, productMax, QStringLiteral("q_d·k_d"), style);
+  drawSum(painter, area, lay.bars.bottom() + sfm.height() * 2.6, style);
+}
+
+void QueryKeyView::drawBars(QPainter& painter, const QRect& area, const Layout& lay,
+                            const RenderStyle& style, double productMax) const {
+  const QueryKeyProducts& p = m_products;
+  const int hd = static_cast<int>(p.q.size());
+  const Palette diverging = Palette::diverging();
+  const QFontMetricsF sfm(style.font(11));
   // The products as bars around a zero line, coloured like their strip.
   const QRectF& B = lay.bars;
   const double cell = B.width() / hd, zero = B.center().y();
@@ -300,7 +298,7 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
   }
   painter.setPen(QPen(style.text, 0));
   painter.drawLine(QPointF(B.left(), zero), QPointF(B.right(), zero));
-  painter.setFont(small);
+  painter.setFont(style.font(11));
   painter.drawText(QRectF(area.left(), B.top(), lay.labelRight - area.left() - 8, sfm.height()),
                    Qt::AlignRight | Qt::AlignTop, MatrixPainter::formatValue(productMax));
   painter.drawText(
@@ -324,9 +322,12 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
   painter.setPen(style.muted);
   painter.drawText(QRectF(B.left(), B.bottom() + 2 + sfm.height(), B.width(), sfm.height()),
                    Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("dimension d"));
-  drawScale(painter, lay.vectorScale, diverging, vectorMax, QStringLiteral("q_d, k_d"), style);
-  drawScale(painter, lay.productScale, diverging, productMax, QStringLiteral("q_d·k_d"), style);
+}
 
+void QueryKeyView::drawSum(QPainter& painter, const QRect& area, double y,
+                           const RenderStyle& style) const {
+  const QueryKeyProducts& p = m_products;
+  const QFontMetricsF fm(style.font(13));
   // The sum, the scale and what softmax saw.
   const double scaled = p.sum * p.scale;
   QString line1 = QStringLiteral("Σ_d q_d·k_d = %1  ×  scale %2  =  %3")
@@ -347,20 +348,13 @@ void QueryKeyView::renderTo(QPainter& painter, const QRect& rect, const QString&
     line2 +=
         QStringLiteral(" · weight after softmax %1").arg(MatrixPainter::formatValue(p.weight, 4));
   }
-  const double y = B.bottom() + sfm.height() * 2.6;
-  painter.setFont(big);
+  painter.setFont(style.font(13));
   painter.setPen(style.text);
   painter.drawText(QRectF(area.left() + 8, y, area.width() - 16, fm.height() * 1.2),
                    Qt::AlignLeft | Qt::AlignVCenter, line1);
   painter.drawText(
       QRectF(area.left() + 8, y + fm.height() * 1.3, area.width() - 16, fm.height() * 1.2),
       Qt::AlignLeft | Qt::AlignVCenter, line2);
-  painter.restore();
-}
-
-void QueryKeyView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, canvas(), QString());
 }
 
 void QueryKeyView::mouseMoveEvent(QMouseEvent* event) {

@@ -41,9 +41,6 @@ class QueryKeyView final : public AttentionView {
   explicit QueryKeyView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::QueryKey; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The vectors and numbers shown (invalid when there is nothing to show).
   const QueryKeyProducts& products() const { return m_products; }
@@ -53,7 +50,8 @@ class QueryKeyView final : public AttentionView {
   QString problem() const { return m_problem; }
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
 
  private:
@@ -64,15 +62,17 @@ class QueryKeyView final : public AttentionView {
     double labelRight = 0;
   };
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
-  void rebuild();
+  /// The products as bars around a zero line, with the dimensions numbered below.
+  void drawBars(QPainter& painter, const QRect& area, const Layout& lay, const RenderStyle& style,
+                double productMax) const;
+  /// The sum, the scale and what softmax saw, from `y` down.
+  void drawSum(QPainter& painter, const QRect& area, double y, const RenderStyle& style) const;
   void updateSelectors();
 
   QWidget* m_bar;
   QComboBox* m_query;
   QComboBox* m_key;
 
-  ResultPtr m_result;
-  ViewState m_state;
   QueryKeyProducts m_products;
   QString m_problem;
   std::vector<int> m_shown;  // token positions offered in the selectors

@@ -55,7 +55,7 @@ class StatsView::Charts final : public QWidget {
  protected:
   void paintEvent(QPaintEvent*) override {
     QPainter painter(this);
-    const RenderStyle style = RenderStyle::forWidget(*this, m_view->m_state);
+    const RenderStyle style = RenderStyle::forWidget(*this, m_view->viewState());
     painter.fillRect(rect(), style.background);
     m_view->drawCharts(painter, rect(), style);
   }
@@ -95,10 +95,10 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
     const QTableWidgetItem* l = m_table->item(row, 0);
     const QTableWidgetItem* h = m_table->item(row, 1);
     if (!l || !h) return;
-    ViewState s = m_state;
+    ViewState s = viewState();
     s.layer = l->text().toInt();
     s.head = h->text().toInt();
-    if (s != m_state) Q_EMIT viewStateEdited(s);
+    if (s != viewState()) Q_EMIT viewStateEdited(s);
   });
   connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
     const QTableWidgetItem* l = m_table->item(row, 0);
@@ -138,35 +138,26 @@ void StatsView::setStatistic(int index) {
   m_charts->update();
 }
 
-void StatsView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  m_computedItem = -1;
-  rebuild();
-}
-
-void StatsView::setViewState(const ViewState& state) {
-  m_state = state;
-  rebuild();
-}
-
-void StatsView::rebuild() {
-  const bool valid =
-      m_result && m_state.item >= 0 && m_state.item < weightsOf(*m_result, m_state.group).batch();
+void StatsView::rebuild(Change change) {
+  const ViewState& state = viewState();
+  const int item = state.item;
+  const bool valid = result() && item >= 0 && item < weightsOf(*result(), state.group).batch();
   bool changed = true;
   if (!valid) {
     m_stats.clear();
     m_similarity.clear();
     m_computedItem = -1;
-  } else if (m_computedItem != m_state.item ||
-             m_computedGroup != weightsOf(*m_result, m_state.group).name) {
-    // The similarity matrix is the costly part (pairs × T²), so it is only redone for a new item.
-    const AttentionGroup& r = weightsOf(*m_result, m_state.group);
+  } else if (change == Change::Result || m_computedItem != item ||
+             m_computedGroup != weightsOf(*result(), state.group).name) {
+    // The numbers depend on the result, the group and the item alone, and the similarity matrix
+    // is costly (pairs × T²): a new head selection only moves the highlight.
+    const AttentionGroup& r = weightsOf(*result(), state.group);
     m_stats.clear();
     for (int l = 0; l < r.layers(); ++l)
       for (int h = 0; h < r.heads(); ++h)
-        m_stats.push_back(headStatistics(headView(r, l, m_state.item, h)));
-    m_similarity = headSimilarity(r, m_state.item);
-    m_computedItem = m_state.item;
+        m_stats.push_back(headStatistics(headView(r, l, item, h)));
+    m_similarity = headSimilarity(r, item);
+    m_computedItem = item;
     m_computedGroup = r.name;
   } else {
     changed = false;
@@ -178,11 +169,12 @@ void StatsView::rebuild() {
 }
 
 void StatsView::selectCurrentRow() {
+  const ViewState& state = viewState();
   const QSignalBlocker blocker(m_table);
   for (int row = 0; row < m_table->rowCount(); ++row) {
     const QTableWidgetItem* l = m_table->item(row, 0);
     const QTableWidgetItem* h = m_table->item(row, 1);
-    if (l && h && l->text().toInt() == m_state.layer && h->text().toInt() == m_state.head) {
+    if (l && h && l->text().toInt() == state.layer && h->text().toInt() == state.head) {
       m_table->setCurrentCell(row, m_table->currentColumn() >= 0 ? m_table->currentColumn() : 0);
       m_table->selectRow(row);
       return;
@@ -192,7 +184,7 @@ void StatsView::selectCurrentRow() {
 }
 
 QString StatsView::headName(int index) const {
-  const int heads = m_result ? std::max(1, weightsOf(*m_result, m_state.group).heads()) : 1;
+  const int heads = result() ? std::max(1, weightsOf(*result(), viewState().group).heads()) : 1;
   return QStringLiteral("L%1H%2").arg(index / heads).arg(index % heads);
 }
 
@@ -205,7 +197,7 @@ void StatsView::fillTable() {
   for (const char* c : kColumns) headers << QString::fromLatin1(c);
   m_table->setHorizontalHeaderLabels(headers);
   m_table->setRowCount(static_cast<int>(m_stats.size()));
-  const int heads = m_result ? weightsOf(*m_result, m_state.group).heads() : 1;
+  const int heads = result() ? weightsOf(*result(), viewState().group).heads() : 1;
   for (int i = 0; i < static_cast<int>(m_stats.size()); ++i) {
     auto* layer = new NumberItem(i / heads, 0);
     auto* head = new NumberItem(i % heads, 0);
@@ -235,6 +227,7 @@ void StatsView::resizeEvent(QResizeEvent* event) {
 
 void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
                              const RenderStyle& style) const {
+  const ViewState& state = viewState();
   QCustomPlot plot;
   plot.resize(rect.size().toSize());
   plot.setBackground(style.background);
@@ -253,7 +246,7 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
     values << statisticOf(m_stats[i], m_statistic);
     top = std::max(top, values.back());
   }
-  const Palette palette = Palette::named(m_state.palette);
+  const Palette palette = Palette::named(state.palette);
   auto* bars = new QCPBars(x, y);
   bars->setData(keys, values, true);
   bars->setWidth(0.75);
@@ -261,7 +254,7 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   bars->setBrush(palette.colorAt(0.35));
   // The selected head stands out in the accent colour.
   const int selected =
-      m_result ? m_state.layer * weightsOf(*m_result, m_state.group).heads() + m_state.head : -1;
+      result() ? state.layer * weightsOf(*result(), state.group).heads() + state.head : -1;
   if (selected >= 0 && selected < n) {
     auto* mark = new QCPBars(x, y);
     mark->setData(QVector<double>{double(selected)}, QVector<double>{values[selected]}, true);
@@ -301,7 +294,7 @@ void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
       10.0, std::min(rect.width() - labelW - barSpace - 8, rect.height() - heading - labelW - 4));
   const QRectF cells(rect.left() + labelW, rect.top() + heading, side, side);
   std::vector<float> values(m_similarity.begin(), m_similarity.end());
-  const Palette palette = Palette::named(m_state.palette);
+  const Palette palette = Palette::named(viewState().palette);
   MatrixPainter::drawCells(painter, cells,
                            MatrixPainter::colorize(values.data(), n, n, palette, 0, 1));
   painter.setPen(QPen(style.frame, 0));
@@ -323,7 +316,7 @@ void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderSt
   if (m_stats.empty()) {
     style.drawMessage(
         painter, rect,
-        m_result ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
+        result() ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
     return;
   }
   // Side by side when wide, stacked when tall.
@@ -361,7 +354,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   const QFont font = style.font(pixels), bold = style.font(pixels, true);
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
-  const int heads = weightsOf(*m_result, m_state.group).heads();
+  const int heads = weightsOf(*result(), viewState().group).heads();
   const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
   const int n = static_cast<int>(m_stats.size());
   const int shown = n > fit ? fit - 1 : n;
@@ -379,7 +372,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   painter.drawLine(QPointF(rect.left(), rect.top() + rowH),
                    QPointF(rect.right(), rect.top() + rowH));
   painter.setFont(font);
-  const int selected = m_state.layer * heads + m_state.head;
+  const int selected = viewState().layer * heads + viewState().head;
   for (int i = 0; i < shown; ++i) {
     if (i == selected) {
       QColor band = style.accent;
@@ -411,18 +404,13 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
                      "in tokens; max: each query's largest weight; prev, diag, first: mean weight "
                      "on the previous token, "
                      "the query itself and the first token.")
-          .arg(m_state.item));
+          .arg(viewState().item));
 }
 
-void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const RenderStyle style = painter.device() == this ? RenderStyle::forWidget(*this, m_state)
-                                                     : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title).adjusted(8, 4, -8, -8);
+void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle& style, bool) {
+  const QRect area = drawing.adjusted(8, 4, -8, -8);
   if (m_stats.empty()) {
     drawCharts(painter, area, style);
-    painter.restore();
     return;
   }
   // Table on the left, charts stacked on the right.
@@ -439,7 +427,6 @@ void StatsView::renderTo(QPainter& painter, const QRect& rect, const QString& ti
       painter,
       QRectF(charts.left(), charts.top() + half + 12, charts.width(), charts.height() - half - 12),
       style);
-  painter.restore();
 }
 
 }  // namespace attnscope::render

@@ -30,9 +30,6 @@ class StatsView final : public AttentionView {
   ~StatsView() override;
 
   ViewKind kind() const override { return ViewKind::Stats; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// "entropy (nats)", "mean distance (tokens)", …, in the order of setStatistic's index.
   static QStringList statisticNames();
@@ -47,12 +44,14 @@ class StatsView final : public AttentionView {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  void paintEvent(QPaintEvent*) override {}  // the table and the charts, children, are the screen
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
 
  private:
   /// Gives the table the width of its columns, up to 55% of the view.
   void fitTable();
   class Charts;
-  void rebuild();
   void fillTable();
   /// Selects the table row of the selected head (no signal).
   void selectCurrentRow();
@@ -63,8 +62,6 @@ class StatsView final : public AttentionView {
   void drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   QString headName(int index) const;
 
-  ResultPtr m_result;
-  ViewState m_state;
   int m_statistic = 0;
   int m_computedItem = -1;
   std::string m_computedGroup;  // the group m_stats were computed from

@@ -62,110 +62,113 @@ TextView::TextView(QWidget* parent)
   bar->addWidget(m_source);
   bar->addStretch(1);
   connect(m_source, &QComboBox::currentIndexChanged, this, [this](int index) {
-    ViewState edited = m_state;
+    ViewState edited = viewState();
     edited.textSource = static_cast<TextSource>(m_source->itemData(index).toInt());
     Q_EMIT viewStateEdited(edited);
   });
   setControlBar(m_bar);
 }
 
-void TextView::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  m_hover = -1;
-  rebuild();
+TextView::TextInputs TextView::TextInputs::of(const ViewState& s) {
+  return {s.group, s.layer, s.head, s.item, s.hideSpecial, s.mergeWords, s.textSource};
 }
 
-void TextView::setViewState(const ViewState& state) {
-  const bool same =
-      state.layer == m_state.layer && state.head == m_state.head && state.item == m_state.item &&
-      state.group == m_state.group && state.hideSpecial == m_state.hideSpecial &&
-      state.mergeWords == m_state.mergeWords && state.textSource == m_state.textSource;
-  m_state = state;
-  if (!same || m_values.empty()) rebuild();
-  const QSignalBlocker block(m_source);
-  m_source->setCurrentIndex(m_source->findData(static_cast<int>(state.textSource)));
-  update();
+bool TextView::TextInputs::operator==(const TextInputs& o) const {
+  return group == o.group && layer == o.layer && head == o.head && item == o.item &&
+         hideSpecial == o.hideSpecial && mergeWords == o.mergeWords && textSource == o.textSource;
 }
 
-void TextView::rebuild() {
-  m_positions.clear();
-  m_lasts.clear();
-  m_texts.clear();
-  m_labels.clear();
-  m_newline.clear();
-  m_values.clear();
-  m_problem.clear();
-  m_hiddenSpecial = 0;
-  update();
-  if (!m_result) {
-    m_problem = QStringLiteral("No result yet");
-    return;
+void TextView::rebuild(Change change) {
+  if (change == Change::Result) m_hover = -1;  // the hovered box may be gone
+  // The values (a rollout multiplies L matrices of T × T) depend on the result and the inputs
+  // alone: pinning or selecting tokens only recolours. A failed content is tried again.
+  const TextInputs inputs = TextInputs::of(viewState());
+  if (change == Change::Result || inputs != m_inputs || m_content.values.empty()) {
+    m_inputs = inputs;
+    m_content = contentOf(result().get(), inputs);
   }
-  const AttentionGroup& g = m_result->group(m_state.group);
-  const ViewState& s = m_state;
+  const QSignalBlocker block(m_source);
+  m_source->setCurrentIndex(m_source->findData(static_cast<int>(inputs.textSource)));
+  update();
+}
+
+TextView::Content TextView::contentOf(const AttentionResult* result, const TextInputs& s) {
+  Content c;
+  if (!result) {
+    c.problem = QStringLiteral("No result yet");
+    return c;
+  }
+  const AttentionGroup& g = result->group(s.group);
   if (s.layer < 0 || s.layer >= g.layers() || s.item < 0 || s.item >= g.batch() || s.head < 0 ||
       s.head >= g.heads()) {
-    m_problem = QStringLiteral("Selection out of range");
-    return;
+    c.problem = QStringLiteral("Selection out of range");
+    return c;
   }
   // Rollout multiplies every layer up to this one.
   for (int l = s.textSource == TextSource::Rollout ? 0 : s.layer; l <= s.layer; ++l) {
     if (!g.hasLayer(l)) {
-      m_problem = missingLayerMessage(m_result.get(), l);
-      return;
+      c.problem = missingLayerMessage(result, l);
+      return c;
     }
   }
   if (!g.contextTokens.empty()) {
-    m_problem = QStringLiteral(
+    c.problem = QStringLiteral(
         "The text view shows self-attention: here the keys are another text (cross-attention)");
-    return;
+    return c;
   }
   const HeadMatrix selected =
       HeadMatrix::of(g, s.layer, s.item, s.head, false, s.hideSpecial, s.mergeWords);
   const int n = selected.rows;
   if (n == 0 || selected.cols != n) {
-    m_problem = QStringLiteral("No tokens to show");
-    return;
+    c.problem = QStringLiteral("No tokens to show");
+    return c;
   }
-  m_positions = selected.rowTokens;
-  m_lasts = selected.rowLast;
-  m_hiddenSpecial = selected.hiddenSpecial;
+  c.positions = selected.rowTokens;
+  c.lasts = selected.rowLast;
+  c.hiddenSpecial = selected.hiddenSpecial;
   const std::vector<Token>* tokens = s.item < static_cast<int>(g.tokens.size())
                                          ? &g.tokens[static_cast<std::size_t>(s.item)]
                                          : nullptr;
   for (int i = 0; i < n; ++i) {
-    const int p = m_positions[static_cast<std::size_t>(i)];
+    const int p = c.positions[static_cast<std::size_t>(i)];
     bool newline = false;
     if (tokens && p < static_cast<int>(tokens->size())) {
       QString text;  // a merged word's tokens, one after another
-      for (int t = p; t <= m_lasts[static_cast<std::size_t>(i)]; ++t)
+      for (int t = p; t <= c.lasts[static_cast<std::size_t>(i)]; ++t)
         text += displayText((*tokens)[static_cast<std::size_t>(t)], &newline);
-      m_texts << axisLabel(text);
+      c.texts << axisLabel(text);
     } else {
-      m_texts << QString::number(p);  // random input: positions stand in
+      c.texts << QString::number(p);  // random input: positions stand in
     }
-    m_labels << selected.rowTexts.value(i);
-    m_newline.push_back(newline);
+    c.labels << selected.rowTexts.value(i);
+    c.newline.push_back(newline);
   }
-  m_values.assign(static_cast<std::size_t>(n) * n, 0.0);
+  fillValues(g, s, selected, c);
+  return c;
+}
+
+void TextView::fillValues(const AttentionGroup& g, const TextInputs& s, const HeadMatrix& selected,
+                          Content& c) {
+  const int n = selected.rows;
+  c.values.assign(static_cast<std::size_t>(n) * n, 0.0);
   switch (s.textSource) {
     case TextSource::Head:
-      std::copy(selected.values.begin(), selected.values.end(), m_values.begin());
+      std::copy(selected.values.begin(), selected.values.end(), c.values.begin());
       break;
     case TextSource::MeanOverHeads:
       for (int h = 0; h < g.heads(); ++h) {
         const HeadMatrix m =
             HeadMatrix::of(g, s.layer, s.item, h, false, s.hideSpecial, s.mergeWords);
-        for (std::size_t i = 0; i < m_values.size(); ++i) m_values[i] += m.values[i] / g.heads();
+        for (std::size_t i = 0; i < c.values.size(); ++i) c.values[i] += m.values[i] / g.heads();
       }
       break;
     case TextSource::Rollout: {
       try {
         const AttentionRollout rollout = attentionRollout(g, s.item, s.layer);
         // Merged words as in HeadMatrix: a word's keys summed, its queries averaged.
-        const auto span = [this](int i) {
-          return std::make_pair(m_positions[static_cast<std::size_t>(i)],
-                                m_lasts[static_cast<std::size_t>(i)]);
+        const auto span = [&c](int i) {
+          return std::make_pair(c.positions[static_cast<std::size_t>(i)],
+                                c.lasts[static_cast<std::size_t>(i)]);
         };
         for (int q = 0; q < n; ++q) {
           double sum = 0;
@@ -176,47 +179,48 @@ void TextView::rebuild() {
             for (int a = q0; a <= q1; ++a)
               for (int b = k0; b <= k1; ++b) v += rollout.at(a, b);
             v /= q1 - q0 + 1;
-            m_values[static_cast<std::size_t>(q) * n + k] = v;
+            c.values[static_cast<std::size_t>(q) * n + k] = v;
             sum += v;
           }
           // Without special tokens the rest of each row is renormalised, as in every view.
           if (s.hideSpecial && sum > 0)
-            for (int k = 0; k < n; ++k) m_values[static_cast<std::size_t>(q) * n + k] /= sum;
+            for (int k = 0; k < n; ++k) c.values[static_cast<std::size_t>(q) * n + k] /= sum;
         }
       } catch (const Error& e) {
-        m_problem = QString::fromStdString(e.what());
-        m_values.clear();
+        c.problem = QString::fromStdString(e.what());
+        c.values.clear();
         return;
       }
       break;
     }
   }
   // A causal model leaves every later key at exactly 0: those boxes stay unfilled.
-  m_causal = true;
-  for (int q = 0; q < n && m_causal; ++q)
+  c.causal = true;
+  for (int q = 0; q < n && c.causal; ++q)
     for (int k = q + 1; k < n; ++k)
-      if (m_values[static_cast<std::size_t>(q) * n + k] != 0.0) {
-        m_causal = false;
+      if (c.values[static_cast<std::size_t>(q) * n + k] != 0.0) {
+        c.causal = false;
         break;
       }
 }
 
 double TextView::value(int query, int key) const {
-  const int n = static_cast<int>(m_positions.size());
-  if (m_values.empty() || query < 0 || key < 0 || query >= n || key >= n)
+  const int n = static_cast<int>(m_content.positions.size());
+  if (m_content.values.empty() || query < 0 || key < 0 || query >= n || key >= n)
     return std::numeric_limits<double>::quiet_NaN();
-  return m_values[static_cast<std::size_t>(query) * n + key];
+  return m_content.values[static_cast<std::size_t>(query) * n + key];
 }
 
 QString TextView::sourceText() const {
-  switch (m_state.textSource) {
+  const ViewState& state = viewState();
+  switch (state.textSource) {
     case TextSource::Head:
-      return QStringLiteral("layer %1, head %2").arg(m_state.layer).arg(m_state.head);
+      return QStringLiteral("layer %1, head %2").arg(state.layer).arg(state.head);
     case TextSource::MeanOverHeads:
-      return QStringLiteral("mean over the heads of layer %1").arg(m_state.layer);
+      return QStringLiteral("mean over the heads of layer %1").arg(state.layer);
     case TextSource::Rollout:
-      return m_state.layer == 0 ? QStringLiteral("rollout of layer 0")
-                                : QStringLiteral("rollout through layers 0–%1").arg(m_state.layer);
+      return state.layer == 0 ? QStringLiteral("rollout of layer 0")
+                              : QStringLiteral("rollout through layers 0–%1").arg(state.layer);
   }
   return {};
 }
@@ -226,11 +230,11 @@ bool TextView::wrap(const QRectF& area, const RenderStyle& style, double pixels,
   const QFontMetricsF fm(style.font(pixels));
   const double boxHeight = fm.height() + 2, lineHeight = boxHeight + std::max(2.0, pixels * 0.35);
   const double space = fm.horizontalAdvance(QLatin1Char(' '));
-  const int n = static_cast<int>(m_texts.size());
+  const int n = static_cast<int>(m_content.texts.size());
   // Each box: the leading spaces before it (a gap) and its text, which the box hugs.
   std::vector<double> gaps(static_cast<std::size_t>(n)), widths(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    const QString& text = m_texts[i];
+    const QString& text = m_content.texts[i];
     int lead = 0;
     while (lead < text.size() && text[lead] == QLatin1Char(' ')) ++lead;
     if (lead == text.size()) lead = 0;  // a token of spaces only is a box as wide as they are
@@ -242,7 +246,8 @@ bool TextView::wrap(const QRectF& area, const RenderStyle& style, double pixels,
   // model's text wraps like text, and between tokens only inside a word longer than a line.
   const auto startsWord = [&](int i) {
     return i == 0 || gaps[static_cast<std::size_t>(i)] > 0 ||
-           m_texts[i - 1].endsWith(QLatin1Char(' ')) || m_newline[static_cast<std::size_t>(i - 1)];
+           m_content.texts[i - 1].endsWith(QLatin1Char(' ')) ||
+           m_content.newline[static_cast<std::size_t>(i - 1)];
   };
   out->boxes.clear();
   out->fontPixels = pixels;
@@ -263,7 +268,7 @@ bool TextView::wrap(const QRectF& area, const RenderStyle& style, double pixels,
     }
     out->boxes.emplace_back(x + gap, y, widths[static_cast<std::size_t>(i)], boxHeight);
     x += gap + widths[static_cast<std::size_t>(i)];  // boxes abut, as letters do
-    if (m_newline[static_cast<std::size_t>(i)]) {
+    if (m_content.newline[static_cast<std::size_t>(i)]) {
       x = area.left();
       y += lineHeight;
     }
@@ -291,23 +296,17 @@ QRectF TextView::tokenRect(int index) const {
              : QRectF();
 }
 
-void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  const bool onScreen = painter.device() == this;
-  const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
-  painter.save();
-  painter.fillRect(rect, style.background);
-  const QRect area = style.drawTitle(painter, rect, title);
+void TextView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) {
   m_lastQuery = -1;
   m_lastMax = 0;
   m_lastBoxes.clear();
-  if (!m_problem.isEmpty() || m_values.empty()) {
-    style.drawMessage(painter, area,
-                      m_problem.isEmpty() ? QStringLiteral("Nothing to show") : m_problem);
-    painter.restore();
+  if (!m_content.problem.isEmpty() || m_content.values.empty()) {
+    style.drawMessage(
+        painter, area,
+        m_content.problem.isEmpty() ? QStringLiteral("Nothing to show") : m_content.problem);
     return;
   }
-  const int n = static_cast<int>(m_positions.size());
+  const int n = static_cast<int>(m_content.positions.size());
   const bool hovering = onScreen && m_hover >= 0 && m_hover < n;
   const std::vector<int> selection = hovering ? std::vector<int>{m_hover} : selectedIndices();
   const int query = selection.empty() ? n - 1 : selection.back();  // else the last token
@@ -329,7 +328,7 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   const Layout lay = layoutFor(area, style);
   m_lastBoxes = lay.boxes;
   if (onScreen) m_screenBoxes = lay.boxes;
-  const Palette palette = Palette::named(m_state.palette);
+  const Palette palette = Palette::named(viewState().palette);
   const QFont font = style.font(lay.fontPixels);
   painter.setFont(font);
   painter.setClipRect(area);
@@ -337,7 +336,7 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
     const QRectF& box = lay.boxes[static_cast<std::size_t>(k)];
     if (box.top() > area.bottom()) break;
     const double v = row[static_cast<std::size_t>(k)];
-    const bool unseen = m_causal && k > seen;
+    const bool unseen = m_content.causal && k > seen;
     QColor ink = style.muted;
     if (!unseen) {
       const QColor fill = palette.colorAt(v / hi);
@@ -345,7 +344,7 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
       ink = fill.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
     }
     painter.setPen(ink);
-    QString body = m_texts[k];
+    QString body = m_content.texts[k];
     while (body.size() > 1 && body.startsWith(QLatin1Char(' '))) body.remove(0, 1);
     painter.drawText(box, Qt::AlignCenter, body);
     if (k == query || std::find(selection.begin(), selection.end(), k) != selection.end()) {
@@ -356,31 +355,39 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
   }
   painter.setClipping(false);
 
-  // Legend: which query, which source, and the colour scale.
+  drawLegend(painter, lay.legend, style, selection, query, hi);
+}
+
+void TextView::drawLegend(QPainter& painter, const QRectF& legend, const RenderStyle& style,
+                          const std::vector<int>& selection, int query, double hi) const {
+  // Which query, which source, and the colour scale.
+  const QRectF& L = legend;
+  const Palette palette = Palette::named(viewState().palette);
   const QFont captionFont = style.font(12);
   const QFontMetricsF cfm(captionFont);
   painter.setFont(captionFont);
   painter.setPen(style.text);
-  const QRectF& L = lay.legend;
   const auto positionsOf = [this](int i) {
-    const int first = m_positions[static_cast<std::size_t>(i)];
-    const int last = m_lasts[static_cast<std::size_t>(i)];
+    const int first = m_content.positions[static_cast<std::size_t>(i)];
+    const int last = m_content.lasts[static_cast<std::size_t>(i)];
     return first == last ? QStringLiteral("#%1").arg(first)
                          : QStringLiteral("#%1–%2").arg(first).arg(last);
   };
   const QString from =
       selection.size() > 1
           ? QStringLiteral("%1 of the attention from %2 selected %3")
-                .arg(m_state.aggregate == QueryAggregate::Sum ? QStringLiteral("sum")
-                                                              : QStringLiteral("mean"))
+                .arg(viewState().aggregate == QueryAggregate::Sum ? QStringLiteral("sum")
+                                                                  : QStringLiteral("mean"))
                 .arg(selection.size())
-                .arg(m_lasts != m_positions ? QStringLiteral("words") : QStringLiteral("tokens"))
+                .arg(m_content.lasts != m_content.positions ? QStringLiteral("words")
+                                                            : QStringLiteral("tokens"))
           : QStringLiteral("attention from '%1' (%2)")
-                .arg(m_labels.value(query), positionsOf(query));
+                .arg(m_content.labels.value(query), positionsOf(query));
   painter.drawText(
       QRectF(L.left(), L.top(), L.width(), cfm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-      cfm.elidedText(QStringLiteral("%1 · %2 · item %3").arg(from, sourceText()).arg(m_state.item),
-                     Qt::ElideMiddle, L.width()));
+      cfm.elidedText(
+          QStringLiteral("%1 · %2 · item %3").arg(from, sourceText()).arg(viewState().item),
+          Qt::ElideMiddle, L.width()));
   const QRectF bar(L.left(), L.top() + cfm.height() * 1.35, std::min(240.0, L.width() / 3), 10);
   QImage ramp(256, 1, QImage::Format_RGB32);
   const QVector<unsigned int> lut = palette.lookupTable(256);
@@ -396,20 +403,15 @@ void TextView::renderTo(QPainter& painter, const QRect& rect, const QString& tit
                    Qt::AlignHCenter | Qt::AlignTop, MatrixPainter::formatValue(hi));
   QString note = QStringLiteral(
       "hover or click a token to colour by its attention (Ctrl, Shift or drag: several)");
-  if (m_causal) note += QStringLiteral(" · unfilled: later tokens it cannot see");
-  if (m_hiddenSpecial > 0) note += QStringLiteral(" · ") + hiddenSpecialNote(false);
-  if (m_lasts != m_positions) note += QStringLiteral(" · ") + mergedWordsNote(false);
+  if (m_content.causal) note += QStringLiteral(" · unfilled: later tokens it cannot see");
+  if (m_content.hiddenSpecial > 0) note += QStringLiteral(" · ") + hiddenSpecialNote(false);
+  if (m_content.lasts != m_content.positions)
+    note += QStringLiteral(" · ") + mergedWordsNote(false);
   painter.setPen(style.muted);
   painter.drawText(
       QRectF(bar.right() + 30, bar.top() - 3, L.right() - bar.right() - 30, cfm.height() * 1.2),
       Qt::AlignLeft | Qt::AlignVCenter,
       cfm.elidedText(note, Qt::ElideRight, L.right() - bar.right() - 30));
-  painter.restore();
-}
-
-void TextView::paintEvent(QPaintEvent*) {
-  QPainter painter(this);
-  renderTo(painter, canvas(), QString());
 }
 
 int TextView::hit(const QPointF& pos) const {
@@ -427,8 +429,8 @@ void TextView::mouseMoveEvent(QMouseEvent* event) {
   if (i >= 0 && m_lastQuery >= 0) {
     QToolTip::showText(event->globalPosition().toPoint(),
                        tr("'%1' (#%2): click to pin")
-                           .arg(m_labels.value(i))
-                           .arg(m_positions[static_cast<std::size_t>(i)]),
+                           .arg(m_content.labels.value(i))
+                           .arg(m_content.positions[static_cast<std::size_t>(i)]),
                        this);
   } else {
     QToolTip::hideText();
@@ -451,11 +453,11 @@ void TextView::mouseReleaseEvent(QMouseEvent* event) {
   const int i = event->button() == Qt::LeftButton ? hit(event->position()) : -1;
   const int pressed = std::exchange(m_pressed, -1);
   if (i < 0) return;
-  const int token = m_positions[static_cast<std::size_t>(i)];
-  ViewState edited = m_state;
+  const int token = m_content.positions[static_cast<std::size_t>(i)];
+  ViewState edited = viewState();
   if (pressed >= 0 && pressed != i) {
     // A drag from one token to another selects every token between them.
-    edited.pinnedQuery = m_positions[static_cast<std::size_t>(pressed)];
+    edited.pinnedQuery = m_content.positions[static_cast<std::size_t>(pressed)];
     edited.queryGroup.clear();
     edited.clickQuery(token, false, true);
     edited.pinnedQuery = token;
@@ -467,10 +469,11 @@ void TextView::mouseReleaseEvent(QMouseEvent* event) {
 }
 
 std::vector<int> TextView::selectedIndices() const {
+  const ViewState& state = viewState();
   std::vector<int> out;
-  for (int token : m_state.selectedQueries()) {
-    for (std::size_t i = 0; i < m_positions.size(); ++i) {
-      if (m_positions[i] <= token && token <= m_lasts[i]) {
+  for (int token : state.selectedQueries()) {
+    for (std::size_t i = 0; i < m_content.positions.size(); ++i) {
+      if (m_content.positions[i] <= token && token <= m_content.lasts[i]) {
         if (std::find(out.begin(), out.end(), static_cast<int>(i)) == out.end())
           out.push_back(static_cast<int>(i));
         break;
@@ -479,8 +482,8 @@ std::vector<int> TextView::selectedIndices() const {
   }
   std::sort(out.begin(), out.end());
   // The pinned token last: it is the one outlined most strongly.
-  for (std::size_t i = 0; i < m_positions.size(); ++i) {
-    if (m_positions[i] <= m_state.pinnedQuery && m_state.pinnedQuery <= m_lasts[i]) {
+  for (std::size_t i = 0; i < m_content.positions.size(); ++i) {
+    if (m_content.positions[i] <= state.pinnedQuery && state.pinnedQuery <= m_content.lasts[i]) {
       const auto it = std::find(out.begin(), out.end(), static_cast<int>(i));
       if (it != out.end()) std::rotate(it, it + 1, out.end());
     }
@@ -489,11 +492,11 @@ std::vector<int> TextView::selectedIndices() const {
 }
 
 std::vector<double> TextView::shownRow() const {
-  const int n = static_cast<int>(m_positions.size());
-  if (m_values.empty() || n == 0) return {};
+  const int n = static_cast<int>(m_content.positions.size());
+  if (m_content.values.empty() || n == 0) return {};
   std::vector<int> rows = selectedIndices();
   if (rows.empty()) rows = {n - 1};
-  const bool sum = m_state.aggregate == QueryAggregate::Sum;
+  const bool sum = viewState().aggregate == QueryAggregate::Sum;
   std::vector<double> out(static_cast<std::size_t>(n), 0.0);
   for (int k = 0; k < n; ++k) {
     for (int q : rows) out[static_cast<std::size_t>(k)] += value(q, k);

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <string>
 #include <vector>
 
 #include "attention_view.h"
@@ -13,6 +14,7 @@ class QComboBox;
 
 namespace attnscope::render {
 
+struct HeadMatrix;
 struct RenderStyle;
 
 /// One batch item as wrapped text, each token on a box coloured by the attention it receives
@@ -30,18 +32,15 @@ class TextView final : public AttentionView {
   explicit TextView(QWidget* parent = nullptr);
 
   ViewKind kind() const override { return ViewKind::Text; }
-  void setResult(ResultPtr result) override;
-  void setViewState(const ViewState& state) override;
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title) override;
 
   /// The token positions shown (special tokens left out when hidden), in reading order; of each
   /// word's first token when words are merged.
-  const std::vector<int>& positions() const { return m_positions; }
+  const std::vector<int>& positions() const { return m_content.positions; }
   /// The values coloured when no token is hovered: the row of the selected query, the selected
   /// queries combined, or the last token's row. [n]; empty without a matrix.
   std::vector<double> shownRow() const;
   /// The text drawn for shown token `index`.
-  QString tokenText(int index) const { return m_texts.value(index); }
+  QString tokenText(int index) const { return m_content.texts.value(index); }
   /// The value shown token `key` receives from shown token `query` under the current source
   /// (rows renormalised without special tokens when they are hidden); NaN without a matrix.
   double value(int query, int key) const;
@@ -51,10 +50,11 @@ class TextView final : public AttentionView {
   double lastMax() const { return m_lastMax; }
   QRectF tokenRect(int index) const;
   /// Why nothing is drawn, or empty.
-  QString problem() const { return m_problem; }
+  QString problem() const { return m_content.problem; }
 
  protected:
-  void paintEvent(QPaintEvent* event) override;
+  void rebuild(Change change) override;
+  void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
@@ -70,7 +70,10 @@ class TextView final : public AttentionView {
   Layout layoutFor(const QRectF& area, const RenderStyle& style) const;
   bool wrap(const QRectF& area, const RenderStyle& style, double pixels, Layout* out) const;
   int hit(const QPointF& pos) const;
-  void rebuild();
+  /// Whose attention colours the text (`selection`, its last `query`), from what, and the scale
+  /// [0, hi].
+  void drawLegend(QPainter& painter, const QRectF& legend, const RenderStyle& style,
+                  const std::vector<int>& selection, int query, double hi) const;
   QString sourceText() const;
   /// The shown indices of the selected queries (several, one, or none).
   std::vector<int> selectedIndices() const;
@@ -78,17 +81,36 @@ class TextView final : public AttentionView {
   QWidget* m_bar;
   QComboBox* m_source;
 
-  ResultPtr m_result;
-  ViewState m_state;
-  std::vector<int> m_positions;  // [n] token positions shown (a word's first)
-  std::vector<int> m_lasts;      // [n] the last token position of each box
-  QStringList m_texts;           // [n] what each box says
-  QStringList m_labels;          // [n] readable labels (tooltips, legend)
-  std::vector<bool> m_newline;   // [n] the token ends a line of the text
-  std::vector<double> m_values;  // [n, n] query row, key column
-  bool m_causal = false;         // no query attends to a later key anywhere
-  int m_hiddenSpecial = 0;
-  QString m_problem;
+  /// All of the view state the boxes and their values depend on: contentOf sees nothing else, so
+  /// a field they come to need is added here, where it also decides when they are redone.
+  struct TextInputs {
+    std::string group;
+    int layer = 0, head = 0, item = 0;
+    bool hideSpecial = false, mergeWords = false;
+    TextSource textSource = TextSource::Head;
+    static TextInputs of(const ViewState& state);
+    bool operator==(const TextInputs& o) const;
+    bool operator!=(const TextInputs& o) const { return !(*this == o); }
+  };
+  /// The boxes of the text and the values that colour them.
+  struct Content {
+    std::vector<int> positions;  // [n] token positions shown (a word's first)
+    std::vector<int> lasts;      // [n] the last token position of each box
+    QStringList texts;           // [n] what each box says
+    QStringList labels;          // [n] readable labels (tooltips, legend)
+    std::vector<bool> newline;   // [n] the token ends a line of the text
+    std::vector<double> values;  // [n, n] query row, key column
+    bool causal = false;         // no query attends to a later key anywhere
+    int hiddenSpecial = 0;
+    QString problem;  // why nothing is shown, or empty
+  };
+  static Content contentOf(const AttentionResult* result, const TextInputs& inputs);
+  /// Content::values and causal from the selected head's matrix under the inputs' source.
+  static void fillValues(const AttentionGroup& g, const TextInputs& inputs,
+                         const HeadMatrix& selected, Content& content);
+
+  TextInputs m_inputs = TextInputs::of(ViewState());  // of m_content
+  Content m_content;
   int m_hover = -1;
   int m_pressed = -1;  // the box a left-button press began on (a drag selects a range)
   int m_lastQuery = -1;
