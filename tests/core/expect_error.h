@@ -23,4 +23,12 @@ void expectError(F&& f, ErrorKind kind, const std::string& word) {
   }
 }
 
+/// expectError for a malformed file: Error(Format) whose message names the file ("<source>: ")
+/// and contains `word`.
+template <typename F>
+void expectFormatErrorIn(F&& f, const std::string& source, const std::string& word) {
+  expectError(f, ErrorKind::Format, word);
+  expectError(f, ErrorKind::Format, source + ": ");
+}
+
 }  // namespace attnscope::test

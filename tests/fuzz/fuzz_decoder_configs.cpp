@@ -2,24 +2,22 @@
 // The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig through
 // ConfigReader) on arbitrary text: each accepts a consistent configuration or throws
 // Error(Format), never anything else.
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fuzz_check.h"
+#include "fuzz_config_reader.h"
 #include "models/bloom_config.h"
 #include "models/gpt_neox_config.h"
 #include "models/llama_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attnscope;
-  nlohmann::json j = nlohmann::json::parse(reinterpret_cast<const char*>(data),
-                                           reinterpret_cast<const char*>(data) + size, nullptr,
-                                           /*allow_exceptions=*/false);
-  if (!j.is_object()) return 0;  // ConfigReader::fromFile refuses these before any field
-  const ConfigReader reader(j, "fuzz");
+  const std::optional<ConfigReader> parsed = fuzz::configReaderOf(data, size);
+  if (!parsed) return 0;
+  const ConfigReader& reader = *parsed;
   fuzz::expectOnlyUserErrors([&] {
     const LlamaConfig c = LlamaConfig::fromReader(reader);
     if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.numHeads % c.numKvHeads != 0 || c.headDim <= 0 ||

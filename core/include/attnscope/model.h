@@ -36,9 +36,11 @@ struct ModelInfo {
   bool supportsPair = false;  // sentence pairs (encoders with a pair template)
   std::string maskToken;      // "[MASK]", "<mask>" when the model can fill masks; empty otherwise
   uint64_t parameterBytes = 0;
-  std::string weightDtype;          // "F32", "F16", "BF16", or "mixed": the parameters as held
-  uint64_t widenedBytes = 0;        // float32 bytes of the parameters that are not float32: what
-                                    // RunLimits::weightCacheBytes would need to keep them all
+  uint64_t mappedBytes = 0;   // of parameterBytes, pages of memory-mapped weight files: the kernel
+                              // drops and re-reads them as needed, so runs do not count them
+  std::string weightDtype;    // "F32", "F16", "BF16", or "mixed": the parameters as held
+  uint64_t widenedBytes = 0;  // float32 bytes of the parameters that are not float32: what
+                              // RunLimits::weightCacheBytes would need to keep them all
   uint64_t weightCacheBytes = 0;    // float32 copies held now (RunLimits::weightCacheBytes)
   bool supportsValueNorms = false;  // run() accepts RunRequest::keepValueNorms
 

@@ -38,11 +38,14 @@ struct RandomInput {
 /// A run's peak memory beyond the process, from the configuration and the token counts alone
 /// (nothing is allocated to compute it). The run refuses when `total` is over the memory limit.
 struct MemoryEstimate {
-  uint64_t weights = 0;    // the parameters as held (BF16/F16 stay 2 bytes)
-  uint64_t attention = 0;  // the attention kept: kept layers x batch x heads x Tq x Tk floats
-  uint64_t scores = 0;     // the pre-softmax scores kept, as much again; 0 without scores
-  uint64_t perLayer = 0;   // attention (+ scores) of one layer: what each kept layer adds
-  uint64_t working = 0;    // activations, one layer's temporaries, tokens and copies
+  uint64_t weights = 0;        // the parameters as held (BF16/F16 stay 2 bytes)
+  uint64_t mappedWeights = 0;  // of weights, memory-mapped file pages: not in total (the kernel
+                               // can drop them; opening checks them against available memory)
+  uint64_t attention = 0;      // the attention kept: kept layers x batch x heads x Tq x Tk floats
+  uint64_t scores = 0;         // the pre-softmax scores kept, as much again; 0 without scores
+  uint64_t perLayer = 0;       // attention (+ scores) of one layer: what each kept layer adds
+  uint64_t working = 0;        // activations, one layer's temporaries (the largest compact weight
+                               // widened to float32 among them), tokens and copies
   uint64_t total = 0;
   int layersKept = 0;
   int layers = 0;

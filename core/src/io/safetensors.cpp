@@ -13,6 +13,8 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +24,7 @@
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
+#include "io/mapped_files.h"
 #include "io/strict_json.h"
 
 // Tensor bytes are little-endian in the file and are copied as host values.
@@ -39,8 +42,6 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The reference implementation's limit; a larger header is a malicious or broken file.
 constexpr uint64_t kMaxHeaderSize = 100ULL * 1000 * 1000;
-// Below this, a plain read is as fast as mmap and keeps no mapping alive.
-constexpr std::size_t kMmapThreshold = 1 << 20;
 // A valid header nests at most object -> tensor object -> shape array.
 constexpr std::size_t kMaxDepth = 3;
 
@@ -210,6 +211,31 @@ const char* toString(DType d) { return specOf(d).name; }
 
 std::size_t byteSize(DType d) { return specOf(d).size; }
 
+namespace {
+
+/// The live mappings, [begin, end) by begin, for insideMappedFile. Never destroyed: a file may be
+/// closed by a static destructor after main (a model kept in a static), after these would be.
+std::mutex& mappingsMutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::map<const uint8_t*, const uint8_t*>& liveMappings() {
+  static auto* m = new std::map<const uint8_t*, const uint8_t*>();
+  return *m;
+}
+
+}  // namespace
+
+bool insideMappedFile(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  const std::lock_guard<std::mutex> lock(mappingsMutex());
+  const auto& live = liveMappings();
+  auto it = live.upper_bound(p);  // the first mapping that begins after p
+  if (it == live.begin()) return false;
+  --it;
+  return p >= it->first && bytes <= static_cast<std::size_t>(it->second - p);
+}
+
 struct SafetensorsFile::Impl {
   std::string storage;      // owns the bytes unless they are mapped
   void* mapping = nullptr;  // mmap of the whole file, read-only
@@ -226,7 +252,12 @@ struct SafetensorsFile::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   ~Impl() {
-    if (mapping) ::munmap(mapping, mappingSize);
+    if (!mapping) return;
+    {
+      const std::lock_guard<std::mutex> lock(mappingsMutex());
+      liveMappings().erase(static_cast<const uint8_t*>(mapping));
+    }
+    ::munmap(mapping, mappingSize);
   }
 
   // Everything from the file is checked against `size` before it is used or allocated.
@@ -309,7 +340,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   const int fd = openRegularFile(path, std::numeric_limits<uint64_t>::max(), &fileSize);
   void* mapping = MAP_FAILED;
   std::size_t size = 0;
-  if (fileSize >= kMmapThreshold) {
+  if (fileSize >= kSafetensorsMapFrom) {
     size = static_cast<std::size_t>(fileSize);
     // MAP_PRIVATE + PROT_READ: the file is never written through the mapping. (Another process
     // truncating the file while it is mapped would raise SIGBUS; we accept that, like every
@@ -331,6 +362,10 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   impl.mapping = mapping;
   impl.mappingSize = size;
   impl.bytes = static_cast<const uint8_t*>(mapping);
+  {
+    const std::lock_guard<std::mutex> lock(mappingsMutex());
+    liveMappings()[impl.bytes] = impl.bytes + size;
+  }
   impl.size = size;
   try {
     impl.validate();

@@ -10,6 +10,7 @@
 #include "models/decoder_models.h"
 #include "models/transformer_model.h"
 #include "nn/alibi.h"
+#include "nn/attention_tail.h"
 #include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -45,8 +46,7 @@ class BloomFamily final : public DecoderFamily {
       : DecoderFamily(folder),
         m_c(BloomConfig::fromReader(m_config)),
         m_slopes(alibiSlopes(m_c.numHeads)) {
-    checkVocabulary(m_c.vocabSize);
-    torch::nn::Module& root = *m_root;
+    torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
     m_embed = addModule(root, "word_embeddings", EmbeddingTable(m_c.vocabSize, m_c.hiddenSize));
     m_embedNorm =
         addModule(root, "word_embeddings_layernorm", LayerNorm(m_c.hiddenSize, m_c.layerNormEps));
@@ -65,12 +65,8 @@ class BloomFamily final : public DecoderFamily {
   bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
     // ALiBi has no trained context length: no limit but RunLimits::maxTokens.
-    ModelInfo i =
-        decoderInfo("bloom", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize, 0);
-    i.parameterBytes = parameterBytes(*m_root);
-    return i;
+    return decoderInfo("bloom", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize, 0);
   }
-  torch::nn::Module& module() override { return *m_root; }
 
   torch::Tensor embedIds(const torch::Tensor& ids) override { return m_embedNorm(m_embed(ids)); }
 
@@ -84,13 +80,13 @@ class BloomFamily final : public DecoderFamily {
     // apply_residual_connection_post_layernorm: the residual branch starts from the normed input.
     const torch::Tensor skip = m_c.residualPostLayernorm ? h : x;
     const int skipStep = m_c.residualPostLayernorm ? normStep : xStep;
-    const torch::Tensor qkv = L.qkv(h);  // [B, T, 3C], per head [q_h k_h v_h]
-    const QkvHeads heads =
-        splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
-                      rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {normStep}));
-    if (ctx.valueNorms.defined())
-      ctx.valueNorms.copy_(
-          headValueNorms(heads.v, outputWeightByHead(L.dense->weight, m_c.numHeads)));
+    QkvHeads heads;  // views of qkv, which they keep alive until the attention has read them
+    {
+      const torch::Tensor qkv = L.qkv(h);  // [B, T, 3C], per head [q_h k_h v_h]
+      heads =
+          splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
+                        rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {normStep}));
+    }
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(m_c.headDim()));
@@ -99,12 +95,13 @@ class BloomFamily final : public DecoderFamily {
     sdpa.bias = alibiBias(m_slopes, *ctx.keyLengths, x.size(1)).to(x.device());
     sdpa.biasText = "alibi";
     sdpa.buffers = ctx.buffers;
-    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep,
-                                                  heads.kStep, heads.vStep);
-    const torch::Tensor merged = mergeHeads(out.values);
-    int s = rec.record("merged", "_merge_heads(context)", "merge_heads", merged, {out.valuesStep});
-    h = L.dense(merged);
-    s = rec.record("attn_out", "self.dense(merged)", "linear", h, {s});
+    AttentionTail tail;
+    tail.output = {[&](const torch::Tensor& t) { return L.dense(t); }, "self.dense(merged)",
+                   [&] { return outputWeightByHead(L.dense->weight, m_c.numHeads); }};
+    tail.mergeExpression = "_merge_heads(context)";
+    tail.valueNorms = ctx.valueNorms;
+    int s = -1;
+    h = attentionTail(std::move(heads), sdpa, tail, rec, &s);
     const torch::Tensor attention = h.add_(skip);
     const int attentionStep =
         rec.record("residual_1", "attn_out + residual", "add", attention, {s, skipStep});
@@ -133,7 +130,6 @@ class BloomFamily final : public DecoderFamily {
  private:
   BloomConfig m_c;
   torch::Tensor m_slopes;  // [H]
-  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
   EmbeddingTable m_embed{nullptr};
   LayerNorm m_embedNorm{nullptr}, m_norm{nullptr};
   std::vector<BloomLayer> m_layers;

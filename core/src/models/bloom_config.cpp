@@ -15,9 +15,7 @@ BloomConfig BloomConfig::fromReader(const ConfigReader& c) {
   r.hiddenSize = c.integer({"hidden_size", "n_embed"}, 1, 1 << 16);
   r.numLayers = c.integer({"n_layer", "num_hidden_layers"}, 1, 1024);
   r.numHeads = c.integer({"n_head", "num_attention_heads"}, 1, 1024);
-  if (r.hiddenSize % r.numHeads != 0)
-    c.fail("n_head (" + std::to_string(r.numHeads) + ") must divide hidden_size (" +
-           std::to_string(r.hiddenSize) + ")");
+  c.requireDivides("n_head", r.numHeads, "hidden_size", r.hiddenSize);
   r.layerNormEps = c.number("layer_norm_epsilon", 1e-5);
   if (!(r.layerNormEps > 0) || r.layerNormEps > 1)
     c.fail("\"layer_norm_epsilon\" must be a positive number below 1, got " +

@@ -3,10 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "attnscope/error.h"
+#include "io/mapped_files.h"
 #include "io/torch_checkpoint.h"
+#include "runtime/batch_input.h"
 
 namespace attnscope {
 namespace {
@@ -51,23 +55,64 @@ SafetensorsCheckpoint openCheckpointFolder(const std::string& folder) {
   return SafetensorsCheckpoint::fromMemory(safetensorsOf(records), "pytorch_model.bin");
 }
 
-uint64_t checkpointLoadBytes(const std::string& folder) {
+namespace {
+
+/// The sizes of the folder's model*.safetensors files (one file or shards beside their index).
+std::vector<uint64_t> safetensorsSizes(const fs::path& dir) {
+  std::vector<uint64_t> sizes;
   std::error_code ec;
-  const fs::path dir(folder);
-  uint64_t safetensors = 0;
-  // model.safetensors, or the shards model-00001-of-00002.safetensors... beside their index.
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind("model", 0) != 0 || it->path().extension() != ".safetensors") continue;
     if (!it->is_regular_file(ec)) continue;
     const uintmax_t size = it->file_size(ec);
-    if (!ec) safetensors += size;
+    if (!ec) sizes.push_back(size);
   }
+  return sizes;
+}
+
+}  // namespace
+
+uint64_t checkpointLoadBytes(const std::string& folder) {
+  const fs::path dir(folder);
+  uint64_t safetensors = 0;
+  for (const uint64_t size : safetensorsSizes(dir)) safetensors += size;
   if (safetensors > 0) return safetensors;
+  std::error_code ec;
   const fs::path bin = dir / "pytorch_model.bin";
   if (!fs::is_regular_file(bin, ec)) return 0;
   const uintmax_t size = fs::file_size(bin, ec);
   return ec ? 0 : 3 * static_cast<uint64_t>(size);
+}
+
+uint64_t mappedCheckpointBytes(const std::string& folder) {
+  uint64_t mapped = 0;
+  for (const uint64_t size : safetensorsSizes(fs::path(folder)))
+    if (size >= kSafetensorsMapFrom) mapped += size;
+  return mapped;
+}
+
+void checkWeightsFit(const std::string& folder, const std::string& name, uint64_t memoryLimitBytes,
+                     uint64_t availableBytes) {
+  const uint64_t weights = checkpointLoadBytes(folder);
+  const uint64_t mapped = std::min(mappedCheckpointBytes(folder), weights);
+  const uint64_t inMemory = weights - mapped;
+  if (inMemory > memoryLimitBytes) {
+    throw Error(ErrorKind::ResourceLimit,
+                name + ": loading its weights needs about " + formatBytes(inMemory) +
+                    ", more than the memory limit of " + formatBytes(memoryLimitBytes) +
+                    " (raise --memory-limit, or the limit in Settings)");
+  }
+  if (mapped > memoryLimitBytes && mapped > availableBytes) {
+    throw Error(ErrorKind::ResourceLimit,
+                name + ": its weights take " + formatBytes(mapped) +
+                    " (read from the files as they are used), more than the " +
+                    formatBytes(availableBytes) +
+                    " of memory this machine has available now: every run would read them from "
+                    "disk again. Close other programs, or raise the memory limit (--memory-limit, "
+                    "or the limit in Settings) above " +
+                    formatBytes(mapped) + " to open it anyway");
+  }
 }
 
 }  // namespace attnscope

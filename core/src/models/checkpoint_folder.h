@@ -19,4 +19,17 @@ SafetensorsCheckpoint openCheckpointFolder(const std::string& folder);
 /// them, and the module's copy). 0 when the folder has no weights (openCheckpointFolder says so).
 uint64_t checkpointLoadBytes(const std::string& folder);
 
+/// Of checkpointLoadBytes, what stays pages of memory-mapped files: the safetensors files large
+/// enough to be mapped (smaller ones are read into memory). The kernel drops and re-reads those
+/// pages as needed, so they are checked against the machine's memory, not a run's limit.
+uint64_t mappedCheckpointBytes(const std::string& folder);
+
+/// Before anything is read: throws Error(ResourceLimit) naming `name` when the folder's weights
+/// cannot be held. Weights read into memory (pytorch_model.bin, small files) must fit
+/// memoryLimitBytes; memory-mapped weights must fit that limit or availableBytes (what the
+/// machine has available now), so an 8B model opens with the default limit on a machine that
+/// holds it, and a user who raises the limit past the weights opens it anyway.
+void checkWeightsFit(const std::string& folder, const std::string& name, uint64_t memoryLimitBytes,
+                     uint64_t availableBytes);
+
 }  // namespace attnscope

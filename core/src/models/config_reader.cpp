@@ -24,6 +24,13 @@ void ConfigReader::fail(const std::string& what) const {
   throw Error(ErrorKind::Format, m_source + ": " + what);
 }
 
+void ConfigReader::requireDivides(const std::string& divisorKey, int divisor,
+                                  const std::string& key, int value) const {
+  if (value % divisor != 0)
+    fail(divisorKey + " (" + std::to_string(divisor) + ") must divide " + key + " (" +
+         std::to_string(value) + ")");
+}
+
 bool ConfigReader::has(const std::string& key) const {
   return m_json.contains(key) && !m_json[key].is_null();
 }

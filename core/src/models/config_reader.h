@@ -29,7 +29,13 @@ class ConfigReader final {
   /// A nested object ("rope_scaling") read the same way, its messages naming "file: key.field".
   /// Throws when present and not an object; has(key) tells whether it is present.
   ConfigReader section(const std::string& key) const;
+  /// Throws "<divisorKey> (4) must divide <key> (30)" unless divisor divides value: a size that
+  /// is split evenly (a width into heads, layers into groups).
+  void requireDivides(const std::string& divisorKey, int divisor, const std::string& key,
+                      int value) const;
   const std::string& source() const { return m_source; }
+  /// The object as parsed, for a reader that words its own messages (Gpt2Config).
+  const nlohmann::json& json() const { return m_json; }
   [[noreturn]] void fail(const std::string& what) const;
 
  private:

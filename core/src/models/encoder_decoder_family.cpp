@@ -3,13 +3,6 @@
 
 namespace attnscope {
 
-EncoderDecoderFamily::EncoderDecoderFamily(const std::string& folder, int startDefault,
-                                           int eosDefault)
-    : FolderFamily(folder) {
-  m_start = m_config.integer({"decoder_start_token_id"}, 0, 1 << 22, startDefault);
-  m_eos = m_config.integer({"eos_token_id"}, 0, 1 << 22, eosDefault);
-}
-
 ModelInfo EncoderDecoderFamily::encoderDecoderInfo(const std::string& kind, int layers,
                                                    int decoderLayers, int heads, int width,
                                                    int positions) const {

@@ -23,8 +23,13 @@ class EncoderDecoderFamily : public FolderFamily {
   std::optional<int64_t> endTokenId() const override { return m_eos; }
 
  protected:
-  /// Reads decoder_start_token_id and eos_token_id (with the given defaults) from config.json.
-  EncoderDecoderFamily(const std::string& folder, int startDefault, int eosDefault);
+  explicit EncoderDecoderFamily(const std::string& folder) : FolderFamily(folder) {}
+  /// The family's decoder_start_token_id and eos_token_id, as its config read them (the defaults
+  /// differ by family): set once, in the family's constructor, before any tokenizing.
+  void setSpecialTokens(int64_t decoderStart, int64_t eos) {
+    m_start = decoderStart;
+    m_eos = eos;
+  }
   /// The tokens of a source (target false) or target text before the end token is handled.
   /// Default: the folder's tokenizer for both (Marian has one SentencePiece model per side).
   virtual std::vector<Token> encodeText(const std::string& text, bool target) const {

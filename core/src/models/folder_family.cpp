@@ -5,6 +5,7 @@
 
 #include "attnscope/error.h"
 #include "models/checkpoint_folder.h"
+#include "nn/state_dict.h"
 #include "runtime/runtime_init.h"
 
 namespace attnscope {
@@ -29,16 +30,23 @@ ModelInfo FolderFamily::folderInfo(const std::string& kind, const std::string& v
   i.dModel = width;
   i.maxPositions = positions;
   i.causal = causal;
+  i.parameterBytes = parameterBytes(*m_root);
   return i;
 }
 
-void FolderFamily::checkVocabulary(int vocabSize) const {
-  if (m_tokenizer.vocabSize() > static_cast<std::size_t>(vocabSize)) {
-    throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
-                                       std::to_string(m_tokenizer.vocabSize()) + " tokens but " +
-                                       m_config.source() + " says vocab_size " +
+torch::nn::Module& FolderFamily::rootForVocabulary(int vocabSize) {
+  return rootForVocabulary(vocabSize, m_tokenizer.vocabSize(), m_tokenizer.source());
+}
+
+torch::nn::Module& FolderFamily::rootForVocabulary(int vocabSize, std::size_t tokens,
+                                                   const std::string& tokensSource) {
+  // An id past the embedding's rows would index outside it at run time.
+  if (tokens > static_cast<std::size_t>(vocabSize)) {
+    throw Error(ErrorKind::Format, tokensSource + " has " + std::to_string(tokens) +
+                                       " tokens but " + m_config.source() + " says vocab_size " +
                                        std::to_string(vocabSize));
   }
+  return *m_root;
 }
 
 bool FolderFamily::hasTensor(const std::string& name, const std::string& prefix) const {

@@ -3,16 +3,14 @@
 #include "models/gpt2.h"
 
 #include <cmath>
-#include <filesystem>
 #include <utility>
 
-#include "attnscope/error.h"
-#include "attnscope/folder_tokenizer.h"
 #include "attnscope/utf8.h"
-#include "models/checkpoint_folder.h"
+#include "models/decoder_family.h"
 #include "models/gpt2_config.h"
 #include "models/transformer_model.h"
 #include "models/weight_loader.h"
+#include "nn/attention_tail.h"
 #include "nn/conv1d.h"
 #include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
@@ -20,7 +18,6 @@
 #include "nn/qkv_layout.h"
 #include "nn/scaled_dot_product.h"
 #include "nn/state_dict.h"
-#include "runtime/runtime_init.h"
 
 namespace attnscope {
 namespace {
@@ -105,52 +102,30 @@ std::string describe(const Gpt2Config& c) {
          ", vocab_size " + std::to_string(c.vocabSize);
 }
 
-class Gpt2Family final : public TransformerFamily {
+class Gpt2Family final : public DecoderFamily {
  public:
   explicit Gpt2Family(const std::string& folder)
-      : m_config(Gpt2Config::fromFile((std::filesystem::path(folder) / "config.json").string())),
-        m_activation(parseActivation(m_config.activation, "config.json: activation_function")),
-        m_tokenizer(FolderTokenizer::open(folder)),
-        m_checkpoint(openCheckpointFolder(folder)) {
-    ensureRuntime();
-    if (m_tokenizer.vocabSize() > static_cast<std::size_t>(m_config.vocabSize)) {
-      throw Error(ErrorKind::Format, m_tokenizer.source() + " has " +
-                                         std::to_string(m_tokenizer.vocabSize()) +
-                                         " tokens but config.json says vocab_size " +
-                                         std::to_string(m_config.vocabSize));
-    }
-    // Before building: a config whose sizes disagree with the weights' headers (n_layer 2^20)
-    // would otherwise allocate the whole model first.
-    m_config.checkShapes(m_checkpoint, (std::filesystem::path(folder) / "config.json").string());
-    m_module = Gpt2Stack(m_config);
-    for (auto& p : m_module->parameters()) p.set_requires_grad(false);
+      : DecoderFamily(folder),
+        m_c(Gpt2Config::fromReader(m_config)),
+        m_activation(parseActivation(m_c.activation, m_config.source() + ": activation_function")) {
+    m_module = rootForVocabulary(m_c.vocabSize, [&] {
+      // Before building: a config whose sizes disagree with the weights' headers (n_layer 2^20)
+      // would otherwise allocate the whole model first.
+      m_c.checkShapes(m_checkpoint, m_config.source());
+      return Gpt2Stack(m_c);
+    });
     WeightRules rules;
     rules.family = "GPT-2";
     rules.prefixes = {"transformer."};
     rules.ignoredSuffixes = {".attn.bias", ".attn.masked_bias"};
     rules.ignoredNames = {"lm_head.weight"};
     rules.tied = {{"wte.weight", "lm_head.weight"}};
-    loadWeights(*m_module, m_checkpoint, rules, describe(m_config));
+    load(*m_module, rules, describe(m_c));
   }
 
   ModelInfo info() const override {
-    ModelInfo i;
-    i.kind = "gpt2";
-    i.name = "gpt2";
-    i.variant = "gpt2";
-    i.layers = m_config.nLayer;
-    i.heads = m_config.nHead;
-    i.kvHeads = m_config.nHead;
-    i.dModel = m_config.nEmbd;
-    i.maxPositions = m_config.nPositions;
-    i.causal = true;
-    i.parameterBytes = parameterBytes(*m_module);
-    return i;
+    return decoderInfo("gpt2", m_c.nLayer, m_c.nHead, m_c.nHead, m_c.nEmbd, m_c.nPositions);
   }
-  std::vector<Token> tokenize(const std::string& text) const override {
-    return m_tokenizer.encode(text);
-  }
-  torch::nn::Module& module() override { return *m_module; }
 
   torch::Tensor embedIds(const torch::Tensor& ids) override {
     const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
@@ -167,36 +142,33 @@ class Gpt2Family final : public TransformerFamily {
     // allocator keeps the blocks a layer holds at once for the whole run, so what is alive at
     // the layer's busiest point stays resident (GPT-2 small at T = 1000: the CLI's peak RSS fell
     // by 14 MiB).
-    torch::Tensor merged;
     int s = -1;
+    QkvHeads heads;  // views of qkv [B, T, 3C], which they keep alive
     {
-      torch::Tensor qkv;  // [B, T, 3C]
+      torch::Tensor qkv;
       {
         const torch::Tensor h = block.ln_1(x);
         s = rec.record("ln_1", "self.ln_1(x)", "layernorm", h, {xStep});
         qkv = attn.c_attn(h);
       }
-      const QkvHeads heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads, rec,
-                                           rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
-      if (ctx.valueNorms.defined()) {
-        // c_proj.weight [C, C] is W_O as in y = z W_O: rows h·hd .. (h+1)·hd read head h.
-        const torch::Tensor wo = computeWeight(attn.c_proj->weight);
-        ctx.valueNorms.copy_(headValueNorms(heads.v, wo.view({attn.heads, -1, wo.size(1)})));
-      }
-      SdpaOptions sdpa;
-      sdpa.mask = ctx.mask;
-      sdpa.scale = attn.scale;
-      sdpa.scaleText = attn.scaleText;
-      sdpa.buffers = ctx.buffers;
-      const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec,
-                                                    heads.qStep, heads.kStep, heads.vStep);
-      merged = mergeHeads(out.values);
-      s = rec.record("merged", "values.transpose(1, 2).contiguous().view(B, T, C)", "merge_heads",
-                     merged, {out.valuesStep});
+      heads = splitFusedQkv(qkv, QkvLayout::Split, attn.heads, rec,
+                            rec.record("qkv", "self.c_attn(x)", "linear", qkv, {s}));
     }
-    torch::Tensor h = attn.c_proj(merged);
-    merged = torch::Tensor();
-    s = rec.record("attn_out", "self.c_proj(merged)", "linear", h, {s});
+    SdpaOptions sdpa;
+    sdpa.mask = ctx.mask;
+    sdpa.scale = attn.scale;
+    sdpa.scaleText = attn.scaleText;
+    sdpa.buffers = ctx.buffers;
+    AttentionTail tail;
+    // c_proj.weight [C, C] is W_O as in y = z W_O: rows h·hd .. (h+1)·hd read head h.
+    tail.output = {[&](const torch::Tensor& t) { return attn.c_proj(t); }, "self.c_proj(merged)",
+                   [&] {
+                     const torch::Tensor wo = computeWeight(attn.c_proj->weight);
+                     return wo.view({attn.heads, -1, wo.size(1)});
+                   }};
+    tail.mergeExpression = "values.transpose(1, 2).contiguous().view(B, T, C)";
+    tail.valueNorms = ctx.valueNorms;
+    torch::Tensor h = attentionTail(std::move(heads), sdpa, tail, rec, &s);
     // The residual stream is updated in place: x belongs to the caller's loop and is not reused.
     const torch::Tensor residual = h.add_(x);
     const int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
@@ -207,7 +179,7 @@ class Gpt2Family final : public TransformerFamily {
     const MlpProjection down{[&](const torch::Tensor& t) { return mlp.c_proj(t); },
                              "self.c_proj(h)"};
     h = feedForward(std::move(h), up, m_activation, down, nullptr, rec, s, &s,
-                    m_config.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act",
+                    m_c.activation.rfind("gelu", 0) == 0 ? "mlp_gelu" : "mlp_act",
                     mlp.act ? mlp.act->parameters : std::vector<torch::Tensor>{});
     h.add_(residual);
     rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
@@ -218,15 +190,14 @@ class Gpt2Family final : public TransformerFamily {
   torch::Tensor logits(const torch::Tensor& hidden) override {
     return linearForward(hidden, m_module->wte->weight, {});
   }
-  Token vocabularyToken(int64_t id) const override { return m_tokenizer.tokenOf(id); }
   bool supportsValueNorms() const override { return true; }
 
  private:
-  Gpt2Config m_config;
+  // The typed config, under the name layer() reads it by; it hides FolderFamily's reader of the
+  // same config.json, which the constructor names as m_config.
+  Gpt2Config m_c;
   Activation m_activation;
-  FolderTokenizer m_tokenizer;
-  SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the module
-  Gpt2Stack m_module{nullptr};
+  Gpt2Stack m_module{nullptr};  // the FolderFamily's root
 };
 
 }  // namespace

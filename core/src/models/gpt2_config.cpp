@@ -44,6 +44,14 @@ Gpt2Config Gpt2Config::fromJson(const std::string& text, const std::string& sour
   // Strict: a key given twice is refused, not resolved to its last value.
   const nlohmann::json j = parseStrictJson(text, source);
   if (!j.is_object()) formatError(source, "not a JSON object");
+  return fromReader(ConfigReader(j, source));
+}
+
+Gpt2Config Gpt2Config::fromReader(const ConfigReader& reader) {
+  // GPT-2's own messages ("a positive whole number up to ..."), which its tests and users know,
+  // rather than ConfigReader's.
+  const nlohmann::json& j = reader.json();
+  const std::string& source = reader.source();
   if (j.contains("model_type") && j["model_type"].is_string() && j["model_type"] != "gpt2") {
     formatError(source, "model_type is \"" + j["model_type"].get<std::string>() +
                             "\"; only GPT-2 (\"gpt2\") folders can be opened");

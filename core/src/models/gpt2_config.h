@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "models/config_reader.h"
+
 namespace attnscope {
 
 class SafetensorsCheckpoint;
@@ -29,6 +31,8 @@ struct Gpt2Config {
   /// n_embd (32)").
   static Gpt2Config fromFile(const std::string& path);
   static Gpt2Config fromJson(const std::string& text, const std::string& source);
+  /// The same from a config.json already read (the GPT-2 family's FolderFamily reads it once).
+  static Gpt2Config fromReader(const ConfigReader& reader);
 
   /// Parameters the config implies, for the memory estimate before anything is built.
   uint64_t parameterCount() const;

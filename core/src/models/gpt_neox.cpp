@@ -9,6 +9,7 @@
 #include "models/decoder_models.h"
 #include "models/gpt_neox_config.h"
 #include "models/transformer_model.h"
+#include "nn/attention_tail.h"
 #include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -47,8 +48,7 @@ class GptNeoxFamily final : public DecoderFamily {
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
         m_rotary(
             rotaryOptions(m_c.ropeScaling, m_c.rotaryDim(), m_c.rotaryBase, m_c.maxPositions)) {
-    checkVocabulary(m_c.vocabSize);
-    torch::nn::Module& root = *m_root;
+    torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
     m_embed = addModule(root, "embed_in", EmbeddingTable(m_c.vocabSize, m_c.hiddenSize));
     for (int l = 0; l < m_c.numLayers; ++l)
       m_layers.emplace_back(root, "layers." + std::to_string(l) + ".", m_c);
@@ -70,12 +70,9 @@ class GptNeoxFamily final : public DecoderFamily {
   /// Value-weighted norms: its layer writes them from the fused projection's values and dense.
   bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
-    ModelInfo i = decoderInfo("gpt_neox", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize,
-                              m_c.maxPositions);
-    i.parameterBytes = parameterBytes(*m_root);
-    return i;
+    return decoderInfo("gpt_neox", m_c.numLayers, m_c.numHeads, m_c.numHeads, m_c.hiddenSize,
+                       m_c.maxPositions);
   }
-  torch::nn::Module& module() override { return *m_root; }
 
   torch::Tensor embedIds(const torch::Tensor& ids) override { return m_embed(ids); }
 
@@ -86,31 +83,30 @@ class GptNeoxFamily final : public DecoderFamily {
     const int xStep = rec.record("x", "x", "input", x);
     torch::Tensor h = L.inputNorm(x);
     int s = rec.record("input_layernorm", "self.input_layernorm(x)", "layernorm", h, {xStep});
-    const torch::Tensor qkv = L.qkv(h);  // [B, T, 3C], per head [q_h k_h v_h]
-    QkvHeads heads =
-        splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
-                      rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {s}));
+    QkvHeads heads;  // views of qkv, which they keep alive until the attention has read them
+    {
+      const torch::Tensor qkv = L.qkv(h);  // [B, T, 3C], per head [q_h k_h v_h]
+      heads = splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, m_c.numHeads, rec,
+                            rec.record("qkv", "self.query_key_value(x)", "linear", qkv, {s}));
+    }
     const auto [cos, sin] = m_rotary.cosSin(ctx.positions);
     const std::string rope = "apply_rotary_pos_emb (" + m_rotary.describe(hd) + ")";
     heads.q = RotaryEmbedding::apply(heads.q, cos, sin);
     heads.qStep = rec.record("q_rot", rope, "rotary", heads.q, {heads.qStep});
     heads.k = RotaryEmbedding::apply(heads.k, cos, sin);
     heads.kStep = rec.record("k_rot", rope, "rotary", heads.k, {heads.kStep});
-    if (ctx.valueNorms.defined())
-      ctx.valueNorms.copy_(
-          headValueNorms(heads.v, outputWeightByHead(L.dense->weight, m_c.numHeads)));
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));
     sdpa.scaleText = "1 / math.sqrt(head_size)";
     sdpa.buffers = ctx.buffers;
-    const ScaledDotProduct out = scaledDotProduct(heads.q, heads.k, heads.v, sdpa, rec, heads.qStep,
-                                                  heads.kStep, heads.vStep);
-    const torch::Tensor merged = mergeHeads(out.values);
-    s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, C)", "merge_heads", merged,
-                   {out.valuesStep});
-    const torch::Tensor attnOut = L.dense(merged);
-    const int attnStep = rec.record("attn_out", "self.dense(merged)", "linear", attnOut, {s});
+    AttentionTail tail;
+    tail.output = {[&](const torch::Tensor& t) { return L.dense(t); }, "self.dense(merged)",
+                   [&] { return outputWeightByHead(L.dense->weight, m_c.numHeads); }};
+    tail.mergeExpression = "values.transpose(1, 2).reshape(B, T, C)";
+    tail.valueNorms = ctx.valueNorms;
+    int attnStep = -1;
+    const torch::Tensor attnOut = attentionTail(std::move(heads), sdpa, tail, rec, &attnStep);
     const MlpProjection up{[&](const torch::Tensor& t) { return L.up(t); },
                            "self.dense_h_to_4h(x)"};
     const MlpProjection down{[&](const torch::Tensor& t) { return L.down(t); },
@@ -148,7 +144,6 @@ class GptNeoxFamily final : public DecoderFamily {
   GptNeoxConfig m_c;
   Activation m_act;
   RotaryEmbedding m_rotary;
-  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
   EmbeddingTable m_embed{nullptr};
   std::vector<NeoxLayer> m_layers;
   LayerNorm m_norm{nullptr};

@@ -16,9 +16,7 @@ GptNeoxConfig GptNeoxConfig::fromReader(const ConfigReader& c) {
   r.intermediateSize = c.integer({"intermediate_size"}, 1, 1 << 18);
   r.numLayers = c.integer({"num_hidden_layers"}, 1, 1024);
   r.numHeads = c.integer({"num_attention_heads"}, 1, 1024);
-  if (r.hiddenSize % r.numHeads != 0)
-    c.fail("num_attention_heads (" + std::to_string(r.numHeads) + ") must divide hidden_size (" +
-           std::to_string(r.hiddenSize) + ")");
+  c.requireDivides("num_attention_heads", r.numHeads, "hidden_size", r.hiddenSize);
   r.maxPositions = c.integer({"max_position_embeddings"}, 1, 1 << 24, 2048);
   r.layerNormEps = c.number("layer_norm_eps", 1e-5);
   if (!(r.layerNormEps > 0) || r.layerNormEps > 1)

@@ -13,6 +13,7 @@
 #include "models/llama_config.h"
 #include "models/transformer_model.h"
 #include "nn/attention_mask.h"
+#include "nn/attention_tail.h"
 #include "nn/head_value_norms.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
@@ -57,8 +58,7 @@ class LlamaFamily final : public DecoderFamily {
         m_c(LlamaConfig::fromReader(m_config)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
         m_rotary(rotaryOptions(m_c.ropeScaling, m_c.rotaryDim(), m_c.ropeTheta, m_c.maxPositions)) {
-    checkVocabulary(m_c.vocabSize);
-    torch::nn::Module& root = *m_root;
+    torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
     m_embed = addModule(root, "embed_tokens", EmbeddingTable(m_c.vocabSize, m_c.hiddenSize));
     for (int l = 0; l < m_c.numLayers; ++l)
       m_layers.emplace_back(root, "layers." + std::to_string(l) + ".", m_c);
@@ -87,10 +87,8 @@ class LlamaFamily final : public DecoderFamily {
     // A window that covers every layer is one mask for the whole run; Qwen's partial windows
     // are built per layer (layer()).
     if (m_c.slidingFromLayer == 0) i.slidingWindow = m_c.slidingWindow;
-    i.parameterBytes = parameterBytes(*m_root);
     return i;
   }
-  torch::nn::Module& module() override { return *m_root; }
 
   uint64_t activationBytesPerToken() const override {
     // Residual, normed copy, q, k, v, repeated k/v, merged heads; gate, up and their product.
@@ -141,19 +139,18 @@ class LlamaFamily final : public DecoderFamily {
       v = repeatKv(v, H / Hkv);
       vStep = rec.record("v_repeat", "v " + op, "repeat_kv", v, {vStep});
     }
-    if (ctx.valueNorms.defined())  // v has one head per query head here
-      ctx.valueNorms.copy_(headValueNorms(v, outputWeightByHead(L.o->weight, H)));
     SdpaOptions sdpa;
     sdpa.mask = m_c.windowed(index) && m_c.slidingFromLayer > 0 ? windowMask(ctx) : ctx.mask;
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));
     sdpa.scaleText = "head_dim**-0.5";
     sdpa.buffers = ctx.buffers;
-    const ScaledDotProduct out = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
-    const torch::Tensor merged = mergeHeads(out.values);
-    int s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, -1)", "merge_heads", merged,
-                       {out.valuesStep});
-    h = L.o(merged);
-    s = rec.record("attn_out", "self.o_proj(merged)", "linear", h, {s});
+    AttentionTail tail;
+    tail.output = {[&](const torch::Tensor& t) { return L.o(t); }, "self.o_proj(merged)",
+                   [&] { return outputWeightByHead(L.o->weight, H); }};
+    tail.valueNorms = ctx.valueNorms;  // v has one head per query head here
+    int s = -1;
+    h = attentionTail({std::move(q), std::move(k), std::move(v), qStep, kStep, vStep}, sdpa, tail,
+                      rec, &s);
     const torch::Tensor residual = h.add_(x);  // x belongs to the caller's loop
     const int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
     h = L.postNorm(residual);
@@ -212,7 +209,6 @@ class LlamaFamily final : public DecoderFamily {
   Activation m_act;
   RotaryEmbedding m_rotary;
   std::pair<torch::Tensor, torch::Tensor> m_cosSin;
-  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
   EmbeddingTable m_embed{nullptr};
   std::vector<LlamaLayer> m_layers;
   RmsNorm m_norm{nullptr};

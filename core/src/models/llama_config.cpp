@@ -56,9 +56,7 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   r.numLayers = c.integer({"num_hidden_layers"}, 1, 1024);
   r.numHeads = c.integer({"num_attention_heads"}, 1, 1024);
   r.numKvHeads = c.integer({"num_key_value_heads"}, 1, 1024, r.numHeads);
-  if (r.numHeads % r.numKvHeads != 0)
-    c.fail("num_key_value_heads (" + std::to_string(r.numKvHeads) +
-           ") must divide num_attention_heads (" + std::to_string(r.numHeads) + ")");
+  c.requireDivides("num_key_value_heads", r.numKvHeads, "num_attention_heads", r.numHeads);
   if (!c.has("head_dim") && r.hiddenSize % r.numHeads != 0)
     c.fail("num_attention_heads (" + std::to_string(r.numHeads) + ") must divide hidden_size (" +
            std::to_string(r.hiddenSize) + ") when head_dim is not given");

@@ -15,6 +15,7 @@
 #include "models/encoder_decoder_models.h"
 #include "models/gpt2.h"
 #include "runtime/batch_input.h"
+#include "runtime/runtime_init.h"
 
 namespace attnscope {
 namespace {
@@ -116,12 +117,7 @@ std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::str
   }
   for (const Entry& e : entries()) {
     if (e.architecture.modelType != modelType) continue;
-    if (const uint64_t weights = checkpointLoadBytes(folder); weights > memoryLimitBytes) {
-      throw Error(ErrorKind::ResourceLimit,
-                  name + ": loading its weights needs about " + formatBytes(weights) +
-                      ", more than the memory limit of " + formatBytes(memoryLimitBytes) +
-                      " (raise --memory-limit, or the limit in Settings)");
-    }
+    checkWeightsFit(folder, name, memoryLimitBytes, availableMemoryBytes());
     return e.open(folder, name);
   }
   throw Error(ErrorKind::Format, configPath + ": model_type '" + modelType +

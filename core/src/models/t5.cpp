@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "models/encoder_decoder_family.h"
+#include "models/t5_config.h"
 #include "models/transformer_model.h"
 #include "nn/linear.h"
 #include "nn/mlp.h"
@@ -22,53 +23,6 @@
 namespace attnscope {
 namespace {
 
-/// config.json of a T5 checkpoint, with the defaults of transformers' T5Config.
-struct T5Config {
-  int vocabSize = 32128, dModel = 512, dKv = 64, dFf = 2048, layers = 6, decoderLayers = 6,
-      heads = 8, buckets = 32, maxDistance = 128;
-  double eps = 1e-6;
-  Activation act = Activation::Relu;
-  bool gated = false;  // feed_forward_proj "gated-<act>": wi_0 (activated) times wi_1
-  bool tied = true;    // tie_word_embeddings
-
-  explicit T5Config(const ConfigReader& c) {
-    vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
-    dModel = c.integer({"d_model"}, 1, 1 << 16);
-    dKv = c.integer({"d_kv"}, 1, 1 << 12);
-    dFf = c.integer({"d_ff"}, 1, 1 << 18);
-    layers = c.integer({"num_layers"}, 1, 256);
-    decoderLayers = c.integer({"num_decoder_layers"}, 1, 256, layers);
-    heads = c.integer({"num_heads"}, 1, 1024);
-    buckets = c.integer({"relative_attention_num_buckets"}, 2, 1 << 12, 32);
-    maxDistance = c.integer({"relative_attention_max_distance"}, 1, 1 << 20, 128);
-    if (buckets / 4 < 1 || maxDistance <= buckets / 4)
-      c.fail("relative_attention_max_distance (" + std::to_string(maxDistance) +
-             ") must be above a quarter of relative_attention_num_buckets (" +
-             std::to_string(buckets) + ")");
-    eps = c.number("layer_norm_epsilon", 1e-6);
-    if (!(eps > 0) || eps > 1)
-      c.fail("\"layer_norm_epsilon\" must be a positive number below 1, got " +
-             std::to_string(eps));
-    // transformers: "gated-gelu" means gelu_new; otherwise "[gated-]<ACT2FN name>".
-    const std::string proj = c.string("feed_forward_proj", "relu");
-    const std::size_t dash = proj.find('-');
-    if (dash != std::string::npos && proj.substr(0, dash) != "gated")
-      c.fail("\"feed_forward_proj\" \"" + proj +
-             "\" must be an activation or gated-<activation> (relu, gated-gelu)");
-    gated = dash != std::string::npos;
-    const std::string act = proj == "gated-gelu" ? "gelu_new" : proj.substr(dash + 1);
-    this->act = parseActivation(act, c.source() + ": feed_forward_proj");
-    tied = c.flag("tie_word_embeddings", true);
-  }
-
-  std::string describe() const {
-    return "t5: " + std::to_string(layers) + "+" + std::to_string(decoderLayers) + " layers, " +
-           std::to_string(heads) + " heads of d_kv " + std::to_string(dKv) + ", d_model " +
-           std::to_string(dModel) + ", d_ff " + std::to_string(dFf) + (gated ? " (gated)" : "") +
-           ", vocab_size " + std::to_string(vocabSize);
-  }
-};
-
 /// {encoder,decoder}.block.{i}: layer.0 (layer_norm, SelfAttention.{q,k,v,o}), for the decoder
 /// layer.1 (layer_norm, EncDecAttention.{q,k,v,o}), then the feed-forward layer (layer_norm,
 /// DenseReluDense.{wi,wo} or {wi_0,wi_1,wo}).
@@ -78,7 +32,7 @@ struct T5Block {
   Linear wi{nullptr}, wi1{nullptr}, wo{nullptr};  // wi is wi_0 when gated
 
   T5Block(torch::nn::Module& root, const std::string& p, const T5Config& c, bool decoder) {
-    const int64_t inner = static_cast<int64_t>(c.heads) * c.dKv;
+    const int64_t inner = static_cast<int64_t>(c.numHeads) * c.dKv;
     const auto attention = [&](const std::string& at) {
       AttentionProjections a;
       a.q = addModule(root, at + ".q", Linear(c.dModel, inner, false));
@@ -87,11 +41,11 @@ struct T5Block {
       a.o = addModule(root, at + ".o", Linear(inner, c.dModel, false));
       return a;
     };
-    selfNorm = addModule(root, p + "layer.0.layer_norm", RmsNorm(c.dModel, c.eps));
+    selfNorm = addModule(root, p + "layer.0.layer_norm", RmsNorm(c.dModel, c.layerNormEps));
     self = attention(p + "layer.0.SelfAttention");
     const std::string ff = p + (decoder ? "layer.2." : "layer.1.");
     if (decoder) {
-      crossNorm = addModule(root, p + "layer.1.layer_norm", RmsNorm(c.dModel, c.eps));
+      crossNorm = addModule(root, p + "layer.1.layer_norm", RmsNorm(c.dModel, c.layerNormEps));
       cross = attention(p + "layer.1.EncDecAttention");
     }
     if (c.gated) {
@@ -101,16 +55,18 @@ struct T5Block {
       wi = addModule(root, ff + "DenseReluDense.wi", Linear(c.dModel, c.dFf, false));
     }
     wo = addModule(root, ff + "DenseReluDense.wo", Linear(c.dFf, c.dModel, false));
-    ffNorm = addModule(root, ff + "layer_norm", RmsNorm(c.dModel, c.eps));
+    ffNorm = addModule(root, ff + "layer_norm", RmsNorm(c.dModel, c.layerNormEps));
   }
 };
 
 class T5Family final : public EncoderDecoderFamily {
  public:
   explicit T5Family(const std::string& folder)
-      : EncoderDecoderFamily(folder, /*start: pad*/ 0, /*eos*/ 1), m_c(m_config) {
-    checkVocabulary(m_c.vocabSize);
-    torch::nn::Module& root = *m_root;
+      : EncoderDecoderFamily(folder),
+        m_c(T5Config::fromReader(m_config)),
+        m_act(parseActivation(m_c.activation, m_config.source() + ": feed_forward_proj")) {
+    setSpecialTokens(m_c.decoderStartTokenId, m_c.eosTokenId);
+    torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
     m_shared = addModule(root, "shared", EmbeddingTable(m_c.vocabSize, m_c.dModel));
     // Block 0 of each stack owns the relative position bias, registered as the SelfAttention
     // container itself so that its table is SelfAttention.relative_attention_bias.weight and
@@ -119,13 +75,13 @@ class T5Family final : public EncoderDecoderFamily {
       const std::string stack = decoder ? "decoder" : "encoder";
       (decoder ? m_decoderBias : m_encoderBias) =
           addModule(root, stack + ".block.0.layer.0.SelfAttention",
-                    RelativePositionBias(m_c.buckets, m_c.maxDistance, m_c.heads, !decoder));
-      const int n = decoder ? m_c.decoderLayers : m_c.layers;
+                    RelativePositionBias(m_c.numBuckets, m_c.maxDistance, m_c.numHeads, !decoder));
+      const int n = decoder ? m_c.numDecoderLayers : m_c.numLayers;
       for (int l = 0; l < n; ++l)
         (decoder ? m_decoder : m_encoder)
             .emplace_back(root, stack + ".block." + std::to_string(l) + ".", m_c, decoder);
       (decoder ? m_decoderNorm : m_encoderNorm) =
-          addModule(root, stack + ".final_layer_norm", RmsNorm(m_c.dModel, m_c.eps));
+          addModule(root, stack + ".final_layer_norm", RmsNorm(m_c.dModel, m_c.layerNormEps));
     }
     WeightRules rules;
     rules.family = "T5";
@@ -135,7 +91,7 @@ class T5Family final : public EncoderDecoderFamily {
     rules.ignoredSuffixes = {"EncDecAttention.relative_attention_bias.weight"};
     rules.tied = {{"shared.weight", "encoder.embed_tokens.weight"},
                   {"shared.weight", "decoder.embed_tokens.weight"}};
-    if (m_c.tied) {
+    if (m_c.tieWordEmbeddings) {
       rules.tied.emplace_back("shared.weight", "lm_head.weight");
       rules.ignoredNames.emplace_back("lm_head.weight");
     } else if (hasTensor("lm_head.weight", "")) {
@@ -145,16 +101,13 @@ class T5Family final : public EncoderDecoderFamily {
   }
 
   ModelInfo info() const override {
-    ModelInfo i =
-        encoderDecoderInfo(m_kind, m_c.layers, m_c.decoderLayers, m_c.heads, m_c.dModel, 0);
-    i.parameterBytes = parameterBytes(*m_root);
-    return i;
+    return encoderDecoderInfo(m_c.modelType, m_c.numLayers, m_c.numDecoderLayers, m_c.numHeads,
+                              m_c.dModel, 0);
   }
-  torch::nn::Module& module() override { return *m_root; }
 
   uint64_t activationBytesPerToken() const override {
     // Residual, normed copy, q, k, v, merged heads, cross-attention's k and v; wi (and wi_1).
-    const uint64_t inner = static_cast<uint64_t>(m_c.heads) * m_c.dKv;
+    const uint64_t inner = static_cast<uint64_t>(m_c.numHeads) * m_c.dKv;
     return 4 * (4ull * m_c.dModel + 6 * inner + (m_c.gated ? 3ull : 1ull) * m_c.dFf);
   }
 
@@ -174,7 +127,7 @@ class T5Family final : public EncoderDecoderFamily {
 
   torch::Tensor logits(const torch::Tensor& hidden) override {
     if (m_head) return m_head(hidden);
-    if (!m_c.tied) return {};
+    if (!m_c.tieWordEmbeddings) return {};
     // transformers rescales before a tied head: the embedding was trained at d_model^0.5.
     const torch::Tensor h = hidden * (1.0 / std::sqrt(static_cast<double>(m_c.dModel)));
     return linearForward(h, m_shared->weight, {});
@@ -191,7 +144,7 @@ class T5Family final : public EncoderDecoderFamily {
     sdpa.biasText = decoder ? "position_bias (causal buckets)" : "position_bias (bidirectional)";
     sdpa.mask = ctx.mask;
     sdpa.buffers = ctx.buffers;  // T5 does not scale its scores
-    h = projectedAttention(b.self, h, s, h, s, m_c.heads, sdpa, rec, "", &s);
+    h = projectedAttention(b.self, h, s, h, s, m_c.numHeads, sdpa, rec, "", &s);
     torch::Tensor residual = h.add_(x);  // x belongs to the caller's loop
     int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
     if (decoder) {
@@ -203,8 +156,8 @@ class T5Family final : public EncoderDecoderFamily {
       SdpaOptions cross;
       cross.mask = ctx.crossMask;
       cross.buffers = ctx.crossBuffers;
-      h = projectedAttention(b.cross, h, s, ctx.context, memoryStep, m_c.heads, cross, rec, "cross",
-                             &s);
+      h = projectedAttention(b.cross, h, s, ctx.context, memoryStep, m_c.numHeads, cross, rec,
+                             "cross", &s);
       residual = h.add_(residual);
       residualStep =
           rec.record("residual_cross", "x + cross_attn_out", "add", residual, {residualStep, s});
@@ -218,16 +171,15 @@ class T5Family final : public EncoderDecoderFamily {
     const MlpProjection wi1{[&](const torch::Tensor& t) { return b.wi1(t); }, dense + "wi_1(x)"};
     const MlpProjection wo{[&](const torch::Tensor& t) { return b.wo(t); }, dense + "wo(h)"};
     // Gated: wo(act(wi_0(x)) * wi_1(x)); feedForward's gate is the activated one.
-    h = m_c.gated ? feedForward(std::move(h), wi1, m_c.act, wo, &wi, rec, s, &s)
-                  : feedForward(std::move(h), wi, m_c.act, wo, nullptr, rec, s, &s);
+    h = m_c.gated ? feedForward(std::move(h), wi1, m_act, wo, &wi, rec, s, &s)
+                  : feedForward(std::move(h), wi, m_act, wo, nullptr, rec, s, &s);
     h.add_(residual);
     rec.record("residual_2", "x + ff_out", "add", h, {residualStep, s});
     return h;
   }
 
   T5Config m_c;
-  std::string m_kind = m_config.string("model_type", "t5");  // "t5" or "mt5"
-  std::shared_ptr<torch::nn::Module> m_root = std::make_shared<torch::nn::Module>();
+  Activation m_act;  // the feed-forward's, from feed_forward_proj
   EmbeddingTable m_shared{nullptr};
   RelativePositionBias m_encoderBias{nullptr}, m_decoderBias{nullptr};
   std::vector<T5Block> m_encoder, m_decoder;

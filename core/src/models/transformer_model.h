@@ -37,7 +37,30 @@ class TransformerModel final : public Model {
                                int64_t targets = 0) const;
 
  private:
+  /// run() without the torch-error guard; the steps it calls follow, in order.
   AttentionResult runUnguarded(const RunRequest& request) const;
+  /// Throws Error(InvalidArgument) for what the family cannot do (value norms, a target,
+  /// generation) and a negative generation count.
+  void checkRunRequest(const RunRequest& request, const ModelInfo& mi) const;
+  /// The request's tokens (or random batch), with an encoder-decoder's decoder inputs; refuses a
+  /// random batch over the memory limit before it exists.
+  BatchInput runBatch(const RunRequest& request, const ModelInfo& mi, int64_t kept) const;
+  /// Refuses a run whose estimate exceeds the memory limit, naming its sizes; returns the estimate.
+  uint64_t checkRunMemory(const RunRequest& request, const ModelInfo& mi, const BatchInput& batch,
+                          int64_t kept) const;
+  /// The encoder (or only) stack over `in`, writing r's first group (and its preview) and traces.
+  /// -> [B, Tq, C] after the final norm.
+  torch::Tensor runEncoder(const RunRequest& request, const ModelInfo& mi, const BatchInput& batch,
+                           const Embedded& in, const torch::Device& dev, AttentionResult& r) const;
+  /// An encoder-decoder's decoder over `encoded` [B, Tk, C]: greedy generation into batch's decoder
+  /// inputs (r.generated), then one pass writing r's decoder_self and cross groups and traces.
+  /// -> [B, Tt, C] after the decoder's final norm.
+  torch::Tensor runDecoder(const RunRequest& request, const ModelInfo& mi, BatchInput& batch,
+                           const torch::Tensor& encoded, const torch::Device& dev,
+                           AttentionResult& r) const;
+  /// Notices for non-finite weights and, unless the outputs are finite, the first non-finite
+  /// attention cell of each group.
+  void addNonFiniteNotices(AttentionResult& r, bool outputsFinite) const;
   /// How many layers' attention the request keeps; throws Error(InvalidArgument) for a layer out
   /// of range or a list that is not ascending.
   int64_t keptLayerCount(const RunRequest& request) const;
@@ -50,8 +73,10 @@ class TransformerModel final : public Model {
   uint64_t weightCacheBudget(const RunLimits& limits, uint64_t runBytes) const;
   std::shared_ptr<TransformerFamily> m_family;
   std::string m_name;
-  std::string m_weightDtype;    // ModelInfo::weightDtype
-  uint64_t m_widenedBytes = 0;  // ModelInfo::widenedBytes
+  std::string m_weightDtype;      // ModelInfo::weightDtype
+  uint64_t m_widenedBytes = 0;    // ModelInfo::widenedBytes
+  uint64_t m_largestWidened = 0;  // float32 bytes of the largest parameter that is not float32
+  uint64_t m_mappedBytes = 0;     // ModelInfo::mappedBytes
   // float32 copies of the F16/BF16 weights kept across runs (RunLimits::weightCacheBytes); freed
   // with the model.
   mutable WidenedWeights m_widened;
@@ -59,10 +84,5 @@ class TransformerModel final : public Model {
   // lock), not while opening, which must not page in every mapped weight.
   mutable std::optional<std::string> m_nonFiniteWeight;
 };
-
-/// Top candidates of a next-token distribution. logits: [V] -> at most k predictions, most likely
-/// first.
-std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k,
-                                       const TransformerFamily& family);
 
 }  // namespace attnscope

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "nn/attention_tail.h"
 #include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
@@ -56,19 +57,19 @@ torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoder
   const int qStep = rec.record("q", "q.view(B, T, H, hd).transpose(1, 2)", "permute", q, {qLin});
   const int kStep = rec.record("k", "k.view(B, T, H, hd).transpose(1, 2)", "permute", k, {kLin});
   const int vStep = rec.record("v", "v.view(B, T, H, hd).transpose(1, 2)", "permute", v, {vLin});
-  if (valueNorms.defined())
-    valueNorms.copy_(headValueNorms(v, outputWeightByHead(p.attentionOutputWeight(), heads)));
   SdpaOptions sdpa;
   sdpa.mask = mask;
   sdpa.scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   sdpa.scaleText = "1 / math.sqrt(hd)";
   sdpa.buffers = buffers;
-  const ScaledDotProduct out = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
-  const torch::Tensor merged = mergeHeads(out.values);
-  int s = rec.record("merged", "values.transpose(1, 2).reshape(B, T, C)", "merge_heads", merged,
-                     {out.valuesStep});
-  torch::Tensor h = p.attentionOutput(merged);
-  s = rec.record("attn_out", name(3) + "(merged)", "linear", h, {s});
+  AttentionTail tail;
+  tail.output = {p.attentionOutput, name(3) + "(merged)",
+                 [&] { return outputWeightByHead(p.attentionOutputWeight(), heads); }};
+  tail.mergeExpression = "values.transpose(1, 2).reshape(B, T, C)";
+  tail.valueNorms = valueNorms;
+  int s = -1;
+  torch::Tensor h = attentionTail({std::move(q), std::move(k), std::move(v), qStep, kStep, vStep},
+                                  sdpa, tail, rec, &s);
   h = h.add_(x);
   const int r1 = rec.record("residual_1", "attn_out + x", "add", h, {s, xStep});
   h = p.attentionNorm(h);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "nn/projected_attention.h"
 
+#include "nn/attention_tail.h"
 #include "nn/qkv_layout.h"
 
 namespace attnscope {
@@ -22,17 +23,17 @@ torch::Tensor projectedAttention(const AttentionProjections& p, const torch::Ten
     return std::make_pair(t, rec.record(name + part, module + ".view(B, T, H, hd).transpose(1, 2)",
                                         "permute", t, {s}));
   };
-  const auto [q, qStep] = project(p.q, p.qName, "q", x, xStep);
-  const auto [k, kStep] = project(p.k, p.kName, "k", memory, cross ? memoryStep : xStep);
-  const auto [v, vStep] = project(p.v, p.vName, "v", memory, cross ? memoryStep : xStep);
-  const ScaledDotProduct out = scaledDotProduct(q, k, v, sdpa, rec, qStep, kStep, vStep);
-  const torch::Tensor merged = mergeHeads(out.values);
-  int s = rec.record(name + "merged", "values.transpose(1, 2).reshape(B, T, -1)", "merge_heads",
-                     merged, {out.valuesStep});
+  auto [q, qStep] = project(p.q, p.qName, "q", x, xStep);
+  auto [k, kStep] = project(p.k, p.kName, "k", memory, cross ? memoryStep : xStep);
+  auto [v, vStep] = project(p.v, p.vName, "v", memory, cross ? memoryStep : xStep);
+  AttentionTail tail;
   Linear output = p.o;  // a handle: forward is not const
-  const torch::Tensor o = output(merged);
-  *outStep = rec.record(name + "attn_out", "self." + p.oName + "(merged)", "linear", o, {s});
-  return o;
+  tail.output = {[output](const torch::Tensor& t) mutable { return output(t); },
+                 "self." + p.oName + "(merged)",
+                 {}};
+  tail.stepPrefix = name;
+  return attentionTail({std::move(q), std::move(k), std::move(v), qStep, kStep, vStep}, sdpa, tail,
+                       rec, outStep);
 }
 
 }  // namespace attnscope

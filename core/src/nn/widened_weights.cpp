@@ -12,16 +12,23 @@ thread_local uint64_t t_budget = 0;
 WidenedWeights::~WidenedWeights() { clear(); }
 
 torch::Tensor WidenedWeights::widen(const torch::Tensor& w, uint64_t budget) {
+  const torch::Tensor copy = kept(w, budget);
+  return copy.defined() ? copy : w.to(torch::kFloat);
+}
+
+torch::Tensor WidenedWeights::kept(const torch::Tensor& w, uint64_t budget) {
   const bool keepable =
       w.device().is_cpu() && !(torch::GradMode::is_enabled() && w.requires_grad()) && budget > 0;
-  if (!keepable) return w.to(torch::kFloat);
+  if (!keepable) return {};
   Key key{w.data_ptr(),
           {w.sizes().begin(), w.sizes().end()},
           {w.strides().begin(), w.strides().end()},
           static_cast<int>(w.scalar_type())};
+  const uint64_t size = static_cast<uint64_t>(w.numel()) * sizeof(float);
   {
     const std::lock_guard<std::mutex> lock(m_mutex);
     if (const auto found = m_copies.find(key); found != m_copies.end()) return found->second;
+    if (m_bytes + size > budget) return {};
   }
   // Widened outside the lock: another thread's run may widen other weights meanwhile.
   torch::Tensor wide;
@@ -29,14 +36,12 @@ torch::Tensor WidenedWeights::widen(const torch::Tensor& w, uint64_t budget) {
     torch::NoGradGuard noGrad;   // a kept copy is a constant, never part of a graph
     wide = w.to(torch::kFloat);  // the layout per-use widening gives: the same products
   }
-  const uint64_t size = static_cast<uint64_t>(wide.numel()) * sizeof(float);
   const std::lock_guard<std::mutex> lock(m_mutex);
   if (const auto found = m_copies.find(key); found != m_copies.end()) return found->second;
-  if (m_bytes + size <= budget) {
-    m_copies.emplace(std::move(key), wide);
-    m_bytes += size;
-    g_bytesInProcess += size;
-  }
+  if (m_bytes + size > budget) return {};
+  m_copies.emplace(std::move(key), wide);
+  m_bytes += size;
+  g_bytesInProcess += size;
   return wide;
 }
 

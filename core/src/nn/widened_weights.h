@@ -32,6 +32,9 @@ class WidenedWeights final {
 
   /// w as float32: the kept copy, or a new one (kept while `budget` bytes allow).
   torch::Tensor widen(const torch::Tensor& w, uint64_t budget);
+  /// The kept copy of w (made now when `budget` bytes allow), or an undefined tensor when it is
+  /// not kept: the caller widens the parts it needs itself.
+  torch::Tensor kept(const torch::Tensor& w, uint64_t budget);
   /// Bytes of float32 copies held.
   uint64_t bytes() const;
   void clear();

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The config.json parsers of the decoder families (Llama/Mistral/Qwen, GPT-NeoX, Bloom): Hugging
-// Face's defaults and key spellings, and errors that name the file and the field.
+// The config.json parsers of the decoder families (Llama/Mistral/Qwen, GPT-NeoX, Bloom, GPT-2):
+// Hugging Face's defaults and key spellings, and errors that name the file and the field.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "expect_error.h"
 #include "models/bloom_config.h"
+#include "models/gpt2_config.h"
 #include "models/gpt_neox_config.h"
 #include "models/llama_config.h"
 
@@ -243,6 +244,36 @@ TEST(BloomConfig, ReadsEitherKeySpelling) {
   const nlohmann::json noLayers = {{"vocab_size", 10}, {"hidden_size", 48}, {"n_head", 6}};
   test::expectError([&] { BloomConfig::fromReader(ConfigReader(noLayers, "b/config.json")); },
                     ErrorKind::Format, "missing \"n_layer\"");
+}
+
+// The GPT-2 family reads config.json once, through its FolderFamily's reader: the same config and
+// the same messages as reading the text.
+TEST(Gpt2Config, ReaderAndTextAgree) {
+  const nlohmann::json gpt2 = {{"model_type", "gpt2"}, {"n_layer", 12},
+                               {"n_head", 12},         {"n_embd", 768},
+                               {"n_ctx", 1024},        {"vocab_size", 50257},
+                               {"n_inner", nullptr},   {"scale_attn_weights", true}};
+  const Gpt2Config a = Gpt2Config::fromReader(ConfigReader(gpt2, "g/config.json"));
+  const Gpt2Config b = Gpt2Config::fromJson(gpt2.dump(), "g/config.json");
+  EXPECT_EQ(a.nLayer, 12);
+  EXPECT_EQ(a.nPositions, 1024);  // n_ctx when n_positions is missing
+  EXPECT_EQ(a.innerDim(), 3072);
+  EXPECT_EQ(a.parameterCount(), b.parameterCount());
+  EXPECT_EQ(a.activation, b.activation);
+  const std::pair<nlohmann::json, std::string> bad[] = {
+      {{{"n_embd", 65537}},
+       "g/config.json: \"n_embd\" must be a positive whole number up to 65536"},
+      {{{"n_head", 5}}, "g/config.json: n_head (5) must divide n_embd (768)"},
+      {{{"model_type", "xlnet"}}, "only GPT-2 (\"gpt2\") folders can be opened"},
+      {{{"scale_attn_weights", "yes"}}, "\"scale_attn_weights\" must be true or false"}};
+  for (const auto& [change, word] : bad) {
+    nlohmann::json j = gpt2;
+    j.update(change);
+    test::expectError([&] { Gpt2Config::fromReader(ConfigReader(j, "g/config.json")); },
+                      ErrorKind::Format, word);
+    test::expectError([&] { Gpt2Config::fromJson(j.dump(), "g/config.json"); }, ErrorKind::Format,
+                      word);
+  }
 }
 
 }  // namespace

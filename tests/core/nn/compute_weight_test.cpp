@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "nn/widened_weights.h"
+
 namespace attnscope {
 namespace {
 
@@ -41,6 +43,39 @@ TEST(LinearForward, EveryRowCountMatchesTheDoubleProduct) {
     linearForward(xg, w, b).sum().backward();
     // d(sum(x Wᵀ + b))/dx = the column sums of W, for every row.
     EXPECT_TRUE(torch::allclose(xg.grad(), w.sum(0).expand({rows, 19}), 1e-5, 1e-5)) << rows;
+  }
+}
+
+// Compact weights in a run (no gradients) are widened a block of rows at a time: a weight of
+// several blocks (4096 wide: 256 rows a block; 600 rows = 256 + 256 + 88) gives the product of
+// its widened values in every row count, bias included, and kept float32 copies
+// (WidenedWeights) give the same numbers bit for bit.
+TEST(LinearForward, CompactWeightsWidenedByBlocksMatchTheWholeProduct) {
+  torch::manual_seed(5);
+  const torch::Tensor w = torch::randn({600, 4096}).to(torch::kBFloat16);
+  const torch::Tensor b = torch::randn({600}).to(torch::kBFloat16);
+  const torch::Tensor wide = w.to(torch::kDouble), bias = b.to(torch::kDouble);
+  torch::NoGradGuard noGrad;
+  for (const int64_t rows : {1, 2, 5}) {
+    const torch::Tensor x = torch::randn({rows, 4096});
+    const torch::Tensor got = linearForward(x, w, b);
+    const torch::Tensor want = torch::matmul(x.to(torch::kDouble), wide.t()) + bias;
+    ASSERT_EQ(got.sizes(), want.sizes());
+    // Sums of 4096 products of N(0, 1) values: float32's rounding error grows with the size of
+    // the terms summed, not of the sum (which cancels to near 0 in places), so it is measured
+    // against each element's root sum of squared terms (about 64 here).
+    const torch::Tensor terms =
+        torch::matmul(x.to(torch::kDouble).square(), wide.square().t()).sqrt().clamp_min(1.0);
+    const double err = ((got.to(torch::kDouble) - want).abs() / terms).max().item<double>();
+    EXPECT_LT(err, 1e-5) << rows << " rows";
+    WidenedWeights cache;
+    torch::Tensor kept;
+    {
+      const WidenedWeights::Scope scope(&cache, 1ull << 30);
+      kept = linearForward(x, w, b);
+    }
+    EXPECT_GT(cache.bytes(), 0u) << "the copy is kept";
+    EXPECT_TRUE(torch::equal(kept, got)) << rows << " rows: kept copies change the numbers";
   }
 }
 

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/layer_stack.h"
+
+#include <utility>
+
+#include "nn/attention_mask.h"
+#include "runtime/batch_input.h"
+#include "runtime/trace_recorder.h"
+
+namespace attnscope {
+
+torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
+                              const std::string& variant) const {
+  for (int64_t l = 0; l < layers; ++l) {
+    throwIfCancelled(request);
+    LayerTrace trace;
+    trace.variant = variant;
+    trace.stack = name;
+    TraceRecorder rec(traces ? &trace : nullptr);
+    LayerContext ctx;
+    ctx.layer = static_cast<int>(l);
+    ctx.mask = mask;
+    ctx.positions = positions;
+    ctx.context = context;
+    ctx.keyLengths = keyLengths;
+    ctx.crossMask = crossMask;
+    ctx.contextLengths = contextLengths;
+    ctx.rec = &rec;
+    if (self) {
+      ctx.buffers = self->buffers(l);
+      ctx.valueNorms = self->valueNorms();
+      if (attentionWritten && self->finalOnceWritten(l, *queryLengths))
+        ctx.buffers.written = [this, l] { attentionWritten(l); };
+    }
+    if (cross) ctx.crossBuffers = cross->buffers(l);
+    x = layer(static_cast<int>(l), x, ctx);
+    if (self) self->finish(l, ctx.buffers, ctx.valueNorms, *queryLengths, *keyLengths);
+    if (cross) cross->finish(l, ctx.crossBuffers, {}, *queryLengths, *contextLengths);
+    if (traces) traces->push_back(std::move(trace));
+    if (progressTotal > 0 && request.progress)
+      request.progress(progressBase + static_cast<int>(l) + 1, progressTotal);
+    if (layerDone) layerDone(l);
+  }
+  return x;
+}
+
+torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+                         int slidingWindow, const torch::Device& dev) {
+  MaskOptions o;
+  o.keyLengths = keyLengths;
+  o.queries = Tq;
+  o.keys = Tk;
+  o.causal = causal;
+  o.slidingWindow = slidingWindow;
+  torch::Tensor mask = buildMask(o);
+  return mask.defined() ? mask.to(dev) : mask;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/run_estimate.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "attnscope/token.h"
+
+namespace attnscope {
+
+MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPerToken,
+                                 uint64_t widening, const RunShape& shape) {
+  const int64_t B = shape.batch, Tq = shape.queries, Tk = shape.keys, Tt = shape.targets;
+  const int64_t keptLayers = shape.keptLayers;
+  const bool keepScores = shape.keepScores;
+  // In doubles: hostile sizes (a million items of a million tokens) must not wrap around to a
+  // small number that passes the limit.
+  const auto bytes = [](double v) {
+    return v >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(v);
+  };
+  const double perCell = static_cast<double>(B) * mi.heads * 4;
+  const double layerAttention = perCell * Tq * Tk;
+  double attention = layerAttention * keptLayers;
+  double perLayer = layerAttention * (keepScores ? 2 : 1);
+  // One layer's scores while its softmax is written, and a copy on the way off another device
+  // (or the buffer of the layers that are not kept).
+  double transient = layerAttention * 2;
+  double tokens = static_cast<double>(Tq + Tk);
+  if (mi.encoderDecoder()) {
+    // The decoder's self-attention [Tt, Tt] and cross-attention [Tt, Tk] in every decoder layer.
+    const double decoderLayer = perCell * Tt * (Tt + Tk);
+    attention += decoderLayer * mi.decoderLayers;
+    transient = std::max(transient, decoderLayer * 2);
+    tokens += static_cast<double>(2 * Tt);
+    perLayer = 0;  // an encoder-decoder keeps every layer of both stacks
+  }
+  const double scores = keepScores ? attention : 0;
+  // The kept q and k counted as d_model floats per token and layer, the copy back from a device
+  // as one more layer. That assumes heads × head_dim = d_model, which does not hold everywhere:
+  // Qwen3 gives head_dim on its own and T5 has num_heads × d_kv, so there it is an approximation.
+  const double queryKey = shape.keepQueryKey
+                              ? static_cast<double>(B) * (Tq + Tk) * mi.dModel * 4 * (mi.layers + 1)
+                              : 0.0;
+  const double activations =
+      static_cast<double>(B) * tokens * static_cast<double>(activationBytesPerToken);
+  // The tokens themselves (text, label, ids), and the input and output copied into the result.
+  const double tokenBytes = static_cast<double>(B) * tokens * (sizeof(Token) + 16);
+  MemoryEstimate e;
+  e.weights = mi.parameterBytes;
+  e.mappedWeights = std::min(mi.mappedBytes, mi.parameterBytes);
+  e.attention = bytes(attention);
+  e.scores = bytes(scores);
+  e.perLayer = bytes(perLayer);
+  const double working =
+      transient + queryKey + activations + tokenBytes + static_cast<double>(widening);
+  e.working = bytes(working);
+  e.total = bytes(static_cast<double>(e.weights - e.mappedWeights) + attention + scores + working);
+  e.layersKept = static_cast<int>(keptLayers);
+  e.layers = mi.layers;
+  e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));
+  e.keys = static_cast<int>(std::min<int64_t>(Tk, std::numeric_limits<int>::max()));
+  return e;
+}
+
+double runWorkBound(const RunRequest& request, const ModelInfo& mi) {
+  if (request.target || request.generate > 0 || request.context) return -1;  // not worth bounding
+  double B = 1, T = 0;
+  if (request.random) {
+    B = request.random->batch;
+    T = request.random->seqLen;
+  } else {
+    B = std::max<double>(1, static_cast<double>(request.texts.size()));
+    for (const std::string& t : request.texts) T = std::max(T, static_cast<double>(t.size()) + 2);
+    if (request.pair) T += static_cast<double>(request.pair->size()) + 1;
+  }
+  const double params = static_cast<double>(mi.parameterBytes) / 2,
+               layers = mi.layers + mi.decoderLayers;
+  return 2 * params * B * T + 4 * B * T * T * mi.dModel * layers;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The config.json parsers of the encoder families (BERT, RoBERTa, ELECTRA, ALBERT through
+// BertConfig; DistilBERT): Hugging Face's defaults and key spellings, and errors that name the
+// file and the field.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "expect_error.h"
+#include "models/bert_config.h"
+#include "models/distilbert_config.h"
+
+namespace attnscope {
+// Named, not anonymous: unity builds compile this file in one unit with the other config tests,
+// which define helpers of the same shape.
+namespace encoder_config_test {
+
+using Flavour = BertConfig::Flavour;
+
+nlohmann::json bertBase() {
+  return {
+      {"model_type", "bert"},           {"vocab_size", 30522},       {"hidden_size", 768},
+      {"num_hidden_layers", 12},        {"num_attention_heads", 12}, {"intermediate_size", 3072},
+      {"max_position_embeddings", 512}, {"type_vocab_size", 2},      {"layer_norm_eps", 1e-12},
+      {"hidden_act", "gelu"},           {"pad_token_id", 0}};
+}
+
+BertConfig parseBert(const nlohmann::json& j, Flavour f = Flavour::Bert) {
+  return BertConfig::fromReader(ConfigReader(j, "bert/config.json"), f);
+}
+
+void expectBertError(const nlohmann::json& j, const std::string& word, Flavour f = Flavour::Bert) {
+  test::expectFormatErrorIn([&] { parseBert(j, f); }, "bert/config.json", word);
+}
+
+TEST(BertConfig, ReadsABertBaseConfig) {
+  const BertConfig c = parseBert(bertBase());
+  EXPECT_EQ(c.vocabSize, 30522);
+  EXPECT_EQ(c.hiddenSize, 768);
+  EXPECT_EQ(c.numLayers, 12);
+  EXPECT_EQ(c.numHeads, 12);
+  EXPECT_EQ(c.intermediateSize, 3072);
+  EXPECT_EQ(c.maxPositions, 512);
+  EXPECT_EQ(c.typeVocabSize, 2);
+  EXPECT_EQ(c.embeddingSize, 768);  // hidden_size when not given
+  EXPECT_DOUBLE_EQ(c.layerNormEps, 1e-12);
+  EXPECT_EQ(c.hiddenAct, "gelu");
+  EXPECT_EQ(c.padTokenId, 0);
+  EXPECT_EQ(c.numHiddenGroups, 1);
+  EXPECT_EQ(c.innerGroupNum, 1);
+}
+
+TEST(BertConfig, FlavoursHaveTheirConfigClassDefaults) {
+  nlohmann::json j = bertBase();
+  j.erase("pad_token_id");
+  j.erase("hidden_act");
+  j.erase("type_vocab_size");
+  j.erase("layer_norm_eps");
+  EXPECT_EQ(parseBert(j, Flavour::Bert).padTokenId, 0);
+  EXPECT_EQ(parseBert(j, Flavour::Electra).padTokenId, 0);
+  EXPECT_EQ(parseBert(j, Flavour::Roberta).padTokenId, 1);  // positions start after it
+  const BertConfig bert = parseBert(j);
+  EXPECT_EQ(bert.typeVocabSize, 2);
+  EXPECT_DOUBLE_EQ(bert.layerNormEps, 1e-12);
+  EXPECT_EQ(bert.hiddenAct, "gelu");
+  const BertConfig albert = parseBert(j, Flavour::Albert);
+  EXPECT_EQ(albert.embeddingSize, 128);  // factorised, projected to hidden_size
+  EXPECT_EQ(albert.hiddenAct, "gelu_new");
+  j["embedding_size"] = 256;  // ELECTRA's narrower embeddings
+  j["type_vocab_size"] = 0;   // no token-type table
+  const BertConfig electra = parseBert(j, Flavour::Electra);
+  EXPECT_EQ(electra.embeddingSize, 256);
+  EXPECT_EQ(electra.typeVocabSize, 0);
+}
+
+TEST(BertConfig, AlbertGroupsItsLayers) {
+  nlohmann::json j = bertBase();
+  j["num_hidden_groups"] = 3;
+  j["inner_group_num"] = 2;
+  EXPECT_EQ(parseBert(j).numHiddenGroups, 1) << "only ALBERT shares layers";
+  const BertConfig c = parseBert(j, Flavour::Albert);
+  EXPECT_EQ(c.numHiddenGroups, 3);
+  EXPECT_EQ(c.innerGroupNum, 2);
+  // ALBERT has no pad_token_id of its own to check: a BERT-only field is not read.
+  j["pad_token_id"] = -1;
+  EXPECT_NO_THROW(parseBert(j, Flavour::Albert));
+  expectBertError(j, "\"pad_token_id\" must be a whole number from 0");
+}
+
+TEST(BertConfig, BadValuesNameTheField) {
+  nlohmann::json j = bertBase();
+  j["num_attention_heads"] = 5;
+  expectBertError(j, "num_attention_heads (5) must divide hidden_size (768)");
+  j = bertBase();
+  j.erase("intermediate_size");
+  expectBertError(j, "missing \"intermediate_size\"");
+  j = bertBase();
+  j["hidden_size"] = 768.5;
+  expectBertError(j, "\"hidden_size\" must be a whole number from 1 to 65536, got 768.5");
+  j = bertBase();
+  j["num_hidden_layers"] = 300;
+  expectBertError(j, "\"num_hidden_layers\" must be a whole number from 1 to 256, got 300");
+  j = bertBase();
+  j["type_vocab_size"] = true;
+  expectBertError(j, "\"type_vocab_size\" must be a whole number");
+  j = bertBase();
+  j["layer_norm_eps"] = "small";
+  expectBertError(j, "\"layer_norm_eps\" must be a number, got \"small\"");
+  j = bertBase();
+  j["hidden_act"] = 3;
+  expectBertError(j, "\"hidden_act\" must be a string, got 3");
+  j = bertBase();
+  j["num_hidden_layers"] = 4;
+  j["num_hidden_groups"] = 3;
+  expectBertError(j, "num_hidden_groups (3) must divide num_hidden_layers (4)", Flavour::Albert);
+  j["num_hidden_groups"] = 2;
+  j["inner_group_num"] = 0;
+  expectBertError(j, "\"inner_group_num\" must be a whole number from 1 to 64", Flavour::Albert);
+}
+
+nlohmann::json distilbertBase() {
+  return {{"model_type", "distilbert"},
+          {"vocab_size", 30522},
+          {"dim", 768},
+          {"n_layers", 6},
+          {"n_heads", 12},
+          {"hidden_dim", 3072},
+          {"max_position_embeddings", 512}};
+}
+
+DistilBertConfig parseDistilBert(const nlohmann::json& j) {
+  return DistilBertConfig::fromReader(ConfigReader(j, "distil/config.json"));
+}
+
+TEST(DistilBertConfig, ReadsEitherKeySpelling) {
+  const DistilBertConfig c = parseDistilBert(distilbertBase());
+  EXPECT_EQ(c.hiddenSize, 768);
+  EXPECT_EQ(c.numLayers, 6);
+  EXPECT_EQ(c.numHeads, 12);
+  EXPECT_EQ(c.intermediateSize, 3072);
+  EXPECT_EQ(c.maxPositions, 512);
+  EXPECT_EQ(c.activation, "gelu");
+  const nlohmann::json bertSpelling = {{"vocab_size", 100},       {"hidden_size", 32},
+                                       {"num_hidden_layers", 2},  {"num_attention_heads", 4},
+                                       {"intermediate_size", 48}, {"max_position_embeddings", 64},
+                                       {"activation", "relu"}};
+  const DistilBertConfig d = parseDistilBert(bertSpelling);
+  EXPECT_EQ(d.hiddenSize, 32);
+  EXPECT_EQ(d.numLayers, 2);
+  EXPECT_EQ(d.numHeads, 4);
+  EXPECT_EQ(d.intermediateSize, 48);
+  EXPECT_EQ(d.activation, "relu");
+}
+
+TEST(DistilBertConfig, BadValuesNameTheField) {
+  const auto expectBad = [](const nlohmann::json& j, const std::string& word) {
+    test::expectFormatErrorIn([&] { parseDistilBert(j); }, "distil/config.json", word);
+  };
+  nlohmann::json j = distilbertBase();
+  j["n_heads"] = 5;
+  expectBad(j, "n_heads (5) must divide dim (768)");
+  j = distilbertBase();
+  j.erase("dim");
+  expectBad(j, "missing \"dim\"");
+  j = distilbertBase();
+  j["n_layers"] = "six";
+  expectBad(j, "\"n_layers\" must be a whole number from 1 to 256, got \"six\"");
+  j = distilbertBase();
+  j["activation"] = false;
+  expectBad(j, "\"activation\" must be a string");
+}
+
+}  // namespace encoder_config_test
+}  // namespace attnscope
