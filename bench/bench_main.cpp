@@ -2,13 +2,15 @@
 // attnscope-bench [--threads=N] [--peak-rss=T,SCORES[,MODEL]] [Google Benchmark flags]
 //   --threads=N        LibTorch intra-op threads (default 1: reproducible on a shared machine).
 //   --peak-rss=T,S[,M] instead of benchmarking: one forward at T tokens (S=1 keeps scores) of
-//                      M = gpt2 (default) or smollm in this fresh process, then print JSON with
-//                      VmHWM, the tensor sizes and the run's own memory estimate.
+//                      M = gpt2 (default), smollm, bert, llama1b or llama8b in this fresh process
+//                      with the default settings (memory limit, weight policy), then print JSON
+//                      with VmHWM, the tensor sizes, the run's own memory estimate and its time.
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,9 +52,11 @@ unsigned long long estimateBytes(const attnscope::Model& model, attnscope::RunRe
 int peakRss(int T, bool scores, const std::string& which) {
   using namespace attnscope;
   // Written by an earlier run or now.
-  const std::string folder = which == "smollm" ? bench::smolLmFolder()
-                             : which == "bert" ? bench::bertBaseFolder()
-                                               : bench::gpt2Folder();
+  const std::string folder = which == "smollm"    ? bench::smolLmFolder()
+                             : which == "bert"    ? bench::bertBaseFolder()
+                             : which == "llama1b" ? bench::llama1BFolder()
+                             : which == "llama8b" ? bench::llama8BFolder()
+                                                  : bench::gpt2Folder();
   const long long before = bench::peakRssBytes();
   ModelSpec spec;
   spec.source = folder;
@@ -62,17 +66,22 @@ int peakRss(int T, bool scores, const std::string& which) {
   request.texts = {which == "bert" ? bench::bertText(T) : bench::gpt2Text(T)};
   request.keepScores = scores;
   const unsigned long long estimate = estimateBytes(*model, request);
+  const auto start = std::chrono::steady_clock::now();
   const AttentionResult r = model->run(request);
+  const double runMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const long long peak = bench::peakRssBytes();
   const ModelInfo info = model->info();
   std::printf(
       "{\"model\": \"%s\", \"T\": %d, \"scores\": %s, \"threads\": %d, \"rss_start\": %lld, "
       "\"rss_after_load\": %lld, \"rss_peak\": %lld, \"estimate_bytes\": %llu, \"weights_bytes\": "
-      "%llu, \"attention_bytes\": %zu, \"scores_bytes\": %zu}\n",
+      "%llu, \"mapped_bytes\": %llu, \"attention_bytes\": %zu, \"scores_bytes\": %zu, "
+      "\"run_ms\": %.0f}\n",
       which.c_str(), T, scores ? "true" : "false", threadCount(), before, loaded, peak, estimate,
       static_cast<unsigned long long>(info.parameterBytes),
-      r.group().attention.data.size() * sizeof(float),
-      r.group().scores.data.size() * sizeof(float));
+      static_cast<unsigned long long>(info.mappedBytes),
+      r.group().attention.data.size() * sizeof(float), r.group().scores.data.size() * sizeof(float),
+      runMs);
   return 0;
 }
 

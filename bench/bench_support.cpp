@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -105,34 +107,93 @@ std::string smolLmFolder() {
   return folder;
 }
 
+namespace {
+
+/// Writes a random BF16 Llama folder of that shape, streaming each tensor to its shard (at most
+/// shardBytes of data each; one shard is model.safetensors, more are
+/// model-0000i-of-0000n.safetensors with their index), so even an 8B model's 16 GB never sit in
+/// memory. Values are uniform in ±0.03 from a xorshift generator, truncated to BF16 (billions of
+/// values, where a normal distribution from std::mt19937 would take minutes); norm weights are
+/// ones.
+void writeBf16Llama(const std::string& folder, const LlamaShape& shape, uint64_t shardBytes) {
+  const std::vector<LlamaTensor> tensors = startLlamaFolder(folder, shape);
+  const auto bytesOf = [](const LlamaTensor& t) {
+    uint64_t n = 2;
+    for (const int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    return n;
+  };
+  std::vector<std::vector<const LlamaTensor*>> shards(1);
+  uint64_t filled = 0;
+  for (const LlamaTensor& t : tensors) {
+    if (filled > 0 && filled + bytesOf(t) > shardBytes) {
+      shards.emplace_back();
+      filled = 0;
+    }
+    shards.back().push_back(&t);
+    filled += bytesOf(t);
+  }
+  const auto shardName = [&](std::size_t i) {
+    if (shards.size() == 1) return std::string("model.safetensors");
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+    return std::string(name);
+  };
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  nlohmann::json weightMap = nlohmann::json::object();
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    uint64_t offset = 0;
+    for (const LlamaTensor* t : shards[i]) {
+      header[t->name] = {
+          {"dtype", "BF16"}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytesOf(*t)}}};
+      offset += bytesOf(*t);
+      weightMap[t->name] = shardName(i);
+    }
+    std::string json = header.dump();
+    while (json.size() % 8) json += ' ';
+    const std::string path = folder + "/" + shardName(i);
+    std::ofstream out(path + ".tmp", std::ios::binary);
+    for (int b = 0; b < 8; ++b) out.put(static_cast<char>((json.size() >> (8 * b)) & 0xff));
+    out << json;
+    std::vector<uint16_t> values;
+    for (const LlamaTensor* t : shards[i]) {
+      values.resize(bytesOf(*t) / 2);
+      for (uint16_t& v : values) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        const float f =
+            t->ones ? 1.0f : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.06f;
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        v = static_cast<uint16_t>(u >> 16);
+      }
+      out.write(reinterpret_cast<const char*>(values.data()),
+                static_cast<std::streamsize>(values.size() * 2));
+    }
+    out.close();
+    std::filesystem::rename(path + ".tmp", path);
+  }
+  if (shards.size() > 1) {
+    const nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", weightMap}};
+    std::ofstream(folder + "/model.safetensors.index.json") << index.dump(1);
+  }
+}
+
+}  // namespace
+
 std::string llama1BFolder() {
   const std::string folder = scratchDir() + "/llama-1b-bf16-random";
   if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
-  const LlamaShape shape{16, 2048, 8192, 32, 8, 128256, 131072, 500000.0, "bfloat16"};
-  // Uniform in ±0.03 from a xorshift generator, truncated to BF16: 1.24 B values, where a normal
-  // distribution from std::mt19937 would take minutes to draw. Norm weights are ones.
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  std::vector<test::RawTensor> raw;
-  for (const LlamaTensor& t : startLlamaFolder(folder, shape)) {
-    int64_t n = 1;
-    for (const int64_t d : t.shape) n *= d;
-    std::string bytes(static_cast<std::size_t>(n) * 2, '\0');
-    for (int64_t i = 0; i < n; ++i) {
-      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-      const float v =
-          t.ones ? 1.0f : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.06f;
-      uint32_t u;
-      std::memcpy(&u, &v, 4);
-      const uint16_t b = static_cast<uint16_t>(u >> 16);
-      std::memcpy(&bytes[static_cast<std::size_t>(i) * 2], &b, 2);
-    }
-    raw.push_back({t.name, "BF16", t.shape, std::move(bytes)});
-  }
-  const std::string bytes = test::rawSafetensors(raw);
-  raw.clear();
-  std::ofstream(folder + "/model.safetensors.tmp", std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  std::filesystem::rename(folder + "/model.safetensors.tmp", folder + "/model.safetensors");
+  writeBf16Llama(folder, {16, 2048, 8192, 32, 8, 128256, 131072, 500000.0, "bfloat16"}, UINT64_MAX);
+  return folder;
+}
+
+std::string llama8BFolder() {
+  const std::string folder = scratchDir() + "/llama-8b-bf16-random";
+  if (std::filesystem::exists(folder + "/model.safetensors.index.json")) return folder;
+  // Sharded like the real checkpoint (4 files of about 5 GB); the index is written last, so a
+  // folder without it is an interrupted write and is written again.
+  writeBf16Llama(folder, {32, 4096, 14336, 32, 8, 128256, 131072, 500000.0, "bfloat16"},
+                 5000000000ull);
   return folder;
 }
 

@@ -21,6 +21,10 @@ std::string smolLmFolder();
 /// 2.5 GB), written once. Its tokenizer is gpt2Folder()'s 259-token byte vocabulary, so
 /// gpt2Text(T) gives T tokens; every weight shape is the real model's.
 std::string llama1BFolder();
+/// A random-weight Llama-3.1-8B-shaped BF16 folder (32 layers, 32 query / 8 key-value heads,
+/// hidden 4096, intermediate 14336, vocab 128256; tied here, so 7.5 B parameters, 15 GB in four
+/// shards with their index), written once, streamed. Same tokenizer as llama1BFolder().
+std::string llama8BFolder();
 /// A random-weight bert-base-shaped encoder (12 layers x 12 heads, hidden 768, intermediate 3072,
 /// 512 positions; BertModel, no head) in Hugging Face layout with a WordPiece tokenizer.json of
 /// the special tokens and 26 letters, written once. bertText(T) gives T tokens.
