@@ -47,13 +47,14 @@ TEST(LinearForward, EveryRowCountMatchesTheDoubleProduct) {
 }
 
 // Compact weights in a run (no gradients) are widened a block of rows at a time: a weight of
-// several blocks (4096 wide: 256 rows a block; 600 rows = 256 + 256 + 88) gives the product of
+// several blocks (4096 wide: 256 rows a block on one thread, 1024 on more; 2600 rows end in a
+// partial block either way) gives the product of
 // its widened values in every row count, bias included, and kept float32 copies
 // (WidenedWeights) give the same numbers bit for bit.
 TEST(LinearForward, CompactWeightsWidenedByBlocksMatchTheWholeProduct) {
   torch::manual_seed(5);
-  const torch::Tensor w = torch::randn({600, 4096}).to(torch::kBFloat16);
-  const torch::Tensor b = torch::randn({600}).to(torch::kBFloat16);
+  const torch::Tensor w = torch::randn({2600, 4096}).to(torch::kBFloat16);
+  const torch::Tensor b = torch::randn({2600}).to(torch::kBFloat16);
   const torch::Tensor wide = w.to(torch::kDouble), bias = b.to(torch::kDouble);
   torch::NoGradGuard noGrad;
   for (const int64_t rows : {1, 2, 5}) {
