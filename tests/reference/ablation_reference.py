@@ -33,8 +33,11 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dec  # noqa: E402
 import encoder_reference as enc  # noqa: E402
+from tolerance import scaled_error  # noqa: E402
 
-P_TOL = 1e-5
+P_TOL = 1e-5  # probabilities, as scaled_error (tolerance.py; at most 1, so |diff|)
+# −∂ log p / ∂m as |diff| / (1 + 10 |want|): already an absolute-plus-relative tolerance (1e-4
+# absolute near 0, 1e-3 relative for large slopes), scaled to the magnitude; kept as it was.
 GRAD_TOL = 1e-4
 DECODERS = ("llama-f32-gqa", "neox-parallel", "bloom-6-heads")
 ENCODERS = ("bert", "roberta", "distilbert", "albert")
@@ -98,15 +101,15 @@ def check_model(name, cli, model, text, logits_of, module, concatenated, L, H, f
         return
     if a["position"] != position:
         failures.append(f"{name}: reads position {a['position']}, reference {position}")
-    worst, moved = abs(a["baseline"] - np.exp(base)), 0.0
+    worst, moved = scaled_error(a["baseline"], np.exp(base)), 0.0
     for l in range(L):
         for h in range(H):
             m = ones.clone()
             m[l, h] = 0
             with HeadScale(module, m, concatenated):
                 p = torch.softmax(logits_of(ids)[0], -1)[target].item()
-            worst = max(worst, abs(a["heads"][l][h] - p))
-            moved = max(moved, abs(p - np.exp(base)))
+            worst = max(worst, scaled_error(a["heads"][l][h], p))
+            moved = max(moved, scaled_error(p, np.exp(base)))  # measured as worst is
     if worst > P_TOL:
         failures.append(f"{name}: exact ablation differs by {worst:.3g}")
     if moved < 100 * P_TOL:

@@ -13,8 +13,8 @@ Junczys-Dowmunt et al. 2018 as transformers documents it: post-norm layers, bias
 projections scaled by head_dim^-0.5, embeddings optionally scaled by sqrt(d_model), learned
 positions at t + 2 and an embedding LayerNorm (BART), sinusoidal positions with sin in the first
 half and cos in the second (Marian), a head tied to the shared embedding plus final_logits_bias), to
-1e-4. Padding must be exactly 0. BART's decoder reads decoder_start_token_id (</s>), then the
-target as its tokenizer closes it without the final </s>: <s> first; Marian's reads its pad token,
+1e-4 (times max(1, |value|): tolerance.py). Padding must be exactly 0. BART's decoder reads
+decoder_start_token_id (</s>), then the target as its tokenizer closes it without the final </s>: <s> first; Marian's reads its pad token,
 then the target's pieces mapped through vocab.json (checked against Hugging Face's ids of the same
 Unigram model, and against spm_encode's pieces when target.spm is the BPE fixture). Greedy generation (--generate N) must give the reference's greedy tokens. Query and
 key weights are scaled up so that attention is peaked (asserted).

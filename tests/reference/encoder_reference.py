@@ -2,20 +2,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Checks `attnscope-cli run --model DIR` on BERT-family encoders against plain PyTorch.
 
-For each of bert, roberta, distilbert, albert and electra it writes a tiny random checkpoint in
-the Hugging Face layout (config.json, model.safetensors built with json + struct + numpy, a
-tokenizer.json), asks the CLI for the token ids (`tokenize --json`), runs the encoder written
-here from the published architectures (no transformers package, no attnscope code) in float64,
-and compares the CLI's --dump attention.npy ([L, 1, H, T, T]) and output.npy ([1, T, hidden],
-the last layer's hidden states) to 1e-4. For a text with a mask token it compares the top-5
-"mask_fills" of `run --json` with the masked-language-model head's softmax (probabilities to
-1e-5); models without such a head (ELECTRA's discriminator, a BertModel checkpoint) must give
-none and say so in "notices". Variants: BERT with gelu and gelu_new, with and without the tied
-decoder weight, with the next-sentence head, in F16, without the "bert." prefix; RoBERTa with
-gelu_new (its LM head applies gelu whatever hidden_act says). The query and key weights are
-scaled by 4 so that attention is peaked (a wrong detail cannot hide in uniform attention), the
-feed-forward weights so that gelu and gelu_new differ visibly. On a mismatch it names the
-per-layer attention differences and which plausible mistake (activation, positions, token
+For each of bert, roberta, distilbert, albert and electra it writes a tiny random checkpoint in the
+Hugging Face layout (config.json, model.safetensors built with json + struct + numpy, a
+tokenizer.json), asks the CLI for the token ids (`tokenize --json`), runs the encoder written here
+from the published architectures (no transformers package, no attnscope code) in float64, and
+compares the CLI's --dump attention.npy ([L, 1, H, T, T]) and output.npy ([1, T, hidden], the last
+layer's hidden states) to 1e-4 (times max(1, |value|): tolerance.py). For a text with a mask token
+it compares the top-5 "mask_fills" of `run --json` with the masked-language-model head's softmax
+(probabilities to 1e-5); models without such a head (ELECTRA's discriminator, a BertModel
+checkpoint) must give none and say so in "notices". Variants: BERT with gelu and gelu_new, with and
+without the tied decoder weight, with the next-sentence head, in F16, without the "bert." prefix;
+RoBERTa with gelu_new (its LM head applies gelu whatever hidden_act says). The query and key
+weights are scaled by 4 so that attention is peaked (a wrong detail cannot hide in uniform
+attention), the feed-forward weights so that gelu and gelu_new differ visibly. On a mismatch it
+names the per-layer attention differences and which plausible mistake (activation, positions, token
 types) the CLI's numbers match instead.
 
 Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
@@ -38,10 +38,13 @@ except ImportError as e:
     from cannot_run import cannot_run
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tolerance import scaled_error  # noqa: E402
+
 L, H, C, I, P, E = 2, 4, 32, 64, 40, 16  # layers, heads, hidden, intermediate, positions, ALBERT/ELECTRA embedding
 D = C // H
 EPS = 1e-12
-TOL = 1e-4
+TOL = 1e-4  # attention and hidden states, as scaled_error (tolerance.py): absolute up to 1, relative above
 P_TOL = 1e-5  # mask-fill probabilities (as gpt2_reference.py's next-token check): a head's activation shows at ~5e-5
 QK_SCALE = 4  # query and key weights: peaked attention
 FFN_IN, FFN_OUT = 3, 2  # feed-forward weights: pre-activations reach |x| ~ 2-3, where gelu and gelu_new differ most
@@ -575,7 +578,7 @@ def check_case(cli, m, case, work):
     if got_att.shape != (L, 1, H, T, T):
         problems.append(f"attention.npy shape {got_att.shape}, want {(L, 1, H, T, T)}")
     else:
-        per_layer = [float(np.abs(got_att[l, 0] - att[l].numpy()).max()) for l in range(L)]
+        per_layer = [scaled_error(got_att[l, 0], att[l]) for l in range(L)]
         att_err = max(per_layer)
         details.append("attention per layer " + " ".join(f"{e:.1e}" for e in per_layer))
         if att_err > TOL:
@@ -584,7 +587,7 @@ def check_case(cli, m, case, work):
     if got_out.shape != (1, T, C):
         problems.append(f"output.npy shape {got_out.shape}, want {(1, T, C)}")
     else:
-        out_err = float(np.abs(got_out[0] - hidden.numpy()).max())
+        out_err = scaled_error(got_out[0], hidden)
         if out_err > TOL:
             problems.append(f"output differs by {out_err:.2e}")
     # Masked-language-model predictions
@@ -610,12 +613,13 @@ def check_case(cli, m, case, work):
                 # Equal ids in order; a swap is accepted only between probabilities within TOL (ties).
                 same = (len(got_ids) == 5 and len(set(got_ids)) == 5
                         and all(0 <= g < probs.shape[0] for g in got_ids)
-                        and all(abs(float(probs[g]) - float(probs[w_])) <= TOL for g, w_ in zip(got_ids, want)))
+                        and all(scaled_error(probs[g], probs[w_]) <= TOL for g, w_ in zip(got_ids, want)))
                 if not same:
                     problems.append(f"mask top-5 {got_ids}, want {want} (5th-6th gap {gap:.1e})")
                 known = [p for p in preds[:5] if 0 <= p["id"] < probs.shape[0]]
                 fill_preds, fill_pos = known, pos
-                fill_err = max((abs(p["p"] - float(probs[p["id"]])) for p in known), default=float("nan"))
+                fill_err = (scaled_error([p["p"] for p in known], [float(probs[p["id"]]) for p in known])
+                            if known else float("nan"))
                 if not fill_err <= P_TOL:
                     problems.append(f"mask probabilities differ by {fill_err:.2e}")
             if len(fills) != 1:
@@ -645,9 +649,10 @@ def check_case(cli, m, case, work):
             if have.shape != want.shape:
                 problems.append(f"value_norm shape {have.shape}, want {want.shape}")
             else:
-                vn_err = float(np.abs(have - want).max()) / max(1e-12, float(np.abs(want).max()))
+                # Against max(1, the largest norm), as decoder_reference.py's check_value_norms.
+                vn_err = scaled_error(have, want, magnitude=np.abs(want).max())
                 if vn_err > 1e-5:
-                    problems.append(f"value norms differ by {vn_err:.2e} of the largest")
+                    problems.append(f"value norms differ by {vn_err:.2e} of max(1, the largest)")
     summary = f"T={T} attention {att_err:.2e} output {out_err:.2e}"
     if vn_err is not None:
         summary += f" value-norm {vn_err:.2e}"
@@ -659,12 +664,12 @@ def check_case(cli, m, case, work):
             alt = run_alt(m, ids, types, kw)
             if alt is None:
                 continue
-            a_err = float(np.abs(got_att[:, 0] - alt[0].numpy()).max())
-            o_err = float(np.abs(got_out[0] - alt[1].numpy()).max())
+            a_err = scaled_error(got_att[:, 0], alt[0])
+            o_err = scaled_error(got_out[0], alt[1])
             p_err = 0.0
             if fill_preds and alt[2] is not None:
                 alt_probs = torch.softmax(alt[2][fill_pos], -1)
-                p_err = max(abs(p["p"] - float(alt_probs[p["id"]])) for p in fill_preds)
+                p_err = scaled_error([p["p"] for p in fill_preds], [float(alt_probs[p["id"]]) for p in fill_preds])
             if a_err <= TOL and o_err <= TOL and p_err <= P_TOL:
                 matched.append(name)
         if matched:
@@ -701,7 +706,7 @@ def self_check():
             mod.bias.copy_(w[p + name + ".bias"])
         want_y = layer(x[None])[0]
         _, want_a = sa(x[None], x[None], x[None], need_weights=True, average_attn_weights=False)
-    errs = float((y - want_y).abs().max()), float((a - want_a[0]).abs().max())
+    errs = scaled_error(y, want_y), scaled_error(a, want_a[0])
     return max(errs) < 1e-10, errs
 
 

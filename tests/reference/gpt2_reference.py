@@ -3,12 +3,13 @@
 """Checks `attnscope-cli run --model DIR` against GPT-2 written in plain PyTorch.
 
 Writes a tiny random GPT-2 checkpoint in the Hugging Face layout (safetensors built with json +
-struct + numpy, no attnscope code, no transformers package), runs the CLI on a padded batch,
-and compares attention.npy and output.npy with the Python forward pass to 1e-4. The query and key
-columns of c_attn are scaled up so that attention is peaked (asserted). Variants, each compared
-the same way: every activation_function of transformers' ACT2FN that attnscope accepts, n_inner,
-scale_attn_by_inverse_layer_idx, and a GPT2Model checkpoint (no "transformer." prefix, no
-lm_head: logits from the tied wte).
+struct + numpy, no attnscope code, no transformers package), runs the CLI on a padded batch, and
+compares attention.npy and output.npy with the Python forward pass to 1e-4 (times max(1, |value|):
+tolerance.py), next-token probabilities to 1e-5. The query and key columns of c_attn are scaled up
+so that attention is peaked (asserted). Variants, each compared the same way: every
+activation_function of transformers' ACT2FN that attnscope accepts, n_inner,
+scale_attn_by_inverse_layer_idx, and a GPT2Model checkpoint (no "transformer." prefix, no lm_head:
+logits from the tied wte).
 Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
 that fails instead, exit 1: see cannot_run.py).
 """
@@ -27,6 +28,11 @@ except ImportError as e:
     from cannot_run import cannot_run
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tolerance import scaled_error  # noqa: E402
+
+TOL = 1e-4  # attention and hidden states, as scaled_error: absolute up to 1, relative above
+P_TOL = 1e-5  # next-token probabilities
 L, H, C, P = 2, 4, 32, 32
 QK_SCALE = 2.0  # c_attn's query and key columns: peaked attention
 
@@ -207,21 +213,22 @@ def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7)
         T = len(ids)
         a, hidden, probs = gpt2_forward(w, ids, act, inverse)
         got = attention[:, b, :, :T, :T]
-        err = np.abs(got - a.numpy()).max()
-        worst = max(worst, float(err))
-        if err > 1e-4:
+        err = scaled_error(got, a)
+        worst = max(worst, err)
+        if err > TOL:
             failures.append(f"{name} item {b}: attention differs by {err}")
         if np.abs(attention[:, b, :, T:, :]).max(initial=0) != 0 or np.abs(attention[:, b, :, :, T:]).max(initial=0) != 0:
             failures.append(f"{name} item {b}: padding is not zero")
-        err = np.abs(output[b, :T] - hidden.numpy()).max()
-        worst = max(worst, float(err))
-        if err > 1e-4:
+        err = scaled_error(output[b, :T], hidden)
+        worst = max(worst, err)
+        if err > TOL:
             failures.append(f"{name} item {b}: output differs by {err}")
         if b == 0:
-            # The nearest other activation must be out of tolerance: the case can tell them apart.
+            # The nearest other activation must be out of tolerance (the same measure and TOL as
+            # the output check above): the case can tell them apart.
             other = CONFUSED_WITH.get(act, "gelu")
             _, wrong, _ = gpt2_forward(w, ids, other, inverse)
-            if float(np.abs(output[b, :T] - wrong.numpy()).max()) <= 1e-4:
+            if scaled_error(output[b, :T], wrong) <= TOL:
                 failures.append(f"{name}: the output is within tolerance of {other}'s too")
             peak = peakedness(a.numpy())
             if peak < 0.5:
@@ -231,12 +238,13 @@ def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7)
             got_ids = [p["id"] for p in run["next_token"]]
             if got_ids != want:
                 failures.append(f"{name}: next tokens {got_ids}, want {want}")
-            err = p_err = max(abs(p["p"] - float(probs[p["id"]])) for p in run["next_token"])
-            if err > 1e-5:
+            err = p_err = scaled_error([p["p"] for p in run["next_token"]],
+                                       [float(probs[p["id"]]) for p in run["next_token"]])
+            if err > P_TOL:
                 failures.append(f"{name}: next-token probabilities differ by {err}")
     if attention.shape != (L, len(texts), H, Tmax, Tmax):
         failures.append(f"{name}: attention shape {attention.shape}")
-    print(f"{name:28s} max |diff| {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}  "
+    print(f"{name:28s} max |diff|/max(1,|want|) {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}  "
           f"p diff {p_err:.1e}")
     return model
 
@@ -259,7 +267,7 @@ def main():
         ids = [256, 257, 258, 1, 2, 3, 4, 5]
         a1, _, _ = gpt2_forward(w, ids, "gelu_new", True)
         a0, _, _ = gpt2_forward(w, ids, "gelu_new", False)
-        if float((a1 - a0).abs().max()) < 0.05:
+        if scaled_error(a1, a0) < 0.05:  # attention: |diff|
             failures.append("scale_attn_by_inverse_layer_idx does not change the reference: the case is too weak")
         # The CLI's tokenize uses the folder's BPE.
         out = os.path.join(tmp, "tokens.json")

@@ -8,11 +8,11 @@ each sequence repeats a random pattern of period P, so after the first period ev
 the one P - 1 positions back. The weights are written as a Hugging Face llama checkpoint; the CLI
 runs it with --dump, and the next-token loss is computed from its final hidden states
 (output.npy @ lm_headᵀ). It must equal the loss of the same weights evaluated here with the right
-convention (rotate_half: pairs (i, i + d/2)) to 1e-3, while the wrong convention (interleaved pairs
-(2i, 2i + 1), Meta's original and GPT-J's) must give a clearly higher loss (by at least 0.5 nats
-per token) on the same weights. `run --generate 9` on two periods must print the pattern's next
-nine symbols and run on all the tokens. A model without positions could not learn the task; one that has
-learnt it exposes any other rotary variant.
+convention (rotate_half: pairs (i, i + d/2)) to 1e-3 (times max(1, loss): tolerance.py), while
+the wrong convention (interleaved pairs (2i, 2i + 1), Meta's original and GPT-J's) must give a
+clearly higher loss (by at least 0.5 nats per token) on the same weights. `run --generate 9` on
+two periods must print the pattern's next nine symbols and run on all the tokens. A model without
+positions could not learn the task; one that has learnt it exposes any other rotary variant.
 
 Usage: rotary_loss_reference.py ATTNSCOPE_CLI
 Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
@@ -35,6 +35,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import run_cli, write_tokenizer, write_weights  # noqa: E402
 from decoder_reference import llama_forward, rms, rotate, silu  # noqa: E402
+from tolerance import scaled_error  # noqa: E402
 
 P, T, ALPHABET = 7, 36, "abcd"  # period, sequence length, symbols (their byte ids)
 C, H, HKV, I, LAYERS = 64, 4, 2, 96, 2
@@ -142,7 +143,7 @@ def main():
               f"interleaved pairs {wrong:.4f} (uniform over 4 symbols: {math.log(4):.3f})")
         if right > 0.5:
             failures.append(f"the model did not learn the task (loss {right:.3f}): the test proves nothing")
-        if abs(got - right) > 1e-3:
+        if scaled_error(got, right) > 1e-3:  # a learnt loss is below 1: |got - right|
             failures.append(f"attnscope's loss {got:.4f} differs from the rotate_half loss {right:.4f}")
         if wrong < right + 0.5:
             failures.append(f"the wrong convention's loss {wrong:.4f} is not clearly above {right:.4f}")

@@ -12,6 +12,9 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tolerance import scaled_error  # noqa: E402
+
 
 def key_mask(lengths, Tq, Tk, causal):
     m = torch.zeros(len(lengths), 1, Tq, Tk, dtype=torch.float64)
@@ -47,11 +50,12 @@ def run_cli(cli, folder, out, sources, extra):
 
 
 def compare(name, got, want, rows, cols):
-    """Max |got - want| over the real [rows, cols] block of each item; the padding must be 0."""
+    """scaled_error(got, want) (tolerance.py: |got - want| / max(1, |want|); attention is at most 1)
+    over the real [rows, cols] block of each item; the padding must be exactly 0."""
     worst = 0.0
     for b in range(got.shape[1]):
         g, w = got[:, b], want[:, b].numpy()
-        worst = max(worst, float(np.abs(g[..., : rows[b], : cols[b]] - w[..., : rows[b], : cols[b]]).max()))
+        worst = max(worst, scaled_error(g[..., : rows[b], : cols[b]], w[..., : rows[b], : cols[b]]))
         pad = np.concatenate([g[..., rows[b]:, :].ravel(), g[..., :, cols[b]:].ravel()])
         if pad.size and np.any(pad != 0):
             raise AssertionError(f"{name}: item {b} has nonzero padding")
@@ -88,9 +92,10 @@ class Reference:
 
 def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_tol=1e-5, steps=6):
     """Runs the CLI with --target and with --generate on `sources` and compares every attention
-    kind, both outputs, the top-5 next tokens and the greedy tokens with `ref`. check_ids(source
-    ids, decoder ids) returns the tokenizer's problems. Prints one line (and the problems);
-    returns whether all agree."""
+    kind, both outputs (to tol) and the top-5 next tokens (probabilities to p_tol), each as
+    scaled_error (absolute up to 1, relative above), and the greedy tokens with `ref`.
+    check_ids(source ids, decoder ids) returns the tokenizer's problems. Prints one line (and the
+    problems); returns whether all agree."""
     try:
         dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", sources, ["--target", target])
     except RuntimeError as e:
@@ -109,20 +114,19 @@ def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_to
     errors = {"self": compare("self", dumps["self"], enc_att, lengths, lengths),
               "decoder_self": compare("decoder_self", dumps["decoder_self"], dec_att, dlengths, dlengths),
               "cross": compare("cross", dumps["cross"], cross_att, dlengths, lengths),
-              "output": max(float(np.abs(dumps["output"][b, :n] - memory[b, :n].numpy()).max())
-                            for b, n in enumerate(lengths)),
-              "decoder_output": max(float(np.abs(dumps["decoder_output"][b, :n] - hidden[b, :n].numpy()).max())
+              "output": max(scaled_error(dumps["output"][b, :n], memory[b, :n]) for b, n in enumerate(lengths)),
+              "decoder_output": max(scaled_error(dumps["decoder_output"][b, :n], hidden[b, :n])
                                     for b, n in enumerate(dlengths))}
     worst = max(errors.values())
     if not worst < tol:
-        problems.append("max |ours - pytorch|: " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
+        problems.append("max |ours - pytorch| / max(1, |pytorch|): " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))
     peak = {k: float(dumps[k][:, 0].max(-1).mean()) for k in ("self", "decoder_self", "cross")}
     if min(peak.values()) < 0.5:
         problems.append(f"attention not peaked enough to test anything: mean row max {peak}")
     for b, item in enumerate(run["next_tokens"]):
         top = torch.topk(torch.softmax(ref.logits(hidden[b, dlengths[b] - 1]), -1), 5)
         if [p["id"] for p in item] != top.indices.tolist() or \
-                max(abs(p["p"] - float(q)) for p, q in zip(item, top.values)) > p_tol:
+                scaled_error([p["p"] for p in item], top.values) > p_tol:
             problems.append(f"next tokens of item {b}: {item} vs {top.indices.tolist()} {top.values.tolist()}")
 
     # Greedy generation from the start token alone.
@@ -143,9 +147,10 @@ def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_to
         gworst = max(compare("decoder_self", gen_dumps["decoder_self"], gself, glengths, glengths),
                      compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
     if not gworst < tol:
-        problems.append(f"generated run: max |ours - pytorch| = {gworst:.2e}")
+        problems.append(f"generated run: max |ours - pytorch| / max(1, |pytorch|) = {gworst:.2e}")
 
-    print(f"{'FAIL' if problems else 'ok'}: {name}: max |ours - pytorch| = {max(worst, gworst):.2e} (attention "
+    print(f"{'FAIL' if problems else 'ok'}: {name}: max |ours - pytorch| / max(1, |pytorch|) = "
+          f"{max(worst, gworst):.2e} (attention "
           f"{max(errors['self'], errors['decoder_self'], errors['cross'], gworst):.2e}), mean row max "
           f"{', '.join(f'{k} {v:.2f}' for k, v in peak.items())}, greedy {want[0][1:]}")
     for p in problems:
@@ -166,7 +171,7 @@ def run_cases(prefix, label, cases, check):
         ok = True
         for case in cases:
             ok &= check(cli, tmp, *case)
-        print(f"{len(cases)} {label} reference comparisons: {'all within 1e-4' if ok else 'FAILED'}")
+        print(f"{len(cases)} {label} reference comparisons: {'all within 1e-4 · max(1, |value|)' if ok else 'FAILED'}")
         return 0 if ok else 1
     finally:
         if not keep:

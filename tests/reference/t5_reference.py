@@ -12,8 +12,8 @@ top-5 next tokens with a float64 forward pass written here from the published ar
 (Raffel et al. 2020 and transformers' T5 as documented: pre-RMSNorm without bias, unscaled
 scores, bucketed relative position bias from block 0 of each stack, bidirectional in the encoder
 and causal in the decoder, ReLU or gated-GELU feed-forward, tied head rescaled by d_model^-0.5),
-to 1e-4. Padding must be exactly 0. The source ids must equal those of Hugging Face's tokenizers
-(the oracle in tests/data/tokenizers/reference/unigram.json), the decoder inputs
+to 1e-4 (times max(1, |value|): tolerance.py). Padding must be exactly 0. The source ids must
+equal those of Hugging Face's tokenizers (the oracle in tests/data/tokenizers/reference/unigram.json), the decoder inputs
 decoder_start_token_id and the target's ids without the closing </s>. Greedy generation
 (--generate N without a target) must give the reference's greedy tokens. Query and key weights and
 the bias tables are scaled up so that attention is peaked (asserted): a wrong bucket, direction or

@@ -14,6 +14,7 @@
 #include "attnscope/model_spec.h"
 #include "attnscope/tiny_gpt.h"
 #include "attnscope/toy_config.h"
+#include "expect_close.h"
 #include "expect_error.h"
 #include "reference_gpt2.h"
 #include "temp_dir.h"
@@ -67,10 +68,10 @@ TEST(ValueWeightedNorms, Gpt2MatchesThePlainLoopReferenceOnEveryLayer) {
     ASSERT_EQ(n.values.size(), ref.valueNorms.size());
     double worst = 0, largest = 0;
     for (std::size_t i = 0; i < n.values.size(); ++i) {
-      worst = std::max(worst, std::abs(n.values[i] - ref.valueNorms[i]));
+      worst = std::max(worst, test::closeError(n.values[i], ref.valueNorms[i]));
       largest = std::max(largest, ref.valueNorms[i]);
     }
-    RecordProperty("worst_abs_error_item" + std::to_string(item), scientific(worst));
+    RecordProperty("worst_error_item" + std::to_string(item), scientific(worst));  // expect_close.h
     EXPECT_LT(worst, 1e-5) << "item " << item;
     EXPECT_GT(largest, 1e-2) << "the reference norms are not all negligible";
     // Padded keys carry no norm.
@@ -158,11 +159,11 @@ TEST(ValueWeightedNorms, TinyGptLayerZeroMatchesPlainLoops) {
         const double alpha = r.group().headMatrix(0, 0, h)[static_cast<std::size_t>(i) * T + j];
         double squared = 0;
         for (double fo : f) squared += alpha * fo * alpha * fo;
-        worst = std::max(worst, std::abs(n.at(0, h, i, j) - std::sqrt(squared)));
+        worst = std::max(worst, test::closeError(n.at(0, h, i, j), std::sqrt(squared)));
       }
     }
   }
-  RecordProperty("worst_abs_error", scientific(worst));
+  RecordProperty("worst_error", scientific(worst));  // |diff| / max(1, |want|): expect_close.h
   EXPECT_LT(worst, 1e-5);
 }
 

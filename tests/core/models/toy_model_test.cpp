@@ -8,10 +8,13 @@
 #include "attnscope/model.h"
 #include "attnscope/runtime.h"
 #include "attnscope/toy_config.h"
+#include "expect_close.h"
 #include "reference_attention.h"
 
 namespace attnscope {
 namespace {
+
+using test::closeTolerance;
 
 RunRequest textRequest(std::vector<std::string> texts) {
   RunRequest r;
@@ -130,7 +133,8 @@ TEST(ToyModel, MatchesPlainLoopReference) {
           for (int d = 0; d < c.dModel; ++d) {
             const std::size_t i =
                 (static_cast<std::size_t>(b) * r.group().queries() + q) * c.dModel + d;
-            ASSERT_NEAR(r.output.data[i], ref.output[i], 1e-5) << "trial " << trial;
+            ASSERT_NEAR(r.output.data[i], ref.output[i], closeTolerance(ref.output[i], 1e-5))
+                << "trial " << trial;
           }
         }
       }
@@ -199,7 +203,7 @@ TEST(ToyModel, VariantsAgreeWithEquivalentWeights) {
   for (std::size_t i = 0; i < a.group().attention.data.size(); ++i)
     ASSERT_NEAR(a.group().attention.data[i], b.group().attention.data[i], 1e-6);
   for (std::size_t i = 0; i < a.output.data.size(); ++i)
-    ASSERT_NEAR(a.output.data[i], b.output.data[i], 1e-5);
+    ASSERT_NEAR(a.output.data[i], b.output.data[i], closeTolerance(b.output.data[i], 1e-5));
 }
 
 TEST(ToyModel, TutorialShapeTrace) {
@@ -248,7 +252,8 @@ TEST(ToyModel, EmbeddingScaleIsSqrtOfHeadsSharperThanHeadScale) {
   const AttentionResult embd = makeToyModel(c)->run(textRequest({"scale"}));
   // scores ∝ scale, and 1/√64 ÷ 1/√16 = 1/2.
   for (std::size_t i = 0; i < head.group().scores.data.size(); ++i) {
-    ASSERT_NEAR(embd.group().scores.data[i], 0.5f * head.group().scores.data[i], 1e-5);
+    const double want = 0.5 * head.group().scores.data[i];
+    ASSERT_NEAR(embd.group().scores.data[i], want, closeTolerance(want, 1e-5));
   }
   EXPECT_NE(head.group().attention.data, embd.group().attention.data);
 }
