@@ -636,6 +636,9 @@ bool isWrapperKey(const std::string& k) { return k == "state_dict" || k == "mode
 
 }  // namespace
 
+// Long (~145 lines) on purpose: the zip entry, pickle and storage checks run in the order the
+// format requires, each refusing before the next reads anything; split, every piece would need
+// the archive, the entry table and the records so far.
 std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
   // stat before the stream opens it: a FIFO would block the open, a device never ends.
   requireRegularFile(path, std::numeric_limits<uint64_t>::max());

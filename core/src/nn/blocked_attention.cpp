@@ -92,6 +92,9 @@ int64_t rowsPerBlock(int64_t Tq, bool kernels) { return std::min<int64_t>(Tq, ke
 
 }  // namespace
 
+// Long (~180 lines) on purpose: one pass per block of query rows keeps every temporary of the block
+// in cache, and its dozen shared locals (block bounds, visible keys, buffers, kernel choice) would
+// otherwise be passed between pieces that only make sense in this order.
 std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const torch::Tensor& k,
                                                  const torch::Tensor& v, double scale,
                                                  const torch::Tensor& bias,

@@ -12,6 +12,8 @@ PerHeadAttentionImpl::PerHeadAttentionImpl(int inputDim, int dModel, int heads)
   proj = register_module("proj", torch::nn::Linear(dModel, dModel));
 }
 
+// Long (~85 lines) on purpose: it is the chapter's per-head module written out step by step, one
+// traced step per line of the Python it mirrors, so a reader can follow both side by side.
 AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRecorder& rec) {
   if (!rec.active() && !in.keepAttention) return forwardBatched(in);
   const int xStep = in.inputStep >= 0 ? in.inputStep : rec.record("x", "x", "input", in.x);

@@ -139,6 +139,8 @@ void mergePiece(std::string_view piece, const std::array<int32_t, 256>& byteIds,
 
 }  // namespace
 
+// Long (~100 lines) on purpose: vocab.json and merges.txt are validated line by line with messages
+// that name the file and line; the checks share the maps being built.
 BpeTokenizer BpeTokenizer::fromFiles(const std::string& vocabJsonPath,
                                      const std::string& mergesPath) {
   BpeTokenizer tok;

@@ -248,7 +248,9 @@ void BpeModel::missingUnk(std::string_view piece) const {
 
 // ---- tokenization -------------------------------------------------------------------------------
 
-// HF's BPE::merge_word followed by Word::merge_all (without dropout).
+// HF's BPE::merge_word followed by Word::merge_all (without dropout). Long (~115 lines) on
+// purpose: it follows HF's two functions statement by statement, so they can be compared side by
+// side, and it is the tokenizer's inner loop (one call per word).
 void BpeModel::mergeWord(std::string_view w, Word& out) const {
   thread_local std::vector<Symbol> symbols;
   thread_local MergeQueue queue;

@@ -160,7 +160,8 @@ void UnigramModel::missingUnk(std::string_view piece) const {
                                               "and unk_id is null");
 }
 
-// HF's Unigram::encode_optimized followed by Unigram::tokenize.
+// HF's Unigram::encode_optimized followed by Unigram::tokenize. Long (~90 lines) on purpose: it
+// follows HF's two functions statement by statement, so they can be compared side by side.
 std::vector<ModelToken> UnigramModel::encode(std::string_view s) const {
   struct BestPath {
     double score;
