@@ -21,6 +21,7 @@
 #include "model_options.h"
 #include "palette.h"
 #include "view_factory.h"
+#include "view_subject.h"
 
 namespace attnscope::cli {
 namespace {
@@ -233,63 +234,13 @@ void selectFromResult(const ArgParser& p, const AttentionResult& result, ExportP
   state.pinnedKey = tokenFlag(p, "--key", render::realKeys(shown, state.item));
 }
 
-// What the title names for each view: the model and the selection it shows.
-QString viewTitle(const ArgParser& p, render::ViewKind kind, const render::ViewState& state,
-                  const QString& model) {
-  switch (kind) {
-    case render::ViewKind::Heatmap:
-      return QStringLiteral("%1 · layer %2, head %3%4")
-          .arg(model)
-          .arg(state.layer)
-          .arg(state.head)
-          .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
-    case render::ViewKind::Grid:
-      return QStringLiteral("%1 · all heads").arg(model);
-    case render::ViewKind::Compare:
-      return QStringLiteral("%1 · L%2 H%3 vs L%4 H%5")
-          .arg(model)
-          .arg(state.layer)
-          .arg(state.head)
-          .arg(state.vsLayer)
-          .arg(state.vsHead);
-    case render::ViewKind::Stats:
-      return QStringLiteral("%1 · head statistics").arg(model);
-    case render::ViewKind::Pipeline:
-      return QStringLiteral("%1 · layer %2 pipeline").arg(model).arg(state.layer);
-    case render::ViewKind::Lines:
-      return state.lineHeads.size() > 1
-                 ? QStringLiteral("%1 · layer %2, %3 heads")
-                       .arg(model)
-                       .arg(state.layer)
-                       .arg(state.lineHeads.size())
-                 : QStringLiteral("%1 · layer %2, head %3")
-                       .arg(model)
-                       .arg(state.layer)
-                       .arg(state.lineHeads.empty() ? state.head : state.lineHeads.front());
-    case render::ViewKind::Text:
-      return QStringLiteral("%1 · attention as text").arg(model);
-    case render::ViewKind::QueryKey:
-      return QStringLiteral("%1 · query · key, layer %2, head %3")
-          .arg(model)
-          .arg(state.layer)
-          .arg(state.head);
-    case render::ViewKind::Alignment:
-      return p.has("--all-layers")
-                 ? QStringLiteral("%1 · alignment, every layer").arg(model)
-                 : QStringLiteral("%1 · alignment, layer %2").arg(model).arg(state.layer);
-    case render::ViewKind::Ablation:
-      return QStringLiteral("%1 · head ablation%2")
-          .arg(model)
-          .arg(p.has("--estimate") ? QStringLiteral(" (estimate)") : QString());
-  }
-  return model;
-}
-
 // The title without --title: the view's, then the group and what the view leaves out.
 QString defaultTitle(const ArgParser& p, const ExportPlan& plan, const AttentionResult& result) {
   const render::ViewKind kind = plan.kind;
   const render::ViewState& state = plan.state;
-  QString title = viewTitle(p, kind, state, QString::fromStdString(result.modelName));
+  QString title = QStringLiteral("%1 · %2").arg(
+      QString::fromStdString(result.modelName),
+      render::viewSubject(kind, state, p.has("--all-layers"), p.has("--estimate")));
   const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
                           kind == render::ViewKind::Compare || kind == render::ViewKind::Lines;
   if (!state.group.empty()) title += QStringLiteral(" · ") + QString::fromStdString(state.group);

@@ -42,6 +42,7 @@ struct ComputeOutcome {
   render::ResultPtr result;  // null on error
   QString error;             // empty on success
   ErrorKind errorKind = ErrorKind::Internal;
+  bool openFailed = false;             // the job's model could not be opened (nothing ran)
   std::optional<ModelInfo> modelInfo;  // set when the model was (re)opened for this job
   QStringList notices;                 // the worker's own notices (scores not kept)
   MemoryEstimate estimate;             // of the run as made (total 0 when the model cannot say)

@@ -94,18 +94,15 @@ bool ComputeWorker::useModel(const ModelSpec& spec, const std::shared_ptr<Model>
   return true;
 }
 
-void ComputeWorker::fitToModel(RunRequest& request, ComputeOutcome& outcome) const {
+void ComputeWorker::fitToModel(RunRequest& request) const {
   if ((request.target || request.generate > 0) && !m_model->info().encoderDecoder()) {
     // The panel offers them for encoder-decoders only; a session may still carry them.
     request.target.reset();
     request.generate = 0;
   }
-  if (request.pair && !m_model->info().supportsPair) {
-    request.pair.reset();
-    outcome.notices << tr(
-        "This model reads one sentence at a time: the second sentence of the "
-        "pair is not used.");
-  }
+  // A session may carry a pair for a model that reads one sentence: the document turns it off
+  // when this outcome's model info arrives (the pair box is hidden for such models).
+  if (request.pair && !m_model->info().supportsPair) request.pair.reset();
   // The Q/K view reads them: about d_model floats per token and layer, small beside attention.
   request.keepQueryKey = true;
   // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
@@ -173,7 +170,7 @@ void ComputeWorker::compute(const ComputeJob& job) {
     if (useModel(job.spec, job.model)) outcome.modelInfo = m_model->info();
     opening = false;
     RunRequest request = job.request;
-    fitToModel(request, outcome);
+    fitToModel(request);
     const MemoryEstimate estimate = fitToMemory(job, request, outcome);
     outcome.estimate = estimate;
     outcome.memoryLimitBytes = request.limits.memoryLimitBytes;
@@ -201,7 +198,10 @@ void ComputeWorker::compute(const ComputeJob& job) {
   } catch (...) {
     describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
   }
-  if (opening) outcome.error = tr("Could not open the model: %1").arg(outcome.error);
+  if (opening) {
+    outcome.openFailed = true;
+    outcome.error = tr("Could not open the model: %1").arg(outcome.error);
+  }
   outcome.computeMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   Q_EMIT computed(outcome);
 }

@@ -50,7 +50,7 @@ class ComputeWorker final : public QObject {
   bool useModel(const ModelSpec& spec, const std::shared_ptr<Model>& model);
   bool needsModel(const ModelSpec& spec, const std::shared_ptr<Model>& model) const;
   /// Drops what the open model cannot read (a target, a pair) and asks for what the views need.
-  void fitToModel(RunRequest& request, ComputeOutcome& outcome) const;
+  void fitToModel(RunRequest& request) const;
   /// Keeps the request within the memory limit (no scores, fewer kept layers, no value norms),
   /// with a notice for each thing given up; returns the estimate of what is left.
   MemoryEstimate fitToMemory(const ComputeJob& job, RunRequest& request,

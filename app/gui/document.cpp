@@ -102,6 +102,9 @@ void Document::loadSession(const Session& session) {
     m_text = session.text;
     Q_EMIT textChanged(m_text);
   }
+  // The session's run options belong to its model: no inputs are swapped, and a model that fails
+  // to open is shown failed (its session is what the user asked for), not replaced.
+  m_modifiedBeforeTrial.reset();
   if (!sameModelSpec(session.model, m_spec)) {
     m_spec = session.model;
     Q_EMIT modelSpecChanged(m_spec);
@@ -138,16 +141,72 @@ void Document::setText(const QString& text) {
   if (text == m_text) return;
   m_text = text;
   Q_EMIT textChanged(m_text);
+  noteEditDuringTrial();
   setModified(true);
   scheduleRecompute();
 }
 
 void Document::setModelSpec(const ModelSpec& spec) {
   if (sameModelSpec(spec, m_spec)) return;
-  m_spec = spec;
-  Q_EMIT modelSpecChanged(m_spec);
+  // Until it opens, the choice is a trial: a model that fails to open leaves everything as it was.
+  if (!m_modifiedBeforeTrial) m_modifiedBeforeTrial = m_modified;
+  switchModel(spec);
   setModified(true);
   scheduleRecompute();
+}
+
+void Document::switchModel(const ModelSpec& spec) {
+  const QString from = QString::fromStdString(m_spec.source);
+  const QString to = QString::fromStdString(spec.source);
+  m_spec = spec;
+  Q_EMIT modelSpecChanged(m_spec);
+  if (from == to) return;
+  m_inputsByModel.insert(
+      from, {m_run.usePair, m_run.pair, m_run.useTarget, m_run.target, m_run.generate});
+  // A model chosen for the first time reads none of them; their texts stay in the boxes, to be
+  // turned on again on purpose.
+  const ModelInputs kept = m_inputsByModel.value(to, {false, m_run.pair, false, m_run.target, 0});
+  RunOptions run = m_run;
+  run.usePair = kept.usePair;
+  run.pair = kept.pair;
+  run.useTarget = kept.useTarget;
+  run.target = kept.target;
+  run.generate = kept.generate;
+  if (run == m_run) return;
+  m_run = run;
+  Q_EMIT runOptionsChanged(m_run);
+}
+
+void Document::turnOffInputsTheModelIgnores(const ModelInfo& info) {
+  RunOptions run = m_run;
+  if (!info.supportsPair) run.usePair = false;
+  if (!info.encoderDecoder()) {
+    run.useTarget = false;
+    run.generate = 0;
+  }
+  if (run == m_run) return;
+  m_run = run;
+  if (m_pendingJob) {  // what the worker really ran, for the ablation's comparison
+    if (!run.usePair) m_pendingJob->request.pair.reset();
+    if (!run.useTarget) m_pendingJob->request.target.reset();
+    m_pendingJob->request.generate = run.generate;
+  }
+  Q_EMIT runOptionsChanged(m_run);
+}
+
+void Document::noteEditDuringTrial() {
+  if (m_modifiedBeforeTrial) m_modifiedBeforeTrial = true;
+}
+
+void Document::revertFailedModel(const QString& error) {
+  const QString failed = QString::fromStdString(m_spec.source);
+  const bool modified = *m_modifiedBeforeTrial;
+  m_modifiedBeforeTrial.reset();
+  m_inputsByModel.remove(failed);  // it never opened: nothing of it is worth keeping
+  switchModel(*m_openedSpec);
+  setModified(modified);
+  setError(tr("%1\nStill showing %2: the model that failed was not kept.")
+               .arg(error, QString::fromStdString(m_spec.source)));
 }
 
 bool Document::isMemorySource(const std::string& source) {
@@ -160,8 +219,8 @@ void Document::setModel(const QString& name, std::shared_ptr<Model> model) {
   m_memoryModel = std::move(model);
   ModelSpec spec = m_spec;
   spec.source = m_memorySource;
-  m_spec = spec;
-  Q_EMIT modelSpecChanged(m_spec);
+  m_modifiedBeforeTrial.reset();  // an in-memory model cannot fail to open
+  switchModel(spec);
   setModified(true);
   // Even under the same name this may be different weights (a new training run): always rerun.
   scheduleRecompute();
@@ -171,6 +230,7 @@ void Document::setRunOptions(const RunOptions& options) {
   if (options == m_run) return;
   m_run = options;
   Q_EMIT runOptionsChanged(m_run);
+  noteEditDuringTrial();
   setModified(true);
   scheduleRecompute();
 }
@@ -326,6 +386,16 @@ void Document::onComputed(const ComputeOutcome& outcome) {
     m_modelInfo = outcome.modelInfo;
     Q_EMIT modelInfoChanged(*m_modelInfo);
   }
+  if (outcome.openFailed && m_modifiedBeforeTrial && m_openedSpec &&
+      !sameModelSpec(*m_openedSpec, m_spec)) {
+    revertFailedModel(outcome.error);
+    return;
+  }
+  if (!outcome.openFailed && m_pendingJob) {
+    m_openedSpec = m_pendingJob->spec;
+    m_modifiedBeforeTrial.reset();
+  }
+  if (outcome.modelInfo) turnOffInputsTheModelIgnores(*outcome.modelInfo);
   if (!outcome.result) {
     setError(outcome.error);
     return;

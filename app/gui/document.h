@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QHash>
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -151,6 +152,16 @@ class Document final : public QObject {
   /// Cancels and clears the ablation unless it was made from the same input as `input`.
   void dropAblationUnlessFor(const ComputeJob& input);
   void setAblation(const render::AblationStatus& status);
+  /// Makes `spec` the model, and the inputs kept for it (pair, target) the run options: those of
+  /// the model left behind are kept for it, never applied to the new one.
+  void switchModel(const ModelSpec& spec);
+  /// After a model that failed to open: back to the last one that opened, as if never chosen.
+  void revertFailedModel(const QString& error);
+  /// A session may carry a pair or a target for a model that reads neither: they are turned off
+  /// (the worker has already run without them).
+  void turnOffInputsTheModelIgnores(const ModelInfo& info);
+  /// Other edits during a model trial: the revert must leave the document modified.
+  void noteEditDuringTrial();
   /// Supersedes any running job: a new generation, the old job's cancel flag set.
   quint64 nextGeneration();
   void setError(const QString& message);
@@ -173,6 +184,18 @@ class Document final : public QObject {
   std::string m_memorySource;  // "memory:<name>" of m_memoryModel
   std::shared_ptr<Model> m_memoryModel;
   std::optional<ModelInfo> m_modelInfo;
+  /// The inputs only some models read, per model source: the sentence pair (encoders), the target
+  /// and generated tokens (encoder-decoders).
+  struct ModelInputs {
+    bool usePair = false;
+    QString pair;
+    bool useTarget = false;
+    QString target;
+    int generate = 0;
+  };
+  QHash<QString, ModelInputs> m_inputsByModel;
+  std::optional<ModelSpec> m_openedSpec;      // the last model that opened (a run got that far)
+  std::optional<bool> m_modifiedBeforeTrial;  // set while a newly chosen model has not opened yet
   bool m_busy = false;
   uint64_t m_scoresLimitBytes = ComputeJob().scoresLimitBytes;
   uint64_t m_memoryLimitBytes = RunLimits().memoryLimitBytes;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "core_message.h"
+
 namespace attnscope::gui {
 
 ErrorBanner::ErrorBanner(QWidget* parent)
@@ -62,14 +64,15 @@ void ErrorBanner::showMessage(const QString& message, Level level) {
   const auto icon =
       level == Level::Error ? QStyle::SP_MessageBoxWarning : QStyle::SP_MessageBoxInformation;
   m_icon->setPixmap(style()->standardIcon(icon).pixmap(size, size));
-  m_full = message;
-  const QString summary = summaryOf(message);
+  // Every message of the window passes here: the core's CLI advice becomes the window's.
+  m_full = CoreMessage::forWindow(message);
+  const QString summary = summaryOf(m_full);
   {
     const QSignalBlocker blocker(m_details);
     m_details->setChecked(false);
     m_details->setText(tr("Details…"));
   }
-  m_details->setVisible(summary != message);
+  m_details->setVisible(summary != m_full);
   m_text->setText(summary);
   setProperty("level", level == Level::Error ? "error" : "notice");
   show();

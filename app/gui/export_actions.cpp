@@ -9,9 +9,11 @@
 
 #include <algorithm>
 
+#include "alignment_view.h"
 #include "document.h"
 #include "export_dialog.h"
 #include "head_matrix.h"
+#include "view_subject.h"
 #include "view_tabs.h"
 
 namespace attnscope::gui {
@@ -28,12 +30,16 @@ QString ExportActions::defaultTitle() const {
   const render::ViewState& s = m_document->viewState();
   const QString model =
       m_document->modelInfo() ? QString::fromStdString(m_document->modelInfo()->name) : QString();
-  QString title = tr("%1 — layer %2, head %3")
-                      .arg(m_tabs->tabText(m_tabs->currentIndex()))
-                      .arg(s.layer)
-                      .arg(s.head);
-  if (!model.isEmpty()) title += QStringLiteral(" — ") + model;
   const render::ViewKind kind = m_tabs->currentKind();
+  // What this view shows: one head, all of them, both of compare's, … (as attnscope-cli names it).
+  const auto* alignment =
+      qobject_cast<const render::AlignmentView*>(m_tabs->view(render::ViewKind::Alignment));
+  const bool estimate = m_document->ablation().phase == render::AblationStatus::Phase::Done &&
+                        m_document->ablation().estimate;
+  QString title = tr("%1 — %2").arg(
+      m_tabs->tabText(m_tabs->currentIndex()),
+      render::viewSubject(kind, s, alignment && alignment->allLayers(), estimate));
+  if (!model.isEmpty()) title += QStringLiteral(" — ") + model;
   const bool matrixView = kind == render::ViewKind::Heatmap || kind == render::ViewKind::Grid ||
                           kind == render::ViewKind::Compare;
   if (s.hideSpecial && matrixView && m_document->result() &&

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "export_dialog.h"
 
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -16,7 +17,9 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
       m_width(new QSpinBox(this)),
       m_height(new QSpinBox(this)),
       m_dpi(new QSpinBox(this)),
-      m_title(new QLineEdit(d.title, this)) {
+      m_title(new QLineEdit(d.title, this)),
+      m_themed(new QCheckBox(tr("In the window's colours (its theme: a dark theme exports dark)"),
+                             this)) {
   const QString name = format == render::ImageFormat::Png   ? QStringLiteral("PNG")
                        : format == render::ImageFormat::Svg ? QStringLiteral("SVG")
                                                             : QStringLiteral("PDF");
@@ -39,6 +42,10 @@ ExportDialog::ExportDialog(render::ImageFormat format, const render::ExportOptio
   form->addRow(png ? tr("Image width:") : tr("Width:"), m_width);
   form->addRow(png ? tr("Image height:") : tr("Height:"), m_height);
   form->addRow(png ? tr("Text resolution:") : tr("Resolution:"), m_dpi);
+  m_themed->setObjectName(QStringLiteral("exportThemed"));
+  m_themed->setChecked(d.themed);
+  m_themed->setToolTip(tr("Off: dark on white, the same for every theme (slides, papers)"));
+  form->addRow(QString(), m_themed);
   auto* pixels = new QLabel(this);
   pixels->setObjectName(QStringLiteral("exportSizeNote"));
   pixels->setWordWrap(true);
@@ -81,6 +88,7 @@ render::ExportOptions ExportDialog::options() const {
     o.dpi = m_dpi->value();
   }
   o.title = m_title->text();
+  o.themed = m_themed->isChecked();
   return o;
 }
 

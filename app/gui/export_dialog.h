@@ -7,6 +7,7 @@
 
 #include "exporter.h"
 
+class QCheckBox;
 class QLineEdit;
 class QSpinBox;
 
@@ -35,6 +36,7 @@ class ExportDialog final : public QDialog {
   QSpinBox* m_height;
   QSpinBox* m_dpi;
   QLineEdit* m_title;
+  QCheckBox* m_themed;
 };
 
 }  // namespace attnscope::gui

@@ -125,14 +125,15 @@ void MainMenus::buildViewMenu() {
                              [this] { m_document->stepItem(-1); }));
   viewMenu->addSeparator();
   for (int i = 0; i < m_tabs->count(); ++i) {
-    // Ctrl+1 … Ctrl+9: a tenth view has no digit left and is reached from this menu.
+    // Ctrl+1 … Ctrl+9, then Ctrl+0 for the tenth view, as the digits lie on the keyboard.
     viewMenu->addAction(
         action(m_tabs->tabText(i),
-               i < 9 ? QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)) : QKeySequence(),
+               i < 10 ? QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)) : QKeySequence(),
                [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();
-  viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+0")), [this] {
+  // Ctrl+0 is the tenth view's; double-clicking the heatmap resets its zoom too.
+  viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+Alt+0")), [this] {
     static_cast<render::HeatmapView*>(m_tabs->view(render::ViewKind::Heatmap))->resetZoom();
   }));
   addViewStateActions(viewMenu);

@@ -311,6 +311,7 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
                 .arg(double(info.widenedBytes) / 1e6, 0, 'f', 0);
   }
   m_info->setText(text);
+  m_opened.insert(QString::fromStdString(m_spec.source));
   m_usePair->setVisible(info.supportsPair);
   m_pair->setVisible(info.supportsPair);
   m_useTarget->setVisible(info.encoderDecoder());
@@ -327,6 +328,7 @@ void ModelPanel::addSourceItem(const QString& source) {
       if (m_model->itemData(i).toString().startsWith(memoryPrefix)) m_model->removeItem(i);
     }
   }
+  m_added.insert(source);
   // Paths go above the separator, so the "Open…" entries stay last.
   const int at = m_model->findData(kOpenFile) - 1;
   const QString name = source.startsWith(memoryPrefix)
@@ -339,9 +341,20 @@ void ModelPanel::addSourceItem(const QString& source) {
       Qt::ToolTipRole);
 }
 
+void ModelPanel::dropUnopenedSources() {
+  const QString current = QString::fromStdString(m_spec.source);
+  for (int i = m_model->count() - 1; i >= 0; --i) {
+    const QString source = m_model->itemData(i).toString();
+    if (source == current || !m_added.contains(source) || m_opened.contains(source)) continue;
+    m_model->removeItem(i);
+    m_added.remove(source);
+  }
+}
+
 void ModelPanel::showSpec() {
   const QString source = QString::fromStdString(m_spec.source);
   addSourceItem(source);
+  dropUnopenedSources();
   const ToyConfig& c = m_spec.toy;
   {
     const QSignalBlocker b0(m_model), b1(m_variant), b2(m_inputDim), b3(m_dModel), b4(m_mask),
@@ -408,6 +421,10 @@ void ModelPanel::onModelChosen(int index) {
     showSpec();
     return;
   }
+  chooseSource(source);
+}
+
+void ModelPanel::chooseSource(const QString& source) {
   ModelSpec spec = m_spec;
   spec.source = source.toStdString();
   m_spec = spec;

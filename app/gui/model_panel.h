@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QHash>
+#include <QSet>
 #include <QWidget>
 
 #include "attnscope/model.h"
@@ -29,6 +30,10 @@ class ModelPanel final : public QWidget {
   void setRunOptions(const RunOptions& options);
   void setModelInfo(const ModelInfo& info);
 
+  /// Chooses a model by its source (what "Open model folder…" and "Open checkpoint file…" end
+  /// with). The menu keeps it only once it has opened (setModelInfo).
+  void chooseSource(const QString& source);
+
   /// The two textbook set-ups, by name; used by the presets box and by tests.
   static QList<QPair<QString, ToyConfig>> presets();
 
@@ -51,6 +56,8 @@ class ModelPanel final : public QWidget {
   void fillHeads(int dModel, int heads);
   void showSpec();
   void addSourceItem(const QString& source);
+  /// Removes the opened paths that never opened, except the one in use.
+  void dropUnopenedSources();
 
   ModelSpec m_spec;
   RunOptions m_run;
@@ -76,6 +83,8 @@ class ModelPanel final : public QWidget {
   QWidget* m_generateRow;
   QComboBox* m_device;
   QLabel* m_info;
+  QSet<QString> m_added;   // sources added to the menu as they were chosen (paths, snapshots)
+  QSet<QString> m_opened;  // sources whose model opened (setModelInfo came while in use)
   QHash<QWidget*, QString> m_toyTips;  // the fields' own tips, shown again for the toy layer
 };
 

@@ -59,8 +59,13 @@ void StatusPanel::showMemory(const MemoryEstimate& e, uint64_t limit) {
   m_memory->setToolTip(tr("Estimated peak of the last run, checked before anything was allocated "
                           "(limit: Edit › Memory Limit)\nweights %1\nattention kept %2 (%3)\n"
                           "scores kept %4\nactivations and temporaries %5")
-                           .arg(bytes(e.weights), bytes(e.attention), layers,
-                                e.scores ? bytes(e.scores) : tr("none"), bytes(e.working)));
+                           .arg(e.mappedWeights > 0
+                                    ? tr("%1, mapped from the files (paged in as used, not "
+                                         "counted)")
+                                          .arg(bytes(e.weights))
+                                    : bytes(e.weights),
+                                bytes(e.attention), layers, e.scores ? bytes(e.scores) : tr("none"),
+                                bytes(e.working)));
   m_memory->show();
 }
 
@@ -68,11 +73,28 @@ QString StatusPanel::memoryText() const {
   return m_memory->isHidden() ? QString() : m_memory->text();
 }
 
-void StatusPanel::setBusy(bool busy) { m_busy->setText(busy ? tr("Computing…") : QString()); }
+void StatusPanel::setBusy(bool busy) {
+  m_busy->setText(busy ? tr("Computing…") : QString());
+  if (busy) m_busySince.start();
+}
 
 void StatusPanel::setProgress(int done, int total) {
   if (!m_busy->text().isEmpty() && done < total)
-    m_busy->setText(tr("Computing… %1 of %2 layers done").arg(done).arg(total));
+    m_busy->setText(progressText(done, total, static_cast<double>(m_busySince.elapsed())));
+}
+
+QString StatusPanel::progressText(int done, int total, double elapsedMs) {
+  QString text = tr("Computing… %1 of %2 layers done").arg(done).arg(total);
+  // From the pace so far: every layer of a stack costs about the same. Only once the wait is
+  // worth announcing, and never from the first second, which also holds tokenizing and setup.
+  if (done <= 0 || elapsedMs < 1000) return text;
+  const double leftMs = elapsedMs / done * (total - done);
+  if (leftMs < 1000) return text;
+  const int seconds = static_cast<int>(leftMs / 1000 + 0.5);
+  const QString left = seconds < 60
+                           ? tr("about %1 s left").arg(seconds)
+                           : tr("about %1 min %2 s left").arg(seconds / 60).arg(seconds % 60);
+  return text + QStringLiteral(", ") + left;
 }
 
 QString StatusPanel::tokensText() const { return m_tokens->text(); }

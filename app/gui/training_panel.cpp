@@ -98,6 +98,7 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
       m_status(new QLabel(this)),
       m_plot(new LossPlot(this)),
       m_baseline(new QCheckBox(tr("Show uniform baseline, log V"), this)),
+      m_showInViews(new QCheckBox(tr("Show in the views (replaces the window's model)"), this)),
       m_slider(new QSlider(Qt::Horizontal, this)),
       m_sliderLabel(new QLabel(this)) {
   registerMetaTypes();
@@ -111,6 +112,10 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   m_progress->setFormat(tr("not started"));
   m_status->setWordWrap(true);
   m_baseline->setChecked(true);
+  m_showInViews->setObjectName(QStringLiteral("trainShowInViews"));
+  m_showInViews->setToolTip(
+      tr("The window's views show the snapshot on the slider, run on the window's text, and "
+         "follow the training while the slider is at the newest snapshot"));
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -124,12 +129,16 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   layout->addWidget(m_plot, 1);
   layout->addWidget(m_baseline);
   layout->addLayout(sliderRow());
+  layout->addWidget(m_showInViews);
 
   connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
   connect(m_save, &QPushButton::clicked, this, &TrainingPanel::saveDialog);
   connect(m_baseline, &QCheckBox::toggled, m_plot, &LossPlot::setBaselineVisible);
   connect(m_slider, &QSlider::valueChanged, this, &TrainingPanel::selectSnapshot);
+  connect(m_showInViews, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && selectedSnapshot() >= 0) showInDocument(m_session->snapshots()[selectedSnapshot()]);
+  });
   connect(m_session, &TrainingSession::progressed, this, &TrainingPanel::onProgress);
   connect(m_session, &TrainingSession::snapshotsChanged, this, &TrainingPanel::onSnapshotsChanged);
   connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
@@ -398,8 +407,13 @@ void TrainingPanel::selectSnapshot(int index) {
   showInDocument(m_session->snapshots()[index]);
 }
 
+void TrainingPanel::setShowInViews(bool on) { m_showInViews->setChecked(on); }
+
+bool TrainingPanel::showsInViews() const { return m_showInViews->isChecked(); }
+
 void TrainingPanel::showInDocument(const TrainingSnapshot& snapshot) {
-  if (!m_document || !snapshot.model) return;
+  // The window's model is the user's choice: a training run replaces it only when asked to.
+  if (!m_document || !snapshot.model || !m_showInViews->isChecked()) return;
   const QString name = tr("step %1").arg(snapshot.step);
   m_document->setModel(
       name, snapshot.model->asModel(tr("trained, step %1").arg(snapshot.step).toStdString()));

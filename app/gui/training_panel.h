@@ -31,7 +31,8 @@ class ErrorBanner;
 class LossPlot;
 
 /// The Train tab: trains the chapter's character GPT on a text file on a thread of its own, draws
-/// the loss curves, and makes the document show the latest weights while it runs. Snapshots kept
+/// the loss curves, and, when the user asks (the "Show in the views" box), makes the document show
+/// the latest weights while it runs. Snapshots kept
 /// in memory sit on a step slider, so moving it shows how each head's pattern formed; any of them
 /// can be saved as a checkpoint that "Open checkpoint file…" reopens.
 class TrainingPanel final : public QWidget {
@@ -54,6 +55,11 @@ class TrainingPanel final : public QWidget {
   void stop();
   bool isRunning() const { return m_session->isRunning(); }
   const TrainingSession& session() const { return *m_session; }
+
+  /// Whether the window's views show the snapshots (off at first: the window's model changes
+  /// only when the user asks). Turning it on shows the snapshot on the slider at once.
+  void setShowInViews(bool on);
+  bool showsInViews() const;
 
   int snapshotCount() const { return int(m_session->snapshots().size()); }
   int selectedSnapshot() const;
@@ -114,6 +120,7 @@ class TrainingPanel final : public QWidget {
   QLabel* m_status;
   LossPlot* m_plot;
   QCheckBox* m_baseline;
+  QCheckBox* m_showInViews;  // opt-in: the snapshots replace the window's model
   QSlider* m_slider;
   QLabel* m_sliderLabel;
 };

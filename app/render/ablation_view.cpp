@@ -227,11 +227,16 @@ QString AblationView::strongestHeads() const {
   QStringList strongest;
   for (int k = 0; k < std::min<int>(kStrongest, L * H); ++k) {
     const int i = order[static_cast<std::size_t>(k)];
-    strongest << tr("L%1 H%2 %3 (p %4)")
-                     .arg(i / H)
-                     .arg(i % H)
-                     .arg(MatrixPainter::formatValue(a.change(i / H, i % H), 3))
-                     .arg(MatrixPainter::formatValue(a.probability(i / H, i % H), 3));
+    const QString head = tr("L%1 H%2 %3")
+                             .arg(i / H)
+                             .arg(i % H)
+                             .arg(MatrixPainter::formatValue(a.change(i / H, i % H), 3));
+    // An estimate's probability is first order and can leave [0, 1]: its Δ log p alone is shown.
+    strongest << (a.estimate
+                      ? head
+                      : tr("%1 (p %2)")
+                            .arg(head)
+                            .arg(MatrixPainter::formatValue(a.probability(i / H, i % H), 3)));
   }
   return tr("strongest: %1").arg(strongest.join(QStringLiteral(" · ")));
 }
@@ -266,7 +271,7 @@ void AblationView::drawMap(QPainter& painter, const QRectF& cells, double range,
       for (int h = 0; h < H; ++h) {
         const double v = a.change(l, h);
         const QColor c = diverging.colorAt(0.5 + 0.5 * v / range);
-        painter.setPen(c.lightnessF() < 0.55 ? QColor(Qt::white) : QColor(0x20, 0x20, 0x20));
+        painter.setPen(Palette::inkOn(c));
         painter.drawText(cellRect(l, h), Qt::AlignCenter, MatrixPainter::formatValue(v, 2));
       }
     }
@@ -331,9 +336,13 @@ void AblationView::draw(QPainter& painter, const QRect& area, const RenderStyle&
   painter.drawText(
       QRectF(area.left() + 8, footerTop + sfm.height() * 1.2, area.width() - 16, sfm.height()),
       Qt::AlignLeft | Qt::AlignVCenter,
-      sfm.elidedText(tr("blue: the prediction gets less likely without the head, red: more; "
-                        "click a head to open it"),
-                     Qt::ElideRight, area.width() - 16));
+      sfm.elidedText(
+          tr("blue: the prediction gets less likely without the head, red: more; click a head "
+             "to open it") +
+              (a.estimate ? tr(" · estimate: first-order Δ log p, so no probabilities are "
+                               "listed (to first order they can leave [0, 1])")
+                          : QString()),
+          Qt::ElideRight, area.width() - 16));
 }
 
 bool AblationView::hit(const QPointF& pos, int* layer, int* head) const {
@@ -356,6 +365,12 @@ void AblationView::mouseMoveEvent(QMouseEvent* event) {
   }
   const HeadAblation& a = *m_status.ablation;
   const QString approx = a.estimate ? QStringLiteral("≈ ") : QString();
+  // A first-order probability outside [0, 1] is shown at the bound it passed, marked.
+  const double raw = a.probability(l, h), p = std::clamp(raw, 0.0, 1.0);
+  const QString clamped = a.estimate && (p != raw || a.baseline * (1 + a.change(l, h)) > 1 ||
+                                         a.baseline * (1 + a.change(l, h)) < 0)
+                              ? tr(" (clamped: to first order it leaves [0, 1])")
+                              : QString();
   QToolTip::showText(event->globalPosition().toPoint(),
                      tr("layer %1, head %2 (click to open)\np(%3) %4%5 with the head zeroed, "
                         "baseline %6\nΔ log p %4%7%8")
@@ -363,7 +378,7 @@ void AblationView::mouseMoveEvent(QMouseEvent* event) {
                          .arg(h)
                          .arg(quoted(a.target, -1))
                          .arg(approx)
-                         .arg(MatrixPainter::formatValue(a.probability(l, h), 4))
+                         .arg(MatrixPainter::formatValue(p, 4) + clamped)
                          .arg(MatrixPainter::formatValue(a.baseline, 4))
                          .arg(MatrixPainter::formatValue(a.change(l, h), 4))
                          .arg(a.estimate ? tr(" (first-order estimate)") : QString()),

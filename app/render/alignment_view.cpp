@@ -20,7 +20,9 @@ namespace attnscope::render {
 
 namespace {
 
-// Each target token's strongest source tokens: at most kTopSources, none below kMinWeight.
+// Each target token's strongest source tokens: at most kTopSources, none below kMinWeight except
+// the strongest, which is always drawn: a near-uniform model over many source tokens has every
+// weight below the floor and would otherwise draw nothing at all.
 std::vector<AlignmentView::Line> strongestSources(const HeadMatrix& m) {
   std::vector<AlignmentView::Line> lines;
   for (int r = 0; r < m.rows; ++r) {
@@ -30,7 +32,7 @@ std::vector<AlignmentView::Line> strongestSources(const HeadMatrix& m) {
     for (int i = 0; i < std::min(AlignmentView::kTopSources, m.cols); ++i) {
       const int c = order[static_cast<std::size_t>(i)];
       const double w = m.at(r, c);
-      if (!(w >= AlignmentView::kMinWeight)) break;
+      if (!(w > 0) || (i > 0 && !(w >= AlignmentView::kMinWeight))) break;
       lines.push_back({r, c, w});
     }
   }
@@ -116,9 +118,10 @@ double AlignmentView::drawCaption(QPainter& painter, const QRect& area,
                    : QStringLiteral("Cross-attention, mean over the heads of layer %1")
                          .arg(viewState().layer)) +
       QStringLiteral(
-          " · each target token's %1 strongest source tokens, weights below %2 not "
-          "drawn")
-          .arg(kTopSources)
+          " · %1 lines: each target token's strongest source token, and up to %2 "
+          "more of weight %3 or more")
+          .arg(m_lines.size())
+          .arg(kTopSources - 1)
           .arg(kMinWeight) +
       (m_mean.hiddenSpecial > 0 ? QStringLiteral(" · special tokens hidden, rows renormalised")
                                 : QString());
@@ -138,6 +141,7 @@ void AlignmentView::draw(QPainter& painter, const QRect& area, const RenderStyle
     return;
   }
   const HeadMatrix& m = m_mean;
+  m_lines = strongestSources(m);  // first: the caption counts them
   // Two columns of tokens: target (queries) on the left, source (keys) on the right.
   const double top = drawCaption(painter, area, style) + 8;
   const double height = std::max(40.0, area.bottom() - top - 24);
@@ -177,7 +181,6 @@ void AlignmentView::draw(QPainter& painter, const QRect& area, const RenderStyle
   if (focusTarget < 0 && focusSource < 0) focusTarget = m.rowOfToken(viewState().pinnedQuery);
 
   const QColor lineColor = Palette::categorical(0);
-  m_lines = strongestSources(m);
   for (const Line& line : m_lines) {
     const bool dim = (focusTarget >= 0 && line.target != focusTarget) ||
                      (focusSource >= 0 && line.source != focusSource);

@@ -17,10 +17,11 @@ struct RenderStyle;
 /// Which source tokens each target token of a translation looks at: an encoder-decoder's
 /// cross-attention averaged over the heads of the selected layer (or over every layer's heads),
 /// drawn as the target sentence on the left, the source sentence on the right, and for each
-/// target token a line to each of its strongest source tokens (at most kTopSources, weights of
-/// at least kMinWeight), its width and opacity the mean weight. Hovering a token, or the pinned
-/// query, isolates its lines. Special tokens are left out when hidden, with rows renormalised as
-/// in the heatmap. Needs the "cross" group of an encoder-decoder's result.
+/// target token a line to its strongest source token and to up to kTopSources − 1 more of weight
+/// kMinWeight or more, its width and opacity the mean weight; the caption counts the lines.
+/// Hovering a token, or the pinned query, isolates its lines. Special tokens are left out when
+/// hidden, with rows renormalised as in the heatmap. Needs the "cross" group of an
+/// encoder-decoder's result.
 class AlignmentView final : public AttentionView {
   Q_OBJECT
  public:

@@ -27,14 +27,15 @@ void AttentionView::runRebuild(Change change) {
   rebuild(change);
 }
 
-void AttentionView::renderTo(QPainter& painter, const QRect& rect, const QString& title) {
-  paintView(painter, rect, title, painter.device() == this);
+void AttentionView::renderTo(QPainter& painter, const QRect& rect, const QString& title,
+                             bool themed) {
+  paintView(painter, rect, title, painter.device() == this, themed);
 }
 
 void AttentionView::paintView(QPainter& painter, const QRect& rect, const QString& title,
-                              bool onScreen) {
+                              bool onScreen, bool themed) {
   const RenderStyle style =
-      onScreen ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+      onScreen || themed ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
   painter.save();
   painter.fillRect(rect, style.background);
   const QRect area = style.drawTitle(painter, rect, title);

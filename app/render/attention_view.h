@@ -33,8 +33,9 @@ class AttentionView : public QWidget {
   /// How many times rebuild() has run (tests check that every state change reaches it).
   int rebuildCount() const { return m_rebuilds; }
   /// Draws the whole view, with title, token labels and colour bar, into rect of any paint device:
-  /// in the screen's colours on this widget itself, in the export's everywhere else.
-  void renderTo(QPainter& painter, const QRect& rect, const QString& title);
+  /// in the screen's colours on this widget itself, in the export's (dark on white) everywhere
+  /// else unless `themed` asks for the window's colours (its theme, a dark one included).
+  void renderTo(QPainter& painter, const QRect& rect, const QString& title, bool themed = false);
 
  protected:
   /// What a rebuild follows: a result (perhaps the same one again) or a new view state.
@@ -48,7 +49,8 @@ class AttentionView : public QWidget {
   virtual void draw(QPainter& painter, const QRect& area, const RenderStyle& style,
                     bool onScreen) = 0;
   /// The preamble every drawing shares, then draw(): the screen's or the export's style.
-  void paintView(QPainter& painter, const QRect& rect, const QString& title, bool onScreen);
+  void paintView(QPainter& painter, const QRect& rect, const QString& title, bool onScreen,
+                 bool themed = false);
   /// Draws the view on canvas(), without a title. Views whose screen is a child widget (the
   /// heatmap's plot, the statistics table) override it.
   void paintEvent(QPaintEvent* event) override;

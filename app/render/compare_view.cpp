@@ -20,6 +20,7 @@
 #include "matrix_painter.h"
 #include "palette.h"
 #include "render_style.h"
+#include "token_spacing.h"
 
 namespace attnscope::render {
 namespace {
@@ -31,15 +32,13 @@ bool validHead(const AttentionGroup& r, int layer, int head, int item) {
 
 // "2: the cat sat…": a batch item's number and the start of its text.
 QString sentenceName(const AttentionGroup& r, int item) {
-  std::string text;
+  QString text;
   if (item < static_cast<int>(r.tokens.size())) {
-    for (const Token& t : r.tokens[static_cast<std::size_t>(item)]) {
-      if (t.special) continue;
-      text += t.text;
-      if (text.size() > 80) break;
-    }
+    const std::vector<Token>& tokens = r.tokens[static_cast<std::size_t>(item)];
+    // The first 80 tokens are plenty for 24 characters.
+    text = joinedTokenText(tokens, 0, std::min<int>(80, int(tokens.size())) - 1, true);
   }
-  QString s = QString::fromStdString(text).simplified();
+  QString s = text.simplified();
   if (s.size() > 24) s = s.left(23) + QStringLiteral("…");
   return QStringLiteral("%1: %2").arg(item).arg(s);
 }

@@ -189,7 +189,7 @@ QImage Exporter::renderImage(AttentionView& view, const ExportOptions& options) 
     // The logical rect that covers the pixels (a fraction of a pixel more when they do not divide).
     const QRect logical(0, 0, static_cast<int>(std::ceil(pixels.width() / ratio - 1e-6)),
                         static_cast<int>(std::ceil(pixels.height() / ratio - 1e-6)));
-    view.renderTo(painter, logical, options.title);
+    view.renderTo(painter, logical, options.title, options.themed);
   }
   // Set after painting: only the file's metadata should carry the dpi, not the font scaling.
   const int dotsPerMeter = qRound(options.dpi / 0.0254);
@@ -221,7 +221,7 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
         if (!painter.begin(&svg)) return QStringLiteral("cannot start the SVG writer");
         painter.setRenderHint(QPainter::LosslessImageRendering);
         painter.fillRect(rect, Qt::white);
-        view.renderTo(painter, rect, options.title);
+        view.renderTo(painter, rect, options.title, options.themed);
         painter.end();
         break;
       }
@@ -240,7 +240,7 @@ QString Exporter::exportView(AttentionView& view, const QString& path,
         // wrong colours. A QPicture replayed into this painter keeps the hint.
         painter.setRenderHint(QPainter::LosslessImageRendering);
         painter.fillRect(rect, Qt::white);
-        view.renderTo(painter, rect, options.title);
+        view.renderTo(painter, rect, options.title, options.themed);
         painter.end();
         break;
       }

@@ -17,6 +17,7 @@ struct ExportOptions {
   int width = 1200, height = 900;  // logical size of the drawing
   int dpi = 150;                   // PNG: pixels = size × dpi / 96; SVG/PDF resolution
   QString title;                   // drawn above the view
+  bool themed = false;             // the window's colours (its theme) instead of dark on white
   /// PNG only: when valid, the exact pixel size of the file; the drawing's logical size is then
   /// pixelSize × 96 / dpi (width and height are ignored), so dpi scales text and lines only.
   QSize pixelSize;

@@ -200,7 +200,10 @@ GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style
   lay.cell = std::max(cell, 2.0);
   const double blockW = columns * (lay.cell + lay.gap) + lay.meanGap;
   const double blockH = layers * (lay.cell + lay.gap);
-  lay.cells = QRectF(area.left() + left, area.top() + top, blockW, blockH);
+  // Square cells fill the width of a wide page (one layer of a toy model): the block is then
+  // centred in the height it leaves, not stuck to the top with the rest of the page empty.
+  const double spare = std::max(0.0, height - blockH);
+  lay.cells = QRectF(area.left() + left, area.top() + top + spare / 2, blockW, blockH);
   lay.colorBar = QRectF(lay.cells.right() + 16, lay.cells.top(), 14, std::min(blockH, 360.0));
   return lay;
 }

@@ -244,7 +244,7 @@ void annotateCells(QCustomPlot& plot, QCPAxis* x, QCPAxis* y, const HeadMatrix& 
       text->setFont(f);
       const QColor c =
           std::isfinite(v) ? palette.colorAt((v - lo) / (hi - lo)) : palette.maskedColor();
-      text->setColor(c.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250));
+      text->setColor(Palette::inkOn(c));
       text->setClipToAxisRect(true);
     }
   }
@@ -361,8 +361,11 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   rect->setRangeZoomAxes(x, y);
   rect->setRangeDragAxes(x, y);
   const HeadMatrix& m = m_matrix;
-  x->setProperty("cols", m.cols);
-  y->setProperty("rows", m.rows);
+  // The shape whose zoom a rebuild may keep: none while no matrix is drawn (a layer the run did
+  // not keep, a preview's missing layer), whose axes still have QCustomPlot's default 0–5 range.
+  const bool drawn = m.rows > 0 && m.cols > 0 && !m.missing;
+  x->setProperty("cols", drawn ? m.cols : -1);
+  y->setProperty("rows", drawn ? m.rows : -1);
   if (m.rows == 0 || m.cols == 0 || m.missing) {
     x->setVisible(false);
     y->setVisible(false);

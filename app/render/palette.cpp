@@ -86,4 +86,27 @@ QVector<unsigned int> Palette::lookupTable(int n) const {
   return lut;
 }
 
+namespace {
+
+// WCAG 2 relative luminance of an sRGB colour.
+double relativeLuminance(const QColor& c) {
+  const auto linear = [](double v) {
+    return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
+}
+
+}  // namespace
+
+double Palette::contrastRatio(const QColor& a, const QColor& b) {
+  const double la = relativeLuminance(a), lb = relativeLuminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+QColor Palette::inkOn(const QColor& fill) {
+  // Pure black and white: a near-black (20, 20, 20) would fall to 4.2 on mid-luminance fills.
+  const QColor black(Qt::black), white(Qt::white);
+  return contrastRatio(black, fill) >= contrastRatio(white, fill) ? black : white;
+}
+
 }  // namespace attnscope::render

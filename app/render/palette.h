@@ -24,6 +24,12 @@ class Palette final {
   /// of matplotlib's tab10, then their lighter tab20 partners, then hues around the circle.
   static QColor categorical(int index);
 
+  /// WCAG 2 contrast ratio of two colours, from 1 (same luminance) to 21 (black on white).
+  static double contrastRatio(const QColor& a, const QColor& b);
+  /// Black or white, whichever contrasts more with `fill`: text drawn on a colour of any map
+  /// keeps a ratio of at least 4.58 (WCAG AA asks for 4.5).
+  static QColor inkOn(const QColor& fill);
+
   const QString& name() const { return m_name; }
   const QMap<double, QColor>& stops() const { return m_stops; }
   /// The colour at t in [0, 1] (clamped).

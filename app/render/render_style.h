@@ -12,8 +12,9 @@ class QWidget;
 
 namespace attnscope::render {
 
-/// Colours and fonts of one rendering. Widgets follow the system palette (light or dark);
-/// exports are always dark text on white, so slides and papers look the same everywhere.
+/// Colours and fonts of one rendering. Widgets follow the window's palette (its theme, light or
+/// dark); exports are dark text on white, so slides and papers look the same everywhere, unless
+/// the export asks for the window's colours (ExportOptions::themed).
 /// Fonts are sized in pixels, so a drawing looks alike on screen, in PNG, SVG and PDF.
 struct RenderStyle {
   QColor background = Qt::white;

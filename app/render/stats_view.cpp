@@ -302,11 +302,18 @@ void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
   painter.drawRect(cells);
   MatrixPainter::drawRowLabels(painter, cells, labels, font, style.text);
   MatrixPainter::drawColumnLabels(painter, cells, labels, font, style.text);
-  painter.setFont(style.font(12, true));
+  // Measured: the whole title where it fits, a shorter one where not (half of a 1024-pixel
+  // window), and elided only when even that does not.
+  const QFont titleFont = style.font(12, true);
+  const QFontMetricsF tfm(titleFont);
+  QString title = QStringLiteral("Head similarity: 1 − mean Jensen–Shannon distance");
+  if (tfm.horizontalAdvance(title) > rect.width() - 4)
+    title = QStringLiteral("Head similarity (1 − JS distance)");
+  title = tfm.elidedText(title, Qt::ElideRight, rect.width() - 4);
+  painter.setFont(titleFont);
   painter.setPen(style.text);
   painter.drawText(QRectF(rect.left(), rect.top(), rect.width(), heading),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   QStringLiteral("Head similarity: 1 − mean Jensen–Shannon distance"));
+                   Qt::AlignLeft | Qt::AlignVCenter, title);
   MatrixPainter::drawColorBar(painter,
                               QRectF(cells.right() + 12, cells.top(), 12, std::min(side, 300.0)),
                               palette, 0, 1, style, QStringLiteral("similarity"));

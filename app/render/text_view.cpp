@@ -21,6 +21,7 @@
 #include "matrix_painter.h"
 #include "palette.h"
 #include "render_style.h"
+#include "token_spacing.h"
 
 namespace attnscope::render {
 namespace {
@@ -133,9 +134,13 @@ TextView::Content TextView::contentOf(const AttentionResult* result, const TextI
     const int p = c.positions[static_cast<std::size_t>(i)];
     bool newline = false;
     if (tokens && p < static_cast<int>(tokens->size())) {
-      QString text;  // a merged word's tokens, one after another
-      for (int t = p; t <= c.lasts[static_cast<std::size_t>(i)]; ++t)
+      // A merged word's tokens, one after another; a leading space where the input had one that
+      // the token's text lacks (WordPiece), which the layout turns into a gap.
+      QString text;
+      for (int t = p; t <= c.lasts[static_cast<std::size_t>(i)]; ++t) {
+        if ((i > 0 || t > p) && needsSpaceBefore(*tokens, t)) text += QLatin1Char(' ');
         text += displayText((*tokens)[static_cast<std::size_t>(t)], &newline);
+      }
       c.texts << axisLabel(text);
     } else {
       c.texts << QString::number(p);  // random input: positions stand in
@@ -341,7 +346,7 @@ void TextView::draw(QPainter& painter, const QRect& area, const RenderStyle& sty
     if (!unseen) {
       const QColor fill = palette.colorAt(v / hi);
       painter.fillRect(box, fill);
-      ink = fill.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+      ink = Palette::inkOn(fill);
     }
     painter.setPen(ink);
     QString body = m_content.texts[k];

@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -150,6 +151,27 @@ class AblationViewTest : public QObject {
     view.setAblation(done(true));
     const QString estimate = svgOf(view, m_dir.filePath(QStringLiteral("estimate.svg")));
     QVERIFY(estimate.contains(QStringLiteral("estimate (attribution patching, first order)")));
+  }
+
+  // Issue #32 (12): an estimate's first-order probabilities can leave [0, 1] (as the core gave
+  // them before it clamped); the view never prints one and says why.
+  void anEstimateNeverShowsAnImpossibleProbability() {
+    AblationView view;
+    AblationStatus status = done(true);
+    auto a = std::make_shared<HeadAblation>(*status.ablation);
+    for (std::size_t i = 0; i < a->probabilities.data.size(); ++i)
+      a->probabilities.data[i] = static_cast<float>(a->baseline * (1 + a->logProbChange.data[i]));
+    a->probabilities.data[2 * kHeads + 0] = 1.01f;  // L2 H0, as the issue saw it
+    status.ablation = a;
+    view.setAblation(status);
+    const QString svg = svgOf(view, m_dir.filePath(QStringLiteral("impossible.svg")));
+    QVERIFY(svg.contains(QStringLiteral("strongest: L1 H2 −2.000")));
+    static const QRegularExpression probability(QStringLiteral("\\bp[ =]+(\\d+\\.\\d+)"));
+    for (auto m = probability.globalMatch(svg); m.hasNext();) {
+      const double p = m.next().captured(1).toDouble();
+      QVERIFY2(p >= 0 && p <= 1, qPrintable(QString::number(p)));
+    }
+    QVERIFY(svg.contains(QStringLiteral("first-order")));
   }
 
   void aClickSelectsTheHead() {

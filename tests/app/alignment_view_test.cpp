@@ -3,11 +3,14 @@
 // target token's lines go to its strongest source tokens (at most three, none below the floor),
 // the mean is over the heads of the layer or of every layer, and a result without
 // cross-attention says why it draws nothing.
+#include <QFile>
 #include <QImage>
 #include <QPainter>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "alignment_view.h"
+#include "exporter.h"
 #include "fake_result.h"
 
 using namespace attnscope;
@@ -104,6 +107,36 @@ class AlignmentViewTest : public QObject {
     int lines = 0;
     for (const AlignmentView::Line& l : view.lastLines()) lines += l.target == 0;
     QCOMPARE(lines, 1);
+  }
+
+  // Issue #32 (13): a near-uniform model over 30 source tokens has every weight (1/30) below the
+  // floor; each target token still draws its strongest source, and the caption counts the lines.
+  void aNearUniformModelStillDrawsItsStrongestSources() {
+    constexpr int kSources = 30;
+    auto r = encoderDecoder();
+    auto source = test::makeResult(
+        2, 2, kSources, 1, [](int, int, int, int, int) { return 1.0f / kSources; }, "s");
+    AttentionGroup& cross = r->groups[2];
+    cross.contextTokens = source->group().tokens;
+    cross.keyLengths = {kSources};
+    cross.attention = FloatTensor({2, 1, 2, 4, kSources});
+    for (std::size_t i = 0; i < cross.attention.data.size(); ++i)  // 1/30, a little above on one
+      cross.attention.data[i] = (1.0f + (i % kSources == 7 ? 0.1f : 0.0f)) / (kSources + 0.1f);
+    AlignmentView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    QTemporaryDir dir;
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    o.width = 900;
+    o.height = 600;
+    const QString path = dir.filePath(QStringLiteral("alignment.svg"));
+    QCOMPARE(Exporter::exportView(view, path, o), QString());
+    QCOMPARE(static_cast<int>(view.lastLines().size()), 4);
+    for (const AlignmentView::Line& line : view.lastLines()) QCOMPARE(line.source, 7);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(QString::fromUtf8(f.readAll()).contains(QStringLiteral("4 lines")));
   }
 
   void aResultWithoutCrossAttentionSaysSo() {

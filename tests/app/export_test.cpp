@@ -267,6 +267,51 @@ class ExportTest : public QObject {
     }
   }
 
+  // Issue #32 (10): one layer of four heads on a 1200 × 900 page: the square tiles fill the width
+  // and the block sits in the middle of the height, not in its top third.
+  void aOneLayerGridIsCentredOnThePage() {
+    std::unique_ptr<AttentionView> view(createView(ViewKind::Grid));
+    view->setResult(test::checkerboard(8, 1, 4));
+    view->setViewState(ViewState());
+    const ExportOptions o = ExportOptions::png(QSize(1200, 900), 96);
+    const QString path = m_dir.filePath(QStringLiteral("grid_one_layer.png"));
+    QCOMPARE(Exporter::exportView(*view, path, o), QString());
+    const QImage image(path);
+    int first = -1, last = -1;  // the rows of the tiles: many coloured pixels
+    for (int y = 0; y < image.height(); ++y) {
+      int coloured = 0;
+      for (int x = 0; x < image.width(); ++x) {
+        const QColor c = image.pixelColor(x, y);
+        coloured += c.saturation() > 60;
+      }
+      if (coloured > 400) {
+        if (first < 0) first = y;
+        last = y;
+      }
+    }
+    QVERIFY(first >= 0);
+    const int above = first, below = image.height() - 1 - last;
+    QVERIFY2(std::abs(above - below) < image.height() / 8,
+             qPrintable(QStringLiteral("%1 px above the tiles, %2 below").arg(above).arg(below)));
+  }
+
+  // Issue #32 (11): exports are dark on white unless asked for the window's colours; asked, a
+  // dark theme's export is dark too (every format draws through the same renderTo).
+  void exportsFollowTheThemeWhenAsked() {
+    HeatmapView view;
+    QPalette dark = view.palette();
+    dark.setColor(QPalette::Base, QColor(30, 30, 30));
+    dark.setColor(QPalette::Text, QColor(230, 230, 230));
+    view.setPalette(dark);
+    view.setResult(test::checkerboard(4));
+    view.setViewState(ViewState());
+    ExportOptions o = ExportOptions::png(QSize(400, 300), 96);
+    o.title = QStringLiteral("themed");
+    QCOMPARE(Exporter::renderImage(view, o).pixelColor(2, 2), QColor(Qt::white));
+    o.themed = true;
+    QCOMPARE(Exporter::renderImage(view, o).pixelColor(2, 2), QColor(30, 30, 30));
+  }
+
   // The size typed for a PNG is the file's pixel size, at any dpi.
   void pngHasThePixelSizeAsked_data() {
     QTest::addColumn<int>("width");

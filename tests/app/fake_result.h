@@ -108,4 +108,30 @@ inline std::shared_ptr<AttentionResult> gpt2Like(int layers, int heads, int toke
   return r;
 }
 
+// A BERT-like pair as a WordPiece tokenizer gives it: "the cats." / "it was": [CLS] the cat ##s .
+// [SEP] it was [SEP], texts without spaces ("##s" decoded to "s"), offsets into each text.
+inline std::shared_ptr<AttentionResult> wordPiecePair() {
+  auto r = makeResult(1, 1, 9, 1, [](int, int, int, int, int) { return 1.0f / 9; });
+  struct Piece {
+    const char* text;
+    std::size_t begin, end;
+    bool special;
+    int segment;
+  };
+  const Piece pieces[] = {
+      {"[CLS]", 0, 0, true, 0}, {"the", 0, 3, false, 0}, {"cat", 4, 7, false, 0},
+      {"s", 7, 8, false, 0},    {".", 8, 9, false, 0},   {"[SEP]", 0, 0, true, 0},
+      {"it", 0, 2, false, 1},   {"was", 3, 6, false, 1}, {"[SEP]", 0, 0, true, 1}};
+  std::vector<Token>& tokens = r->group().tokens[0];
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i].text = pieces[i].text;
+    tokens[i].label = i == 3 ? std::string("##s") : std::string(pieces[i].text);
+    tokens[i].byteBegin = pieces[i].begin;
+    tokens[i].byteEnd = pieces[i].end;
+    tokens[i].special = pieces[i].special;
+    tokens[i].segment = pieces[i].segment;
+  }
+  return r;
+}
+
 }  // namespace attnscope::test

@@ -7,8 +7,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
 #include <QLabel>
 #include <QLineEdit>
 #include <QToolButton>
@@ -18,10 +21,12 @@
 
 #include "attention_view.h"
 #include "attnscope/model.h"
+#include "core_message.h"
 #include "document.h"
 #include "error_banner.h"
 #include "heatmap_view.h"
 #include "main_window.h"
+#include "model_panel.h"
 #include "settings.h"
 #include "view_selector_bar.h"
 
@@ -35,15 +40,18 @@ namespace {
 /// segments set, uniform attention, and fills for a [MASK]. It records the pair it was given.
 class FakeEncoder final : public attnscope::Model {
  public:
+  /// `pairs` false: a model that reads one sentence (a decoder, as the window sees one).
+  explicit FakeEncoder(bool pairs = true, std::string name = "fake-bert")
+      : m_pairs(pairs), m_name(std::move(name)) {}
   attnscope::ModelInfo info() const override {
     attnscope::ModelInfo i;
     i.kind = "bert";
-    i.name = "fake-bert";
+    i.name = m_name;
     i.variant = "bert";
     i.layers = 1;
     i.heads = 2;
     i.dModel = 8;
-    i.supportsPair = true;
+    i.supportsPair = m_pairs;
     i.maskToken = "[MASK]";
     return i;
   }
@@ -82,7 +90,7 @@ class FakeEncoder final : public attnscope::Model {
     }
     const int n = static_cast<int>(tokens.size());
     attnscope::AttentionResult r;
-    r.modelName = "fake-bert";
+    r.modelName = m_name;
     attnscope::AttentionGroup& g = r.group();
     g.attention = attnscope::FloatTensor({1, 1, 2, n, n});
     std::fill(g.attention.data.begin(), g.attention.data.end(), 1.0f / n);
@@ -108,6 +116,8 @@ class FakeEncoder final : public attnscope::Model {
   }
 
  private:
+  bool m_pairs;
+  std::string m_name;
   mutable std::mutex m_mutex;
   mutable std::string m_lastPair;
 };
@@ -225,6 +235,179 @@ class MainWindowTest : public QObject {
     // A later session keeps both.
     QCOMPARE(doc.session().run.pair, QStringLiteral("of France"));
     QVERIFY(doc.session().view.hideSpecial);
+  }
+
+  // Issue #32 (1): a model folder that fails to open leaves the window as it was: the model menu
+  // lists only models that opened, and the model, text, pair and session are the old ones.
+  void aFailedOpenLeavesTheSessionAsItWas() {
+    QTemporaryDir dir;
+    const QString sessionPath = dir.filePath(QStringLiteral("s.attnscope"));
+    {
+      Document doc;
+      MainWindow window(&doc, nullptr);
+      QSignalSpy results(&doc, &Document::resultChanged);
+      window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
+      QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, 20000);  // the first may come during start()
+      const auto good = doc.result();
+      QVERIFY(!doc.isModified());
+      auto* panel = window.findChild<attnscope::gui::ModelPanel*>();
+      auto* menu = window.findChild<QComboBox*>(QStringLiteral("modelMenu"));
+      QVERIFY(panel && menu);
+      const int entries = menu->count();
+      for (const QString& name : {QStringLiteral("empty-a"), QStringLiteral("empty-b")}) {
+        QVERIFY(QDir(dir.path()).mkdir(name));
+        const QString folder = dir.filePath(name);
+        panel->chooseSource(folder);
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerMessage().contains(name), 20000);
+        QCOMPARE(doc.modelSpec().source, std::string("toy"));
+        QCOMPARE(menu->currentData().toString(), QStringLiteral("toy"));
+        QCOMPARE(menu->findData(folder), -1);
+        QCOMPARE(menu->count(), entries);
+        QCOMPARE(doc.result(), good);
+        QCOMPARE(doc.text(), QStringLiteral("abc"));
+        QCOMPARE(doc.session().model.source, std::string("toy"));
+        QVERIFY(!doc.isModified());
+      }
+      QVERIFY(window.saveSession(sessionPath));
+    }
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({sessionPath, std::nullopt, std::nullopt, std::nullopt});
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, 20000);
+    QVERIFY(doc.result());
+    QVERIFY(doc.error().isEmpty());
+  }
+
+  // Issue #32 (5): a sentence pair belongs to the model it was typed for: another model neither
+  // reads nor saves it (and says nothing about it), and going back to the first brings it back.
+  void aSentencePairBelongsToItsModel() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({QString(), QStringLiteral("the cat sat"), QStringLiteral("toy"), std::nullopt});
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, 20000);
+    auto* pairCheck = window.findChild<QCheckBox*>(QStringLiteral("pairCheck"));
+    auto* pairEdit = window.findChild<QLineEdit*>(QStringLiteral("pairEdit"));
+    QVERIFY(pairCheck && pairEdit);
+
+    auto bert = std::make_shared<FakeEncoder>();
+    doc.setModel(QStringLiteral("fake-bert"), bert);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.result() && doc.result()->modelName == "fake-bert", 20000);
+    QTRY_VERIFY(!pairCheck->isHidden());
+    pairCheck->setChecked(true);
+    QTest::keyClicks(pairEdit, QStringLiteral("it was tired"));
+    QTRY_VERIFY_WITH_TIMEOUT(bert->lastPair() == "it was tired", 20000);
+
+    auto gpt = std::make_shared<FakeEncoder>(false, "fake-gpt");
+    doc.setModel(QStringLiteral("fake-gpt"), gpt);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.result() && doc.result()->modelName == "fake-gpt", 20000);
+    QTRY_VERIFY(pairCheck->isHidden());
+    QVERIFY(gpt->lastPair().empty());
+    QVERIFY(!doc.runOptions().usePair);
+    QVERIFY(!doc.session().run.usePair);
+    QVERIFY2(!window.bannerMessage().contains(QStringLiteral("pair")),
+             qPrintable(window.bannerMessage()));
+
+    doc.setModel(QStringLiteral("fake-bert"), bert);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.result() && doc.result()->modelName == "fake-bert", 20000);
+    QVERIFY(doc.runOptions().usePair);
+    QCOMPARE(doc.runOptions().pair, QStringLiteral("it was tired"));
+    QTRY_VERIFY(!pairCheck->isHidden() && pairCheck->isChecked());
+
+    // A session that carries a pair for a model that reads one sentence: turned off, no notice.
+    attnscope::gui::Session session = doc.session();
+    session.model.source = "toy";
+    const int before = results.count();
+    doc.loadSession(session);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() > before, 20000);
+    QVERIFY(!doc.runOptions().usePair);
+    QVERIFY2(!window.bannerMessage().contains(QStringLiteral("pair")),
+             qPrintable(window.bannerMessage()));
+  }
+
+  // Issue #32 (9): the window's messages name its own settings, never a CLI flag.
+  void messagesNameTheWindowsSettings() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, 20000);
+    doc.setText(QString(5000, QLatin1Char('a')));  // over the 4096-token limit
+    QTRY_VERIFY_WITH_TIMEOUT(!doc.error().isEmpty(), 20000);
+    QVERIFY2(!window.bannerMessage().contains(QStringLiteral("--")),
+             qPrintable(window.bannerMessage()));
+    QVERIFY2(window.bannerMessage().contains(QStringLiteral("shorten the text")),
+             qPrintable(window.bannerMessage()));
+    for (const char* core :
+         {"needs 9 GB, more than the memory limit of 8 GB (raise --memory-limit, or the limit in "
+          "Settings)",
+          "disk again. Close other programs, or raise the memory limit (--memory-limit, or the "
+          "limit in Settings) above 9 GB",
+          "needs 9 GB (use fewer tokens, heads or batch items, or raise --memory-limit)",
+          "x: out of memory; use smaller sizes or a lower --memory-limit"}) {
+      const QString shown = attnscope::gui::CoreMessage::forWindow(QString::fromUtf8(core));
+      QVERIFY2(!shown.contains(QStringLiteral("--")) && !shown.contains(QStringLiteral("Settings")),
+               qPrintable(shown));
+      QVERIFY2(shown.contains(QStringLiteral("Edit › Memory Limit…")), qPrintable(shown));
+    }
+  }
+
+  // Issue #32 (13): every one of the ten views has its Ctrl+digit (Ablation the tenth, Ctrl+0),
+  // and no two of the window's actions share a shortcut.
+  void everyViewHasItsCtrlDigit() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    auto* tabs = window.findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    QCOMPARE(tabs->count(), 10);
+    QHash<QString, QString> owners;
+    for (QAction* a : window.actions()) {
+      for (const QKeySequence& key : a->shortcuts()) {
+        const QString name = key.toString();
+        QVERIFY2(!owners.contains(name), qPrintable(name + QStringLiteral(": ") + owners[name] +
+                                                    QStringLiteral(" and ") + a->text()));
+        owners.insert(name, a->text());
+      }
+    }
+    for (int i = 0; i < tabs->count(); ++i) {
+      const QString key = QStringLiteral("Ctrl+%1").arg((i + 1) % 10);
+      QAction* found = nullptr;
+      for (QAction* a : window.actions())
+        if (a->shortcut() == QKeySequence(key)) found = a;
+      QVERIFY2(found, qPrintable(key));
+      found->trigger();
+      QCOMPARE(tabs->currentIndex(), i);
+    }
+    QCOMPARE(window.currentView(), window.view(ViewKind::Ablation));
+  }
+
+  // Issue #32 (10): each view's export title names what it shows: the grid all heads, the
+  // statistics every head, compare both of its heads.
+  void exportTitlesNameWhatEachViewShows() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    window.start({QString(), QStringLiteral("abc"), QStringLiteral("toy"), std::nullopt});
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, 20000);
+    doc.setCurrentView(ViewKind::Heatmap);
+    QVERIFY2(window.defaultTitle().contains(QStringLiteral("layer 0, head 0")),
+             qPrintable(window.defaultTitle()));
+    doc.setCurrentView(ViewKind::Grid);
+    QVERIFY2(window.defaultTitle().contains(QStringLiteral("all heads")) &&
+                 !window.defaultTitle().contains(QStringLiteral("head 0")),
+             qPrintable(window.defaultTitle()));
+    doc.setCurrentView(ViewKind::Stats);
+    QVERIFY2(window.defaultTitle().contains(QStringLiteral("head statistics")) &&
+                 !window.defaultTitle().contains(QStringLiteral("head 0")),
+             qPrintable(window.defaultTitle()));
+    attnscope::render::ViewState s = doc.viewState();
+    s.vsLayer = 0;
+    s.vsHead = 3;
+    doc.setViewState(s);
+    doc.setCurrentView(ViewKind::Compare);
+    QVERIFY2(window.defaultTitle().contains(QStringLiteral("L0 H0 vs L0 H3")),
+             qPrintable(window.defaultTitle()));
   }
 
   // A 1024×700 screen holds the whole window, in classroom mode too: nothing forces it wider,

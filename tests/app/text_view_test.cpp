@@ -39,6 +39,16 @@ QColor fillOf(const QImage& image, const QRectF& box) {
   return image.pixelColor(static_cast<int>(box.center().x()), static_cast<int>(box.top() + 1.5));
 }
 
+// The highest WCAG contrast between `fill` and any pixel inside `box` (its text's darkest or
+// brightest pixel), the box's outer pixel left out.
+double textContrast(const QImage& image, const QRectF& box, const QColor& fill) {
+  double best = 1;
+  for (int y = int(box.top()) + 1; y < int(box.bottom()) - 1; ++y)
+    for (int x = int(box.left()) + 1; x < int(box.right()) - 1; ++x)
+      best = std::max(best, Palette::contrastRatio(image.pixelColor(x, y), fill));
+  return best;
+}
+
 }  // namespace
 
 class TextViewTest : public QObject {
@@ -187,6 +197,70 @@ class TextViewTest : public QObject {
         QVERIFY(!QImage::fromData(bytes).isNull());
       }
     }
+  }
+
+  // Issue #32 (6): WordPiece tokens carry no spaces; the text view still shows the words apart
+  // (a gap where the input had a space, or beside a special token) and a subword joined.
+  void wordPieceWordsAreSpacedAsTyped() {
+    TextView view;
+    view.setResult(test::wordPiecePair());
+    ViewState s;
+    s.pinnedQuery = 8;
+    view.setViewState(s);
+    draw(view);
+    const auto gap = [&](int k) {
+      return view.tokenRect(k).left() - view.tokenRect(k - 1).right();
+    };
+    QVERIFY2(gap(1) > 2, "[CLS] | the");
+    QVERIFY2(gap(2) > 2, "the | cat");
+    QVERIFY2(std::abs(gap(3)) < 0.5, "cat | ##s");
+    QVERIFY2(std::abs(gap(4)) < 0.5, "s | .");
+    QVERIFY2(gap(5) > 2, ". | [SEP]");
+    QVERIFY2(gap(7) > 2, "it | was");
+  }
+
+  // Issue #32 (7): every token's text keeps a 4.5:1 contrast with its box in every palette,
+  // over the palette's whole range (the row's weights go from 0 to the maximum).
+  void tokenTextKeepsItsContrast_data() {
+    QTest::addColumn<QString>("palette");
+    for (const QString& name : Palette::names()) QTest::newRow(qPrintable(name)) << name;
+  }
+  void tokenTextKeepsItsContrast() {
+    QFETCH(QString, palette);
+    constexpr int kTokens = 41;
+    auto result =
+        test::makeResult(1, 1, kTokens, 1, [](int, int, int, int, int k) { return float(k) / 40; });
+    for (Token& t : result->group().tokens[0]) t.text = "Wm";  // wide, heavy strokes
+    TextView view;
+    view.setResult(result);
+    ViewState s;
+    s.pinnedQuery = kTokens - 1;
+    s.palette = palette;
+    view.setViewState(s);
+    const QImage image = draw(view);
+    const Palette p = Palette::named(palette);
+    for (int k = 0; k < kTokens; ++k) {
+      const QColor fill = p.colorAt(k / 40.0);
+      const double contrast = textContrast(image, view.tokenRect(k), fill);
+      QVERIFY2(contrast >= 4.5, qPrintable(QStringLiteral("token %1 on %2: %3:1")
+                                               .arg(k)
+                                               .arg(fill.name())
+                                               .arg(contrast, 0, 'f', 2)));
+    }
+  }
+
+  // The rule itself, over every colour map (and the diverging one) at 1001 points.
+  void inkContrastsWithEveryPaletteColour() {
+    QList<Palette> palettes{Palette::diverging()};
+    for (const QString& name : Palette::names()) palettes << Palette::named(name);
+    for (const Palette& p : palettes) {
+      for (int i = 0; i <= 1000; ++i) {
+        const QColor fill = p.colorAt(i / 1000.0);
+        QVERIFY2(Palette::contrastRatio(Palette::inkOn(fill), fill) >= 4.5,
+                 qPrintable(p.name() + QLatin1Char(' ') + fill.name()));
+      }
+    }
+    QCOMPARE(Palette::contrastRatio(Qt::black, Qt::white), 21.0);
   }
 
   void crossAttentionIsRefused() {

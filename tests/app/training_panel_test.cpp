@@ -133,7 +133,10 @@ class TrainingPanelTest : public QObject {
     QCOMPARE(panel.snapshotCount(), 3);
     QCOMPARE(panel.selectedSnapshot(), 2);
 
-    // The views follow the newest weights.
+    // Issue #32 (9): the window's model is left alone until the user asks for the snapshots.
+    QCOMPARE(doc.modelSpec().source, attnscope::ModelSpec().source);
+    // Asked, the views show the newest weights and follow the training.
+    panel.setShowInViews(true);
     QCOMPARE(doc.modelSpec().source, std::string("memory:step 30"));
     QTRY_VERIFY_WITH_TIMEOUT(!doc.isBusy() && doc.result(), kWaitMs);
     QVERIFY(doc.modelInfo());

@@ -33,6 +33,16 @@ class ViewTest : public QObject {
  private Q_SLOTS:
   void initTestCase() { qRegisterMetaType<ViewState>(); }
 
+  // Issue #32 (6): the sentence menu reads WordPiece tokens as the words typed, not glued.
+  void compareSentenceMenuSpacesWordPieces() {
+    CompareView view;
+    view.setResult(test::wordPiecePair());
+    view.setViewState(ViewState());
+    auto* itemB = view.findChild<QComboBox*>(QStringLiteral("compareItemB"));
+    QVERIFY(itemB);
+    QCOMPARE(itemB->itemText(0), QStringLiteral("0: the cats. it was"));
+  }
+
   // B's layer, head and sentence are chosen in the view and sent back as the view state.
   void compareSelectsHeadB() {
     CompareView view;
@@ -191,6 +201,28 @@ class ViewTest : public QObject {
     QCOMPARE(view.visibleCells(), full);
   }
 
+  // Issue #32 (2): a long run first shows a preview that lacks the layer on screen; the whole
+  // result that follows (same token count) must show the whole matrix, not QCustomPlot's default
+  // range (a 6 × 6 corner) kept from the preview.
+  void aResultAfterAMissingLayerShowsTheWholeMatrix() {
+    constexpr int kTokens = 400;
+    const auto uniform = [](int, int, int, int, int) { return 1.0f / kTokens; };
+    auto preview = test::makeResult(1, 2, kTokens, 1, uniform);
+    preview->group().keptLayers = {0};
+    preview->group().modelLayers = 3;
+    preview->preview = true;
+    HeatmapView view;
+    view.resize(600, 500);
+    ViewState s;
+    s.layer = 2;  // not in the preview
+    view.setViewState(s);
+    view.setResult(preview);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setResult(test::makeResult(3, 2, kTokens, 1, uniform));
+    QCOMPARE(view.visibleCells(), QRectF(-0.5, -0.5, kTokens, kTokens));
+  }
+
   // At 1600 px the table shows every column without scrolling sideways.
   // More cells than pixels: each pixel shows the largest of its cells, so one strong weight in a
   // 2048 × 2048 head stays visible (nearest-neighbour scaling would drop 5 of every 6 cells), on
@@ -243,6 +275,29 @@ class ViewTest : public QObject {
     QVERIFY2(table->viewport()->width() >= columns,
              qPrintable(QStringLiteral("%1 < %2").arg(table->viewport()->width()).arg(columns)));
     QVERIFY(!table->horizontalScrollBar()->isVisible());
+  }
+
+  // Issue #32 (13): at the size the window gives the view at 1024×700, the head-similarity title
+  // stays inside the view: nothing is drawn past its right edge, and its last 10 columns are clear.
+  void statsSimilarityTitleFitsASmallWindow() {
+    StatsView view;
+    view.setResult(test::checkerboard(5, 2, 12));
+    view.setViewState(ViewState());
+    constexpr int kWidth = 640, kHeight = 360, kMargin = 200;
+    QImage image(kWidth + kMargin, kHeight, QImage::Format_RGB32);
+    image.fill(Qt::magenta);
+    {
+      QPainter p(&image);
+      view.renderTo(p, QRect(0, 0, kWidth, kHeight), QString());
+    }
+    const QRgb background = image.pixel(kWidth - 1, kHeight - 1);
+    for (int y = 0; y < kHeight; ++y) {
+      for (int x = kWidth - 10; x < kWidth + kMargin; ++x) {
+        const QRgb want = x < kWidth ? background : QColor(Qt::magenta).rgb();
+        QVERIFY2(image.pixel(x, y) == want,
+                 qPrintable(QStringLiteral("text at %1, %2").arg(x).arg(y)));
+      }
+    }
   }
 
   // One click on a row selects that head; a double-click opens it.

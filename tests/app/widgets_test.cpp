@@ -18,6 +18,7 @@
 #include "heatmap_view.h"
 #include "loss_plot.h"
 #include "model_panel.h"
+#include "status_panel.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
@@ -41,6 +42,20 @@ class WidgetsTest : public QObject {
     const QString path = dir.filePath(QStringLiteral("out.png"));
     QCOMPARE(render::Exporter::exportView(view, path, dialog.options()), QString());
     QCOMPARE(QImage(path).size(), QSize(1200, 800));
+  }
+
+  // The busy line of a long run says how long is left, from the pace of the layers so far.
+  void progressSaysTheTimeLeft() {
+    const QString quick = StatusPanel::progressText(3, 12, 300);  // 0.3 s in: nothing to announce
+    QCOMPARE(quick, QStringLiteral("Computing… 3 of 12 layers done"));
+    // 4 of 32 layers in 8 s: 2 s a layer, 28 left.
+    QCOMPARE(StatusPanel::progressText(4, 32, 8000),
+             QStringLiteral("Computing… 4 of 32 layers done, about 56 s left"));
+    QCOMPARE(StatusPanel::progressText(2, 32, 10000),
+             QStringLiteral("Computing… 2 of 32 layers done, about 2 min 30 s left"));
+    // The last layer under a second away: no countdown.
+    QCOMPARE(StatusPanel::progressText(31, 32, 15000),
+             QStringLiteral("Computing… 31 of 32 layers done"));
   }
 
   void lossPlotEndsAtTheStepsDone() {

@@ -42,7 +42,7 @@ struct HeadAblation {
   int layers = 0, heads = 0;
   double baseline = 0;  // p(target), nothing ablated
   // [layers, heads]: p(target) with the head's output zeroed. Estimate: the first-order
-  // baseline · (1 + Δ log p), which can leave [0, 1] where the linearisation is poor.
+  // baseline · (1 + Δ log p), clamped to [0, 1] where the linearisation is poor (it can leave it).
   FloatTensor probabilities;
   // [layers, heads]: log p(target | head ablated) − log p(target). Estimate: −Σ z · ∂ log p / ∂z.
   FloatTensor logProbChange;

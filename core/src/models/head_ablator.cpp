@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/head_ablator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -235,7 +236,9 @@ HeadAblation HeadAblator::estimate(const AblationRequest& request) {
   for (std::size_t i = 0; i < r.logProbChange.data.size(); ++i) {
     const double change = -g[i];  // m from 1 to 0
     r.logProbChange.data[i] = static_cast<float>(change);
-    r.probabilities.data[i] = static_cast<float>(r.baseline * (1 + change));
+    // First order, p·(1 + Δ log p) can leave [0, 1] where the linearisation is poor: clamped, so
+    // no reader ever sees an impossible probability (the views say it is an estimate).
+    r.probabilities.data[i] = static_cast<float>(std::clamp(r.baseline * (1 + change), 0.0, 1.0));
   }
   const int total = m_layers * m_heads;
   if (request.progress) request.progress(total, total);

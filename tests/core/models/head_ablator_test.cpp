@@ -7,6 +7,7 @@
 // are checked against PyTorch in tests/reference/ablation_reference.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -165,7 +166,8 @@ TEST(HeadAblator, Gpt2EstimateIsMinusTheSlopeOfLogPInTheHeadScale) {
       const double slope = (logP(1 + eps) - logP(1 - eps)) / (2 * eps);
       worst = std::max(worst, test::closeError(r.change(l, h), -slope));
       largest = std::max(largest, std::abs(slope));
-      const double linear = r.baseline * (1 - slope);  // not a probability: can leave [0, 1]
+      // The first-order value can leave [0, 1]; the estimate clamps it to a probability.
+      const double linear = std::clamp(r.baseline * (1 - slope), 0.0, 1.0);
       EXPECT_NEAR(r.probability(l, h), linear, test::closeTolerance(linear, 1e-5));
     }
   }
