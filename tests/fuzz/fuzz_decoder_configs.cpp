@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const LlamaConfig c = LlamaConfig::fromReader(reader);
     if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.numHeads % c.numKvHeads != 0 || c.headDim <= 0 ||
         c.headDim % 2 != 0 || c.rotaryDim() < 2 || c.rotaryDim() > c.headDim || c.vocabSize <= 0 ||
-        c.hiddenSize <= 0 || c.slidingWindow < 0) {
+        c.hiddenSize <= 0 || c.slidingWindow < 0 || c.hiddenAct.empty() ||
+        c.normUnitOffset != (c.modelType == "gemma") || c.scaleEmbeddings != c.normUnitOffset) {
       fuzz::fail("accepted an inconsistent Llama config");
     }
   });

@@ -24,6 +24,17 @@ def bytes_to_unicode():
     return {b: chr(c) for b, c in zip(bs, cs)}
 
 
+def add_merges(word, vocab, merges):
+    """Adds to a BPE vocabulary and merge list what builds `word` (already in the model's symbols,
+    every character in `vocab`) left to right."""
+    acc = word[0]
+    for ch in word[1:]:
+        if acc + ch not in vocab:
+            merges.append(f"{acc} {ch}")
+            vocab[acc + ch] = len(vocab)
+        acc += ch
+
+
 def write_tokenizer(path, words=(), bos=None):
     """A byte-level BPE tokenizer.json: ids 0..255 are the bytes, then merges that build `words`,
     then the special tokens. With `bos`, a TemplateProcessing post-processor puts it first (as
@@ -33,13 +44,7 @@ def write_tokenizer(path, words=(), bos=None):
     vocab = {b2u[b]: b for b in range(256)}
     merges = []
     for word in words:
-        s = sym(word)
-        acc = s[0]
-        for ch in s[1:]:
-            if acc + ch not in vocab:
-                merges.append(f"{acc} {ch}")
-                vocab[acc + ch] = len(vocab)
-            acc += ch
+        add_merges(sym(word), vocab, merges)
     specials = ["<s>", "</s>"]
     added = []
     for t in specials:

@@ -10,7 +10,7 @@ namespace attnscope {
 
 /// Hugging Face causal decoders with rotary or ALiBi positions. Each throws like openGpt2Folder:
 /// Error(Io) naming a missing file, Error(Format) naming a malformed one or the field at fault.
-/// model_type "llama", "mistral", "qwen2", "qwen3" (llama.cpp).
+/// model_type "llama", "mistral", "qwen2", "qwen3", "gemma" (llama.cpp).
 std::shared_ptr<Model> openLlamaFolder(const std::string& folder, const std::string& name);
 /// model_type "gpt_neox": Pythia, GPT-NeoX (gpt_neox.cpp).
 std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::string& name);

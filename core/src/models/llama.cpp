@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Llama (Llama 2/3, TinyLlama, SmolLM), Mistral, Qwen2 and Qwen3 (Hugging Face's LlamaModel /
-// LlamaForCausalLM and their copies): the llama family. One pre-RMSNorm block: rotary positions
-// on separate q/k/v projections, grouped-query attention, a SwiGLU MLP. The four model types
-// differ only in config flags (llama_config.cpp): biases, per-head q/k norms, sliding windows.
+// Llama (Llama 2/3, TinyLlama, SmolLM), Mistral, Qwen2, Qwen3 and Gemma (Hugging Face's LlamaModel
+// / LlamaForCausalLM and their copies): the llama family. One pre-RMSNorm block: rotary positions
+// on separate q/k/v projections, grouped-query attention, a gated MLP. The five model types
+// differ only in config flags (llama_config.cpp): biases, per-head q/k norms, sliding windows,
+// Gemma's (1 + w) norms, scaled embeddings and GeGLU.
 #include "models/decoder_models.h"
 
 #include <cmath>
@@ -35,7 +36,7 @@ struct LlamaLayer {
 
   LlamaLayer(torch::nn::Module& root, const std::string& p, const LlamaConfig& c) {
     const int64_t C = c.hiddenSize, hd = c.headDim, I = c.intermediateSize;
-    inputNorm = addModule(root, p + "input_layernorm", RmsNorm(C, c.rmsNormEps));
+    inputNorm = addModule(root, p + "input_layernorm", RmsNorm(C, c.rmsNormEps, c.normUnitOffset));
     q = addModule(root, p + "self_attn.q_proj", Linear(C, c.numHeads * hd, c.qkvBias));
     k = addModule(root, p + "self_attn.k_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
     v = addModule(root, p + "self_attn.v_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
@@ -44,7 +45,8 @@ struct LlamaLayer {
       qNorm = addModule(root, p + "self_attn.q_norm", RmsNorm(hd, c.rmsNormEps));
       kNorm = addModule(root, p + "self_attn.k_norm", RmsNorm(hd, c.rmsNormEps));
     }
-    postNorm = addModule(root, p + "post_attention_layernorm", RmsNorm(C, c.rmsNormEps));
+    postNorm =
+        addModule(root, p + "post_attention_layernorm", RmsNorm(C, c.rmsNormEps, c.normUnitOffset));
     gate = addModule(root, p + "mlp.gate_proj", Linear(C, I, c.mlpBias));
     up = addModule(root, p + "mlp.up_proj", Linear(C, I, c.mlpBias));
     down = addModule(root, p + "mlp.down_proj", Linear(I, C, c.mlpBias));
@@ -62,7 +64,7 @@ class LlamaFamily final : public DecoderFamily {
     m_embed = addModule(root, "embed_tokens", EmbeddingTable(m_c.vocabSize, m_c.hiddenSize));
     for (int l = 0; l < m_c.numLayers; ++l)
       m_layers.emplace_back(root, "layers." + std::to_string(l) + ".", m_c);
-    m_norm = addModule(root, "norm", RmsNorm(m_c.hiddenSize, m_c.rmsNormEps));
+    m_norm = addModule(root, "norm", RmsNorm(m_c.hiddenSize, m_c.rmsNormEps, m_c.normUnitOffset));
     WeightRules rules;
     rules.family = "Llama-family model";
     rules.prefixes = {"model."};
@@ -96,7 +98,12 @@ class LlamaFamily final : public DecoderFamily {
     return 4 * (4ull * m_c.hiddenSize + 4 * attention + 3ull * m_c.intermediateSize);
   }
 
-  torch::Tensor embedIds(const torch::Tensor& ids) override { return m_embed(ids); }
+  torch::Tensor embedIds(const torch::Tensor& ids) override {
+    if (!m_c.scaleEmbeddings) return m_embed(ids);
+    // Gemma: times sqrt(hidden_size), rounded to the hidden dtype first as transformers does
+    // (float32 here; the tied head reads the unscaled table).
+    return m_embed(ids) * static_cast<float>(std::sqrt(static_cast<double>(m_c.hiddenSize)));
+  }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     LlamaLayer& L = m_layers[static_cast<std::size_t>(index)];

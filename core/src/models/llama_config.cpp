@@ -34,6 +34,20 @@ RopeScalingConfig readRopeScaling(const ConfigReader& config) {
   return r;
 }
 
+namespace {
+
+/// Gemma was trained with the tanh GELU, but the Gemma 1.0 configs say "hidden_act": "gelu" (the
+/// exact one). transformers up to 4.47 read `hidden_activation` and fell back to
+/// gelu_pytorch_tanh, ignoring hidden_act; later versions read hidden_act and map the legacy
+/// "gelu" to the tanh form. Both agree on every published config, and so does this.
+std::string gemmaActivation(const ConfigReader& c) {
+  if (c.has("hidden_activation")) return c.string("hidden_activation", "gelu_pytorch_tanh");
+  const std::string act = c.string("hidden_act", "gelu_pytorch_tanh");
+  return act == "gelu" ? "gelu_pytorch_tanh" : act;
+}
+
+}  // namespace
+
 std::string LlamaConfig::describe() const {
   return modelType + ": " + std::to_string(numLayers) + " layers, " + std::to_string(numHeads) +
          " heads (" + std::to_string(numKvHeads) + " kv), hidden_size " +
@@ -50,6 +64,7 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   LlamaConfig r;
   r.modelType = c.string("model_type", "llama");
   const bool qwen = r.modelType == "qwen2" || r.modelType == "qwen3";
+  const bool gemma = r.modelType == "gemma";
   r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
   r.hiddenSize = c.integer({"hidden_size"}, 1, 1 << 16);
   r.intermediateSize = c.integer({"intermediate_size"}, 1, 1 << 18);
@@ -57,11 +72,12 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   r.numHeads = c.integer({"num_attention_heads"}, 1, 1024);
   r.numKvHeads = c.integer({"num_key_value_heads"}, 1, 1024, r.numHeads);
   c.requireDivides("num_key_value_heads", r.numKvHeads, "num_attention_heads", r.numHeads);
-  if (!c.has("head_dim") && r.hiddenSize % r.numHeads != 0)
+  // GemmaConfig's head_dim defaults to 256 whatever the width (Gemma 7B: 16 × 256 ≠ 3072).
+  if (!gemma && !c.has("head_dim") && r.hiddenSize % r.numHeads != 0)
     c.fail("num_attention_heads (" + std::to_string(r.numHeads) + ") must divide hidden_size (" +
            std::to_string(r.hiddenSize) + ") when head_dim is not given");
-  r.headDim = c.integer({"head_dim"}, 2, 4096, r.hiddenSize / r.numHeads);
-  r.maxPositions = c.integer({"max_position_embeddings"}, 1, 1 << 24, 2048);
+  r.headDim = c.integer({"head_dim"}, 2, 4096, gemma ? 256 : r.hiddenSize / r.numHeads);
+  r.maxPositions = c.integer({"max_position_embeddings"}, 1, 1 << 24, gemma ? 8192 : 2048);
   r.rmsNormEps = c.number("rms_norm_eps", 1e-6);
   if (!(r.rmsNormEps > 0) || r.rmsNormEps > 1)
     c.fail("\"rms_norm_eps\" must be a positive number below 1, got " +
@@ -78,13 +94,14 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   if (r.headDim % 2 != 0)
     c.fail("\"head_dim\" must be even for rotary positions, got " + std::to_string(r.headDim));
   r.ropeScaling = readRopeScaling(c);
-  r.hiddenAct = c.string("hidden_act", "silu");
+  r.hiddenAct = gemma ? gemmaActivation(c) : c.string("hidden_act", "silu");
   const bool attentionBias = c.flag("attention_bias", false);
   r.qkvBias = r.modelType == "qwen2" || attentionBias;
   r.outputBias = r.modelType != "qwen2" && attentionBias;
-  r.mlpBias = c.flag("mlp_bias", false);
+  r.mlpBias = !gemma && c.flag("mlp_bias", false);  // GemmaMLP has no biases
   r.qkNorm = r.modelType == "qwen3";
-  r.tieWordEmbeddings = c.flag("tie_word_embeddings", false);
+  r.tieWordEmbeddings = c.flag("tie_word_embeddings", gemma);
+  r.normUnitOffset = r.scaleEmbeddings = gemma;
   // Mistral windows every layer when sliding_window is set; Qwen only with use_sliding_window,
   // and then only the layers from max_window_layers on (transformers' Qwen2Attention).
   const bool windowed = qwen ? c.flag("use_sliding_window", false)

@@ -17,8 +17,9 @@ struct RopeScalingConfig {
   int originalMaxPositions = 8192;  // llama3: original_max_position_embeddings
 };
 
-/// The hyper-parameters of a Llama-family checkpoint (model_type llama, mistral, qwen2, qwen3),
-/// read from a Hugging Face config.json with the defaults of transformers' config classes.
+/// The hyper-parameters of a Llama-family checkpoint (model_type llama, mistral, qwen2, qwen3,
+/// gemma), read from a Hugging Face config.json with the defaults of transformers' config classes
+/// (GemmaConfig's for gemma).
 struct LlamaConfig {
   std::string modelType = "llama";
   int vocabSize = 32000;
@@ -39,6 +40,8 @@ struct LlamaConfig {
   bool mlpBias = false;            // gate/up/down have a bias (Llama's mlp_bias)
   bool qkNorm = false;             // per-head RMSNorm of q and k before rotary (Qwen3)
   bool tieWordEmbeddings = false;  // lm_head shares embed_tokens
+  bool normUnitOffset = false;     // RMSNorm gains are (1 + weight) (Gemma)
+  bool scaleEmbeddings = false;    // embeddings times sqrt(hidden_size) (Gemma)
   int slidingWindow = 0;           // > 0: the layers from slidingFromLayer on see this many keys
   int slidingFromLayer = 0;        // Qwen2/3: max_window_layers; Mistral: 0 (every layer)
 

@@ -5,14 +5,18 @@
 
 namespace attnscope {
 
-RmsNormImpl::RmsNormImpl(int64_t dim, double eps)
+RmsNormImpl::RmsNormImpl(int64_t dim, double eps, bool unitOffset)
     : weight(register_parameter("weight", torch::ones({dim}), /*requires_grad=*/false)),
-      m_eps(eps) {}
+      m_eps(eps),
+      m_unitOffset(unitOffset) {}
 
 torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
   const torch::Tensor h = x.to(torch::kFloat);
   const torch::Tensor variance = h.pow(2).mean(-1, /*keepdim=*/true);
-  return computeWeight(weight) * (h * torch::rsqrt(variance + m_eps));
+  const torch::Tensor normed = h * torch::rsqrt(variance + m_eps);
+  // Gemma adds 1 in float32, after widening the weight (transformers' GemmaRMSNorm).
+  if (m_unitOffset) return normed * (computeWeight(weight) + 1.0);
+  return computeWeight(weight) * normed;
 }
 
 }  // namespace attnscope

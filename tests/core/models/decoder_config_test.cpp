@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The config.json parsers of the decoder families (Llama/Mistral/Qwen, GPT-NeoX, Bloom, GPT-2):
+// The config.json parsers of the decoder families (Llama/Mistral/Qwen/Gemma, GPT-NeoX, Bloom,
+// GPT-2):
 // Hugging Face's defaults and key spellings, and errors that name the file and the field.
 #include <gtest/gtest.h>
 
@@ -79,6 +80,75 @@ TEST(LlamaConfig, ModelTypesSetTheirFlags) {
   j = llama();
   j["mlp_bias"] = true;
   EXPECT_TRUE(parseLlama(j).mlpBias);
+}
+
+/// google/gemma-2b's config.json: multi-query, head_dim 256 given, the legacy "hidden_act": "gelu".
+nlohmann::json gemma2b() {
+  return {{"architectures", {"GemmaForCausalLM"}},
+          {"model_type", "gemma"},
+          {"vocab_size", 256000},
+          {"hidden_size", 2048},
+          {"intermediate_size", 16384},
+          {"num_hidden_layers", 18},
+          {"num_attention_heads", 8},
+          {"num_key_value_heads", 1},
+          {"head_dim", 256},
+          {"hidden_act", "gelu"},
+          {"max_position_embeddings", 8192},
+          {"rms_norm_eps", 1e-6},
+          {"rope_scaling", nullptr},
+          {"rope_theta", 10000.0},
+          {"attention_bias", false}};
+}
+
+TEST(LlamaConfig, GemmaFlagsAndDefaultsFollowGemmaConfig) {
+  LlamaConfig c = parseLlama(gemma2b());
+  EXPECT_EQ(c.modelType, "gemma");
+  EXPECT_TRUE(c.normUnitOffset);
+  EXPECT_TRUE(c.scaleEmbeddings);
+  EXPECT_TRUE(c.tieWordEmbeddings);  // GemmaConfig's default: lm_head is embed_tokens
+  EXPECT_EQ(c.numKvHeads, 1);
+  EXPECT_EQ(c.headDim, 256);
+  EXPECT_EQ(c.rotaryDim(), 256);  // rotary over the whole head
+  EXPECT_FALSE(c.qkvBias);
+  EXPECT_FALSE(c.mlpBias);
+  // Gemma 7B: head_dim defaults to 256, not hidden / heads (3072 / 16 = 192).
+  nlohmann::json j = gemma2b();
+  j["hidden_size"] = 3072;
+  j["num_attention_heads"] = 16;
+  j["num_key_value_heads"] = 16;
+  j.erase("head_dim");
+  j.erase("max_position_embeddings");
+  c = parseLlama(j);
+  EXPECT_EQ(c.headDim, 256);
+  EXPECT_EQ(c.maxPositions, 8192);
+  j["hidden_size"] = 3000;  // not a multiple of the heads: still fine with head_dim 256
+  EXPECT_EQ(parseLlama(j).headDim, 256);
+  // Llama itself keeps its flags off.
+  c = parseLlama(llama());
+  EXPECT_FALSE(c.normUnitOffset);
+  EXPECT_FALSE(c.scaleEmbeddings);
+}
+
+TEST(LlamaConfig, GemmaUsesTheTanhGeluItWasTrainedWith) {
+  nlohmann::json j = gemma2b();
+  EXPECT_EQ(parseLlama(j).hiddenAct, "gelu_pytorch_tanh");  // Gemma 1.0's legacy "gelu"
+  j.erase("hidden_act");
+  EXPECT_EQ(parseLlama(j).hiddenAct, "gelu_pytorch_tanh");  // Gemma 1.1: neither key
+  j["hidden_activation"] = "gelu_pytorch_tanh";
+  j["hidden_act"] = "gelu";
+  EXPECT_EQ(parseLlama(j).hiddenAct, "gelu_pytorch_tanh");
+  j["hidden_activation"] = "gelu_new";  // hidden_activation wins when given
+  EXPECT_EQ(parseLlama(j).hiddenAct, "gelu_new");
+  j.erase("hidden_activation");
+  j["hidden_act"] = "silu";  // any other hidden_act is taken as written
+  EXPECT_EQ(parseLlama(j).hiddenAct, "silu");
+  j["hidden_act"] = 3;
+  expectLlamaError(j, "hidden_act");
+  // Llama's "gelu" stays the exact GELU.
+  j = llama();
+  j["hidden_act"] = "gelu";
+  EXPECT_EQ(parseLlama(j).hiddenAct, "gelu");
 }
 
 TEST(LlamaConfig, SlidingWindows) {

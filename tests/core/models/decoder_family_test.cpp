@@ -118,6 +118,47 @@ TEST(DecoderFamilies, MistralWindowAndQwen2BiasesReachTheInfo) {
                     ErrorKind::Format, "missing tensor 'model.layers.0.self_attn.q_proj.bias'");
 }
 
+/// Gemma's layout: one key/value head, head_dim 8 (4 heads × 8 = 32 ≠ hidden 16), no lm_head
+/// (tied by default).
+std::map<std::string, std::vector<int64_t>> gemmaShapes(int64_t headDim) {
+  std::map<std::string, std::vector<int64_t>> s = llamaShapes(false);
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    s[p + "self_attn.q_proj.weight"] = {4 * headDim, kHidden};
+    s[p + "self_attn.k_proj.weight"] = {headDim, kHidden};
+    s[p + "self_attn.v_proj.weight"] = {headDim, kHidden};
+    s[p + "self_attn.o_proj.weight"] = {kHidden, 4 * headDim};
+  }
+  return s;
+}
+
+TEST(DecoderFamilies, GemmaIsMultiQueryWithItsOwnHeadDim) {
+  nlohmann::json c = llamaConfig("gemma");
+  c.erase("tie_word_embeddings");  // GemmaConfig ties by default
+  c["num_key_value_heads"] = 1;
+  c["head_dim"] = 8;
+  c["hidden_act"] = "gelu";
+  test::TempDir dir;
+  const auto model = open(writeFolder(dir, c, gemmaShapes(8)));
+  const ModelInfo i = model->info();
+  EXPECT_EQ(i.kind, "gemma");
+  EXPECT_EQ(i.heads, 4);
+  EXPECT_EQ(i.kvHeads, 1);
+  std::map<std::string, std::vector<int64_t>> got;
+  for (const NamedTensor& p : model->parameters()) got[p.name] = p.tensor.shape;
+  EXPECT_EQ(got.at("layers.0.self_attn.q_proj.weight"), (std::vector<int64_t>{32, kHidden}));
+  EXPECT_EQ(got.count("lm_head.weight"), 0u);
+  RunRequest r;
+  r.texts = {"the cat sat on the mat ."};
+  const AttentionResult result = model->run(r);
+  EXPECT_EQ(result.group().heads(), 4);
+  EXPECT_EQ(result.nextToken.size(), 5u);  // the tied head predicts
+  // Weights shaped for head_dim = hidden / heads (4) are refused, naming the tensor.
+  test::TempDir dir2;
+  test::expectError([&] { open(writeFolder(dir2, c, gemmaShapes(4))); }, ErrorKind::Format,
+                    "model.layers.0.self_attn.");
+}
+
 TEST(DecoderFamilies, MemoryGuardRefusesBeforeRunningAndCancelStops) {
   test::TempDir dir;
   const auto model = open(writeFolder(dir, llamaConfig("llama"), llamaShapes(false)));

@@ -51,6 +51,27 @@ std::vector<double> loopLayerNorm(const torch::Tensor& x, const std::vector<doub
   return out;
 }
 
+TEST(RmsNorm, UnitOffsetScalesByOnePlusTheWeight) {
+  // Gemma stores each gain as an offset from 1: x · rsqrt(mean(x²) + eps) · (1 + w).
+  const double eps = 1e-6;
+  RmsNorm norm(kDim, eps, /*unitOffset=*/true);
+  const torch::Tensor x = normInput(3);
+  const torch::Tensor w = randomTensor({kDim}, 4, 0.5);
+  norm->weight.set_data(w.clone());
+  std::vector<double> gain = toDoubles(w);
+  for (double& g : gain) g += 1.0;
+  expectAllNear(norm(x), loopRmsNorm(x, gain, eps), 1e-5, "rms norm, 1 + w");
+  // Without the offset the same weight gives another answer: the test can fail.
+  RmsNorm plain(kDim, eps);
+  plain->weight.set_data(w.clone());
+  EXPECT_GT((norm(x) - plain(x)).abs().max().item<float>(), 0.1f);
+  // A BF16 weight is widened before 1 is added (1 + w in bfloat16 would round w away).
+  norm->weight.set_data(w.to(torch::kBFloat16));
+  std::vector<double> gainBf16 = toDoubles(w.to(torch::kBFloat16).to(torch::kFloat));
+  for (double& g : gainBf16) g += 1.0;
+  expectAllNear(norm(x), loopRmsNorm(x, gainBf16, eps), 1e-5, "rms norm, 1 + bf16 w");
+}
+
 TEST(RmsNorm, MatchesLoopsWithFloatAndBf16Weights) {
   const double eps = 1e-6;
   RmsNorm norm(kDim, eps);
