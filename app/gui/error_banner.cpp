@@ -28,6 +28,10 @@ ErrorBanner::ErrorBanner(QWidget* parent)
   setForegroundRole(QPalette::ToolTipText);
 
   m_text->setWordWrap(true);
+  // A message may hold a path, one long word: it wraps within the banner, never widens it.
+  QSizePolicy policy = m_text->sizePolicy();
+  policy.setHorizontalPolicy(QSizePolicy::Ignored);
+  m_text->setSizePolicy(policy);
   m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_text->setForegroundRole(QPalette::ToolTipText);
   m_details->setText(tr("Details…"));

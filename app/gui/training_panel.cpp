@@ -111,6 +111,12 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   m_progress->setValue(0);
   m_progress->setFormat(tr("not started"));
   m_status->setWordWrap(true);
+  // Wrapped labels may hold a path, one long word: it must not set the panel's width.
+  for (QLabel* label : {m_status, m_corpusInfo}) {
+    QSizePolicy policy = label->sizePolicy();
+    policy.setHorizontalPolicy(QSizePolicy::Ignored);
+    label->setSizePolicy(policy);
+  }
   m_baseline->setChecked(true);
   m_showInViews->setObjectName(QStringLiteral("trainShowInViews"));
   m_showInViews->setToolTip(
@@ -130,6 +136,7 @@ TrainingPanel::TrainingPanel(Document* document, QWidget* parent)
   layout->addWidget(m_baseline);
   layout->addLayout(sliderRow());
   layout->addWidget(m_showInViews);
+  reflow();
 
   connect(m_start, &QPushButton::clicked, this, &TrainingPanel::start);
   connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stop);
@@ -173,7 +180,7 @@ QFormLayout* TrainingPanel::corpusForm() {
 
 QGroupBox* TrainingPanel::settingsBox() {
   auto* settings = new QGroupBox(tr("Settings"), this);
-  auto* grid = new QGridLayout(settings);
+  m_settingsGrid = new QGridLayout(settings);
   const QList<QPair<QString, QWidget*>> fields = {
       {tr("Layers:"), m_layers},        {tr("Heads:"), m_heads},
       {tr("Embedding:"), m_embd},       {tr("Block:"), m_block},
@@ -181,27 +188,85 @@ QGroupBox* TrainingPanel::settingsBox() {
       {tr("Learning rate:"), m_lr},     {tr("Seed:"), m_seed},
       {tr("Eval every:"), m_evalEvery}, {tr("Snapshot every:"), m_snapshotEvery},
       {tr("Threads:"), m_threads}};
-  for (int i = 0; i < fields.size(); ++i) {
-    auto* label = new QLabel(fields[i].first, settings);
-    label->setBuddy(fields[i].second);
-    grid->addWidget(label, i / 2, (i % 2) * 2);
-    grid->addWidget(fields[i].second, i / 2, (i % 2) * 2 + 1);
+  for (const auto& [text, field] : fields) {
+    auto* label = new QLabel(text, settings);
+    label->setBuddy(field);
+    m_settingsFields.append({label, field});
   }
   return settings;
 }
 
-QHBoxLayout* TrainingPanel::buttonRow() {
+QGridLayout* TrainingPanel::buttonRow() {
   m_stop->setEnabled(false);
   m_save->setEnabled(false);
   m_start->setToolTip(tr("Train from fresh weights with these settings"));
   m_stop->setToolTip(tr("Stop after the current step; the weights so far are kept"));
   m_save->setToolTip(tr("Save the snapshot on the slider as a .safetensors checkpoint"));
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(m_start);
-  buttons->addWidget(m_stop);
-  buttons->addStretch(1);
-  buttons->addWidget(m_save);
-  return buttons;
+  m_buttons = new QGridLayout;
+  return m_buttons;
+}
+
+int TrainingPanel::oneColumnWidth() const {
+  int label = 0, field = 0;
+  for (const auto& [l, f] : m_settingsFields) {
+    label = std::max(label, l->sizeHint().width());
+    field = std::max(field, f->minimumSizeHint().width());
+  }
+  const QMargins m = m_settingsGrid->contentsMargins();
+  return label + field + std::max(0, m_settingsGrid->horizontalSpacing()) + m.left() + m.right() +
+         8;
+}
+
+int TrainingPanel::twoColumnWidth() const {
+  // Two columns need the widest label and field of each column side by side.
+  int label = 0, field = 0;
+  for (const auto& [l, f] : m_settingsFields) {
+    label = std::max(label, l->sizeHint().width());
+    field = std::max(field, f->sizeHint().width());
+  }
+  const QMargins m = m_settingsGrid->contentsMargins();
+  const int spacing = std::max(0, m_settingsGrid->horizontalSpacing());
+  const int settings = 2 * (label + field) + 3 * spacing + m.left() + m.right() + 8;
+  const int buttons = m_start->sizeHint().width() + m_stop->sizeHint().width() +
+                      m_save->sizeHint().width() + 3 * std::max(0, m_buttons->horizontalSpacing());
+  return std::max(settings, buttons);
+}
+
+QSize TrainingPanel::minimumSizeHint() const {
+  QSize hint = QWidget::minimumSizeHint();
+  if (m_columns == 2) hint.setWidth(std::min(hint.width(), oneColumnWidth()));
+  return hint;
+}
+
+void TrainingPanel::reflow() {
+  const int columns = width() >= twoColumnWidth() ? 2 : 1;
+  if (columns == m_columns) return;
+  m_columns = columns;
+  for (const auto& [l, f] : m_settingsFields) {
+    m_settingsGrid->removeWidget(l);
+    m_settingsGrid->removeWidget(f);
+  }
+  for (int i = 0; i < m_settingsFields.size(); ++i) {
+    m_settingsGrid->addWidget(m_settingsFields[i].first, i / columns, (i % columns) * 2);
+    m_settingsGrid->addWidget(m_settingsFields[i].second, i / columns, (i % columns) * 2 + 1);
+  }
+  for (QWidget* w : {static_cast<QWidget*>(m_start), static_cast<QWidget*>(m_stop),
+                     static_cast<QWidget*>(m_save)})
+    m_buttons->removeWidget(w);
+  // Start and Stop together; Save on their row when there is room, under them when not.
+  m_buttons->addWidget(m_start, 0, 0);
+  m_buttons->addWidget(m_stop, 0, 1);
+  m_buttons->setColumnStretch(2, 1);
+  if (columns == 2) {
+    m_buttons->addWidget(m_save, 0, 3);
+  } else {
+    m_buttons->addWidget(m_save, 1, 0, 1, 2, Qt::AlignLeft);
+  }
+}
+
+void TrainingPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  reflow();
 }
 
 QHBoxLayout* TrainingPanel::sliderRow() {

@@ -15,6 +15,7 @@ class QAction;
 class QCheckBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QGridLayout;
 class QGroupBox;
 class QHBoxLayout;
 class QLabel;
@@ -74,12 +75,25 @@ class TrainingPanel final : public QWidget {
  Q_SIGNALS:
   void runFinished(bool cancelled);
 
+ public:
+  /// The width of the one-column layout: the panel reflows rather than demand two columns.
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   /// The constructor's parts, top to bottom: the corpus field, the settings, the buttons and the
   /// snapshot slider.
   QFormLayout* corpusForm();
   QGroupBox* settingsBox();
-  QHBoxLayout* buttonRow();
+  QGridLayout* buttonRow();
+  /// Lays the settings and the buttons out in two columns or, when the panel is narrow, one,
+  /// so that the panel never needs more width than its side of the window has.
+  void reflow();
+  /// The widths one column of settings needs, and two columns with the buttons on one row.
+  int oneColumnWidth() const;
+  int twoColumnWidth() const;
   QHBoxLayout* sliderRow();
   void chooseCorpus();
   void saveDialog();
@@ -123,6 +137,10 @@ class TrainingPanel final : public QWidget {
   QCheckBox* m_showInViews;  // opt-in: the snapshots replace the window's model
   QSlider* m_slider;
   QLabel* m_sliderLabel;
+  QGridLayout* m_settingsGrid = nullptr;
+  QList<QPair<QWidget*, QWidget*>> m_settingsFields;  // (label, field), in reading order
+  QGridLayout* m_buttons = nullptr;
+  int m_columns = 0;  // of the current reflow
 };
 
 }  // namespace attnscope::gui

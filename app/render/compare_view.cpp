@@ -9,9 +9,11 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -54,7 +56,8 @@ CompareView::CompareView(QWidget* parent)
       m_layerB(new QSpinBox(m_bar)),
       m_headB(new QSpinBox(m_bar)),
       m_itemB(new QComboBox(m_bar)),
-      m_otherSentence(new QPushButton(tr("Same head, other sentence"), m_bar)) {
+      m_otherSentence(new QPushButton(tr("Same head, other sentence"), m_bar)),
+      m_scroll(new QScrollBar(Qt::Vertical, this)) {
   setMouseTracking(true);
   setMinimumSize(300, 200);
   m_layerA->setObjectName(QStringLiteral("compareLayerA"));
@@ -105,12 +108,16 @@ CompareView::CompareView(QWidget* parent)
   rowB->addStretch(1);
   connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
   setControlBar(m_bar);
+  m_scroll->setObjectName(QStringLiteral("compareScroll"));
+  m_scroll->hide();
+  connect(m_scroll, &QScrollBar::valueChanged, this, qOverload<>(&QWidget::update));
   updateSelectors();
 }
 
 void CompareView::rebuild(Change) {
   compare();
   updateSelectors();
+  updateScrollBar();
 }
 
 void CompareView::updateSelectors() {
@@ -176,11 +183,17 @@ void CompareView::resizeEvent(QResizeEvent* event) {
   const QBoxLayout::Direction wanted =
       width() >= oneRow ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
   if (m_barLayout->direction() != wanted) m_barLayout->setDirection(wanted);
+  updateScrollBar();
 }
 
 QRectF CompareView::panelRect(int panel) const {
   if (!m_valid || panel < 0 || panel > 2) return {};
-  return layoutFor(canvas(), RenderStyle::forWidget(*this, viewState())).cells[panel];
+  return screenLayout().cells[panel];
+}
+
+QRectF CompareView::titleRect(int panel) const {
+  if (!m_valid || panel < 0 || panel > 2) return {};
+  return screenLayout().titles[panel];
 }
 
 void CompareView::compare() {
@@ -234,15 +247,27 @@ QString CompareView::summary() const {
   return s;
 }
 
-CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle& style) const {
-  // Whichever arrangement gives the larger cells: three across, or A and B above A − B.
-  const Layout across = layoutIn(area, style, false);
-  const Layout stacked = layoutIn(area, style, true);
-  return stacked.cell > across.cell * 1.05 ? stacked : across;
+CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle& style,
+                                           bool onScreen) const {
+  // Whichever arrangement gives the larger cells: three across, A and B above A − B, or a column.
+  Layout best = layoutIn(area, style, Arrangement::Across, 0);
+  for (Arrangement a : {Arrangement::Stacked, Arrangement::Column}) {
+    const Layout other = layoutIn(area, style, a, 0);
+    if (other.cell > best.cell * 1.05) best = other;
+  }
+  const int rows = std::max({m_a.rows, m_b.rows, 1});
+  if (!onScreen || best.cell * rows >= kMinPanelHeight) return best;
+  // Too low to read: the most compact arrangement whose panels keep their height across the
+  // width, taller than the canvas, which then scrolls.
+  for (Arrangement a : {Arrangement::Across, Arrangement::Stacked}) {
+    const Layout fixed = layoutIn(area, style, a, kMinPanelHeight);
+    if (fixed.fitsWidth) return fixed;
+  }
+  return layoutIn(area, style, Arrangement::Column, kMinPanelHeight);
 }
 
 CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& style,
-                                          bool stacked) const {
+                                          Arrangement arrangement, double minPanel) const {
   Layout lay;
   const QFont font = style.font(12);
   const QFontMetricsF fm(font);
@@ -257,14 +282,19 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   const double colLabels = std::max(MatrixPainter::labelWidth(m_a.colLabels, font),
                                     MatrixPainter::labelWidth(m_b.colLabels, font)) +
                            10;
-  const double bands = stacked ? 2 : 1;
+  const bool stacked = arrangement == Arrangement::Stacked;
+  const bool column = arrangement == Arrangement::Column;
+  const double bands = column ? 3 : stacked ? 2 : 1;
   const double widthForCells =
-      stacked ? area.width() - rowLabelA - rowLabelB - bar - 40
-              : area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
+      column    ? area.width() - std::max({rowLabelA, rowLabelB, rowLabelD}) - bar - 40
+      : stacked ? area.width() - rowLabelA - rowLabelB - bar - 40
+                : area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
   const double heightForCells =
       (area.height() - bands * (heading + colLabels + 12) - summaryHeight - 8) / bands;
-  lay.cell = std::max(
-      1.0, std::min(widthForCells / ((stacked ? 2.0 : 3.0) * cols), heightForCells / rows));
+  const double widthCell = widthForCells / ((column ? 1.0 : stacked ? 2.0 : 3.0) * cols);
+  lay.cell = std::max(1.0, std::min(widthCell, heightForCells / rows));
+  lay.cell = std::max(lay.cell, minPanel / rows);
+  lay.fitsWidth = lay.cell <= widthCell;
   const double colHeight =
       std::max({MatrixPainter::columnLabelHeight(m_a.colLabels, lay.cell, font),
                 MatrixPainter::columnLabelHeight(m_b.colLabels, lay.cell, font)});
@@ -273,7 +303,7 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   double top = area.top() + heading + 8;
   double x = area.left() + 12;
   for (int i = 0; i < 3; ++i) {
-    if (stacked && i == 2) {
+    if ((stacked && i == 2) || (column && i > 0)) {
       top += lay.cell * rows + colHeight + heading + 12;
       x = area.left() + 12;
     }
@@ -286,12 +316,71 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
     }
   }
   lay.differenceBar = QRectF(x + 4, top, 12, std::min(lay.cell * rows, 320.0));
+  // Each title ends where the next panel on its row begins (its row labels included).
+  for (int i = 0; i < 3; ++i) {
+    const bool nextOnRow = i < 2 && !column && !(stacked && i == 1);
+    const double right =
+        nextOnRow ? lay.cells[i + 1].left() - labels[i + 1] : double(area.right()) - 4;
+    const double left = lay.cells[i].left();
+    lay.titles[i] =
+        QRectF(left, lay.cells[i].top() - heading - 4, std::max(0.0, right - left - 4), heading);
+  }
   lay.summary = QRectF(area.left() + 12, top + lay.cell * rows + colHeight + 10, area.width() - 24,
                        summaryHeight);
   return lay;
 }
 
-void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
+CompareView::Layout CompareView::screenLayout() const {
+  QRect area = canvas();
+  const bool scrolls = !m_scroll->isHidden();
+  if (scrolls) area.setRight(area.right() - m_scroll->width());
+  Layout lay = layoutFor(area, RenderStyle::forWidget(*this, viewState()), true);
+  if (scrolls) {
+    const QPointF shift(0, -m_scroll->value());
+    for (int i = 0; i < 3; ++i) {
+      lay.cells[i].translate(shift);
+      lay.titles[i].translate(shift);
+    }
+    lay.weightBar.translate(shift);
+    lay.differenceBar.translate(shift);
+    lay.summary.translate(shift);
+  }
+  return lay;
+}
+
+void CompareView::updateScrollBar() {
+  const QRect area = canvas();
+  const int w = m_scroll->sizeHint().width();
+  const auto overflowIn = [this, &area](int right) {
+    if (!m_valid) return 0;
+    QRect inner = area;
+    inner.setRight(inner.right() - right);
+    const Layout lay = layoutFor(inner, RenderStyle::forWidget(*this, viewState()), true);
+    return static_cast<int>(std::ceil(lay.summary.bottom() - area.bottom()));
+  };
+  // Without the bar if all fits; with it, the panels lose its width.
+  const int overflow = overflowIn(0) > 0 ? std::max(1, overflowIn(w)) : 0;
+  m_scroll->setVisible(overflow > 0);
+  if (overflow > 0) {
+    m_scroll->setGeometry(area.right() - w + 1, area.top(), w, area.height());
+    m_scroll->setRange(0, overflow);
+    m_scroll->setPageStep(area.height());
+    m_scroll->setSingleStep(20);
+    m_scroll->raise();
+  }
+}
+
+void CompareView::wheelEvent(QWheelEvent* event) {
+  if (m_scroll->isHidden()) {
+    AttentionView::wheelEvent(event);
+    return;
+  }
+  m_scroll->setValue(m_scroll->value() - event->angleDelta().y() / 2);
+  event->accept();
+}
+
+void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                       bool onScreen) {
   const ViewState& state = viewState();
   if (!m_valid) {
     style.drawMessage(
@@ -299,7 +388,7 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
         result() ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
     return;
   }
-  const Layout lay = layoutFor(area, style);
+  const Layout lay = onScreen ? screenLayout() : layoutFor(area, style, false);
   const Palette palette = Palette::named(state.palette);
   const double hi =
       std::max({static_cast<double>(m_a.maxValue), static_cast<double>(m_b.maxValue), 1e-6});
@@ -316,7 +405,6 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
                                    .arg(state.vsItem),
                                QStringLiteral("A − B")};
   const QFont font = style.font(12);
-  const QFontMetricsF fm(font);
   for (int i = 0; i < 3; ++i) {
     const QImage cells = i < 2 ? MatrixPainter::colorize(*m[i], palette, 0, hi)
                                : MatrixPainter::colorize(*m[i], Palette::diverging(), -span, span);
@@ -326,11 +414,13 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
     painter.drawRect(lay.cells[i]);
     MatrixPainter::drawRowLabels(painter, lay.cells[i], m[i]->rowLabels, font, style.text);
     MatrixPainter::drawColumnLabels(painter, lay.cells[i], m[i]->colLabels, font, style.text);
-    painter.setFont(style.font(13, true));
+    const QFont titleFont = style.font(13, true);
+    painter.setFont(titleFont);
     painter.setPen(style.text);
-    painter.drawText(QRectF(lay.cells[i].left(), lay.cells[i].top() - fm.height() * 1.6 - 4,
-                            std::max(lay.cells[i].width(), 240.0), fm.height() * 1.6),
-                     Qt::AlignLeft | Qt::AlignBottom, headings[i]);
+    // Elided to its own box, so that A's title never runs into B's.
+    painter.drawText(
+        lay.titles[i], Qt::AlignLeft | Qt::AlignBottom,
+        QFontMetricsF(titleFont).elidedText(headings[i], Qt::ElideRight, lay.titles[i].width()));
     // Synchronised hover: the same (query, key) in every panel.
     if (m_hoverQuery >= 0 && m_hoverQuery < m[i]->rows && m_hoverKey >= 0 &&
         m_hoverKey < m[i]->cols) {
@@ -352,7 +442,7 @@ void CompareView::mouseMoveEvent(QMouseEvent* event) {
   const int oldQuery = m_hoverQuery, oldKey = m_hoverKey;
   m_hoverQuery = m_hoverKey = -1;
   if (m_valid) {
-    const Layout lay = layoutFor(canvas(), RenderStyle::forWidget(*this, viewState()));
+    const Layout lay = screenLayout();
     const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
     for (int i = 0; i < 3; ++i) {
       if (!lay.cells[i].contains(event->position())) continue;

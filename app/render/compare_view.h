@@ -9,6 +9,7 @@
 class QBoxLayout;
 class QComboBox;
 class QPushButton;
+class QScrollBar;
 class QSpinBox;
 
 namespace attnscope::render {
@@ -21,11 +22,15 @@ struct RenderStyle;
 /// common prefix, and the view says so. Hovering a cell marks the same cell in all three panels.
 /// On screen a bar above the panels chooses A's and B's layer, head and sentence (and "same
 /// head, other sentence"); each choice is sent back as viewStateEdited. The panels sit side by
-/// side or, when that makes the cells larger, A and B above A − B.
+/// side or, when that makes the cells larger, A and B above A − B, or all three in a column. On
+/// screen a panel never shrinks below kMinPanelHeight: the view scrolls instead.
 class CompareView final : public AttentionView {
   Q_OBJECT
  public:
   explicit CompareView(QWidget* parent = nullptr);
+
+  /// The least height of a panel on screen: below it a matrix is no longer readable.
+  static constexpr double kMinPanelHeight = 150;
 
   ViewKind kind() const override { return ViewKind::Compare; }
 
@@ -37,6 +42,8 @@ class CompareView final : public AttentionView {
   QString cellText(int query, int key) const;
   /// Where the panels are in the last on-screen layout (A, B, A − B), for tests.
   QRectF panelRect(int panel) const;
+  /// Where each panel's title is in the last on-screen layout, for tests.
+  QRectF titleRect(int panel) const;
 
  protected:
   void rebuild(Change change) override;
@@ -44,16 +51,25 @@ class CompareView final : public AttentionView {
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
 
  private:
+  enum class Arrangement { Across, Stacked, Column };
   struct Layout {
-    QRectF cells[3];  // A, B, A − B
+    QRectF cells[3];   // A, B, A − B
+    QRectF titles[3];  // above each panel, never overlapping the next one
     double cell = 0;
+    bool fitsWidth = true;
     QRectF weightBar, differenceBar;
     QRectF summary;
   };
-  Layout layoutFor(const QRect& area, const RenderStyle& style) const;
-  Layout layoutIn(const QRect& area, const RenderStyle& style, bool stacked) const;
+  Layout layoutFor(const QRect& area, const RenderStyle& style, bool onScreen) const;
+  Layout layoutIn(const QRect& area, const RenderStyle& style, Arrangement arrangement,
+                  double minPanel) const;
+  /// The on-screen layout: the canvas less the scroll bar, shifted by the scroll position.
+  Layout screenLayout() const;
+  /// Shows the scroll bar, with its range, when the panels need more height than the canvas.
+  void updateScrollBar();
   /// A, B and A − B and their distance, for the current result and state.
   void compare();
   void updateSelectors();
@@ -69,6 +85,7 @@ class CompareView final : public AttentionView {
   QSpinBox* m_headB;
   QComboBox* m_itemB;
   QPushButton* m_otherSentence;
+  QScrollBar* m_scroll;
 
   HeadMatrix m_a, m_b, m_diff;
   double m_distance = 0;

@@ -2,6 +2,9 @@
 // The window on the offscreen platform: typing reaches the views, a grid click opens the heatmap,
 // failures show in the banner and the window keeps working.
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -21,13 +24,16 @@
 
 #include "attention_view.h"
 #include "attnscope/model.h"
+#include "compare_view.h"
 #include "core_message.h"
 #include "document.h"
 #include "error_banner.h"
+#include "fake_result.h"
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "model_panel.h"
 #include "settings.h"
+#include "training_panel.h"
 #include "view_selector_bar.h"
 
 using attnscope::gui::Document;
@@ -440,6 +446,108 @@ class MainWindowTest : public QObject {
       }
     }
     window.setClassroomMode(false);
+  }
+
+  // Issue #32 (4): Compare of a 16-layer, 32-head model in a 1024×700 window. Each panel keeps a
+  // readable height (the view scrolls instead) and A's and B's titles do not overlap.
+  void compareIsReadableOnASmallScreen() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    doc.setCurrentView(ViewKind::Compare);
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QApplication::processEvents();
+    auto* view = qobject_cast<attnscope::render::CompareView*>(window.view(ViewKind::Compare));
+    QVERIFY(view);
+    QVERIFY(view->isVisible());
+    view->setResult(attnscope::test::gpt2Like(16, 32, 40));
+    attnscope::render::ViewState s;
+    s.layer = 15;
+    s.head = 31;
+    s.vsLayer = 14;
+    s.vsHead = 30;
+    view->setViewState(s);
+    QApplication::processEvents();
+    const QString shots = qEnvironmentVariable("ATTNSCOPE_SCREENSHOTS");
+    if (!shots.isEmpty()) window.grab().save(shots + QStringLiteral("/compare_1024x700.png"));
+    for (int i = 0; i < 3; ++i) {
+      const QRectF panel = view->panelRect(i);
+      QVERIFY2(panel.height() >= attnscope::render::CompareView::kMinPanelHeight - 0.5,
+               qPrintable(QStringLiteral("panel %1 is %2 px high in a %3×%4 view")
+                              .arg(i)
+                              .arg(panel.height())
+                              .arg(view->width())
+                              .arg(view->height())));
+      QVERIFY(!view->titleRect(i).intersects(view->panelRect(i)));
+      for (int j = i + 1; j < 3; ++j) {
+        QVERIFY2(!view->titleRect(i).intersects(view->titleRect(j)),
+                 qPrintable(QStringLiteral("titles %1 and %2 overlap").arg(i).arg(j)));
+        QVERIFY(!view->panelRect(i).intersects(view->panelRect(j)));
+        QVERIFY(!view->titleRect(i).intersects(view->panelRect(j)));
+      }
+    }
+  }
+
+  // Issue #32 (8): the Train panel fits its side of the window at 1024×700 and 1600×1000:
+  // every button lies inside the visible part, and a long corpus path neither widens the panel
+  // nor scrolls it sideways.
+  void trainPanelFitsItsSide() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    auto* panel = window.findChild<attnscope::gui::TrainingPanel*>();
+    QVERIFY(panel);
+    auto* scroll = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    QTabWidget* tabs = nullptr;
+    for (auto* t : window.findChildren<QTabWidget*>())
+      if (t->indexOf(scroll) >= 0) tabs = t;
+    QVERIFY(tabs);
+    tabs->setCurrentWidget(scroll);
+    const auto buttonsInside = [&](const QString& when) {
+      QApplication::processEvents();
+      const QRect visible = scroll->viewport()->rect();
+      QVERIFY2(panel->width() <= visible.width(),
+               qPrintable(QStringLiteral("%1: panel %2 wide in %3")
+                              .arg(when)
+                              .arg(panel->width())
+                              .arg(visible.width())));
+      QCOMPARE(scroll->horizontalScrollBar()->value(), 0);
+      QCOMPARE(panel->x(), 0);
+      for (QPushButton* b : panel->findChildren<QPushButton*>()) {
+        if (!b->isVisibleTo(panel)) continue;
+        const QRect r(b->mapTo(scroll->viewport(), QPoint(0, 0)), b->size());
+        QVERIFY2(r.left() >= 0 && r.right() <= visible.right(),
+                 qPrintable(QStringLiteral("%1: '%2' spans %3..%4 of %5")
+                                .arg(when, b->text())
+                                .arg(r.left())
+                                .arg(r.right())
+                                .arg(visible.right())));
+      }
+    };
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    buttonsInside(QStringLiteral("1024x700"));
+    window.resize(1600, 1000);
+    buttonsInside(QStringLiteral("1600x1000"));
+    window.resize(1024, 700);
+    buttonsInside(QStringLiteral("1024x700 again"));
+    const int minimum = panel->minimumSizeHint().width();
+    auto* path = panel->findChild<QLineEdit*>(QStringLiteral("corpusPath"));
+    QVERIFY(path);
+    QTemporaryDir dir;
+    const QString longPath = dir.path() + QStringLiteral("/") +
+                             QStringLiteral("a_rather_long_folder_name_").repeated(8) +
+                             QStringLiteral("/corpus_that_does_not_exist.txt");
+    path->setFocus();
+    path->setText(longPath);
+    Q_EMIT path->editingFinished();  // refused: the banner names the path
+    QApplication::processEvents();
+    buttonsInside(QStringLiteral("long path"));
+    QVERIFY2(
+        panel->minimumSizeHint().width() <= minimum,
+        qPrintable(QStringLiteral("%1 > %2").arg(panel->minimumSizeHint().width()).arg(minimum)));
   }
 
   // View › Theme › Dark recolours the window and the views; System brings the original back.

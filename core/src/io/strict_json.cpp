@@ -48,9 +48,15 @@ class CheckingSax {
     if (m_keepOrder && m_depth == 1) m_out.topLevelKeys.push_back(k);
     return m_dom.key(k);
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
     m_out.problem = CheckedJson::Problem::Invalid;
-    m_out.detail = e.what();
+    // "byte 41, parse error at line 3, column 1: …": where to look, without nlohmann's id.
+    std::string what = e.what();
+    if (!what.empty() && what.front() == '[') {
+      const std::size_t close = what.find("] ");
+      if (close != std::string::npos) what.erase(0, close + 2);
+    }
+    m_out.detail = "byte " + std::to_string(byte) + ", " + what;
     return false;
   }
 

@@ -10,9 +10,9 @@
 namespace attnscope {
 
 ConfigReader ConfigReader::fromFile(const std::string& path) {
-  // Strict: a key given twice is refused instead of silently taking its last value.
-  nlohmann::json j = parseStrictJson(readFile(path, kMaxConfigBytes), path, 64,
-                                     /*invalidIsDiscarded=*/true);
+  // Strict: a key given twice is refused instead of silently taking its last value. Text that
+  // does not parse (a truncated download) is a parse error with its place, not "not an object".
+  nlohmann::json j = parseStrictJson(readFile(path, kMaxConfigBytes), path, 64);
   if (!j.is_object()) throw Error(ErrorKind::Format, path + ": not a JSON object");
   return ConfigReader(std::move(j), path);
 }

@@ -14,7 +14,8 @@ namespace attnscope {
 /// got 64.5").
 class ConfigReader final {
  public:
-  /// Throws Error(Io) when unreadable, Error(Format) when not a JSON object.
+  /// Throws Error(Io) when unreadable, Error(Format) when the text does not parse (naming the byte
+  /// and line) or is not a JSON object.
   static ConfigReader fromFile(const std::string& path);
   ConfigReader(nlohmann::json json, std::string source);
 

@@ -9,6 +9,7 @@
 #include "attnscope/error.h"
 #include "attnscope/model_registry.h"
 #include "io/file_io.h"
+#include "io/strict_json.h"
 #include "models/bert.h"
 #include "models/checkpoint_folder.h"
 #include "models/decoder_models.h"
@@ -108,8 +109,8 @@ std::string supportedModelTypes() {
 std::shared_ptr<Model> openModelFolder(const std::string& folder, const std::string& name,
                                        uint64_t memoryLimitBytes) {
   const std::string configPath = (std::filesystem::path(folder) / "config.json").string();
-  const nlohmann::json config = nlohmann::json::parse(readFile(configPath, kMaxConfigBytes),
-                                                      nullptr, /*allow_exceptions=*/false);
+  // Malformed JSON says where (byte, line, column); duplicate keys are refused as everywhere.
+  const nlohmann::json config = parseStrictJson(readFile(configPath, kMaxConfigBytes), configPath);
   if (!config.is_object()) throw Error(ErrorKind::Format, configPath + ": not a JSON object");
   // GPT-2 configs written before model_type existed have none.
   std::string modelType = "gpt2";

@@ -6,8 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include "expect_error.h"
 #include "models/bert_config.h"
+#include "models/config_reader.h"
 #include "models/distilbert_config.h"
 
 namespace attnscope {
@@ -168,6 +173,32 @@ TEST(DistilBertConfig, BadValuesNameTheField) {
   j = distilbertBase();
   j["activation"] = false;
   expectBad(j, "\"activation\" must be a string");
+}
+
+// Issue #32 (13): a config.json cut short (an interrupted download) is a parse error that names
+// the file and where the text ends, not "not a JSON object".
+TEST(ConfigReader, TruncatedConfigIsAParseErrorWithItsPlace) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "attnscope_truncated_config_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "config.json").string();
+  const std::string whole = bertBase().dump(2);
+  const std::string cut = whole.substr(0, whole.size() / 2);
+  std::ofstream(path, std::ios::binary) << cut;
+  const auto lines = std::count(cut.begin(), cut.end(), '\n') + 1;
+  try {
+    ConfigReader::fromFile(path);
+    ADD_FAILURE() << "a truncated config.json was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::Format) << what;
+    EXPECT_NE(what.find(path + ": "), std::string::npos) << what;
+    EXPECT_EQ(what.find("not a JSON object"), std::string::npos) << what;
+    EXPECT_NE(what.find("parse error at line " + std::to_string(lines)), std::string::npos) << what;
+    // nlohmann counts the end of input as one more character read.
+    EXPECT_NE(what.find("byte " + std::to_string(cut.size() + 1)), std::string::npos) << what;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace encoder_config_test

@@ -228,5 +228,25 @@ TEST(FolderFamily, BadConfigFieldsNameTheFileAndTheField) {
                     folder + "/config.json: num_attention_heads (3) must divide hidden_size (8)");
 }
 
+// A config.json cut short (a download that stopped) is a parse error that says where, not "not a
+// JSON object".
+TEST(FolderFamily, ATruncatedConfigSaysWhereItEnds) {
+  test::TempDir d;
+  const Family f = bert();
+  const std::string folder = test::writeHfFolder(d, f.config, f.shapes);
+  const std::string text = f.config.dump(1);
+  std::ofstream(folder + "/config.json", std::ios::trunc) << text.substr(0, text.size() / 2);
+  try {
+    openFolder(folder);
+    ADD_FAILURE() << "a truncated config.json opened";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::Format);
+    EXPECT_NE(what.find(folder + "/config.json: not valid JSON"), std::string::npos) << what;
+    EXPECT_NE(what.find("line"), std::string::npos) << what;
+    EXPECT_EQ(what.find("not a JSON object"), std::string::npos) << what;
+  }
+}
+
 }  // namespace folder_family_test
 }  // namespace attnscope
