@@ -306,10 +306,9 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
     text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
   if (!info.weightDtype.empty())
     text += QStringLiteral(" ") + QString::fromStdString(info.weightDtype);
-  if (info.widenedBytes > 0) {
-    text += tr(" · float32 copies kept between edits while memory allows (up to %1 MB)")
-                .arg(double(info.widenedBytes) / 1e6, 0, 'f', 0);
-  }
+  // Compact weights are widened to float32 as the layers use them; linear layers read them a
+  // block at a time, the rest keep float32 copies between edits while memory allows.
+  if (info.widenedBytes > 0) text += tr(" · widened to float32 as used");
   m_info->setText(text);
   m_opened.insert(QString::fromStdString(m_spec.source));
   m_usePair->setVisible(info.supportsPair);

@@ -33,28 +33,20 @@ int64_t widenedRowsPerBlock(int64_t in) {
 /// instead of all at once: a BF16 model's run then reads its weights' 2 bytes a parameter and
 /// writes no float32 copy of a whole weight to memory (Llama-3.1-8B shapes at 256 tokens, two
 /// threads: 54 s of system time for page-faulted copies fell to 6 s, the peak RSS from 17.8 to
-/// 15.5 GB). Kept copies (WidenedWeights) are read by the same blocks, so a run with and without
-/// them computes the same products, bit for bit (for one thread count).
+/// 15.5 GB). Kept float32 copies (WidenedWeights) are not used here: reading twice the bytes, they
+/// were slower than widening the BF16 blocks (Llama-3.2-1B shapes, 14 tokens, one thread: 1640 ms
+/// from 4.9 GB of copies, 1201 ms from the BF16 weights), so a linear layer keeps none.
 /// x: [rows, in] float32, weight: [out, in] -> [rows, out]
 torch::Tensor blockedLinear(const torch::Tensor& flat, const torch::Tensor& weight,
                             const torch::Tensor& bias) {
   const int64_t rows = flat.size(0), in = weight.size(1), out = weight.size(0);
   torch::Tensor y = torch::empty({rows, out}, flat.options());
-  torch::Tensor kept;
-  if (WidenedWeights* cache = WidenedWeights::active())
-    kept = cache->kept(weight, WidenedWeights::activeBudget());
   const int64_t step = widenedRowsPerBlock(in);
-  torch::Tensor buffer;
+  const torch::Tensor buffer = torch::empty({std::min(step, out), in}, flat.options());
   for (int64_t r0 = 0; r0 < out; r0 += step) {
     const int64_t n = std::min(step, out - r0);
-    torch::Tensor block;  // [n, in] float32, contiguous
-    if (kept.defined()) {
-      block = kept.narrow(0, r0, n);
-    } else {
-      if (!buffer.defined()) buffer = torch::empty({std::min(step, out), in}, flat.options());
-      block = buffer.narrow(0, 0, n);
-      block.copy_(weight.narrow(0, r0, n));
-    }
+    torch::Tensor block = buffer.narrow(0, 0, n);  // [n, in] float32, contiguous
+    block.copy_(weight.narrow(0, r0, n));
     torch::Tensor dst = y.narrow(1, r0, n);  // [rows, n], rows `out` apart
     if (rows <= 2) {
       // A matrix-vector product per row reads the block once (see linearForward).
