@@ -16,6 +16,7 @@
 #include "document.h"
 #include "export_actions.h"
 #include "heatmap_view.h"
+#include "pipeline_view.h"
 #include "session_actions.h"
 #include "shortcuts_dialog.h"
 #include "view_tabs.h"
@@ -132,9 +133,13 @@ void MainMenus::buildViewMenu() {
                [this, i] { m_tabs->setCurrentIndex(i); }));
   }
   viewMenu->addSeparator();
-  // Ctrl+0 is the tenth view's; double-clicking the heatmap resets its zoom too.
+  // Ctrl+0 is the tenth view's. The pipeline view's zoom when it is shown, else the heatmap's
+  // (double-clicking either does it too).
   viewMenu->addAction(action(tr("&Reset Zoom"), QKeySequence(tr("Ctrl+Alt+0")), [this] {
-    static_cast<render::HeatmapView*>(m_tabs->view(render::ViewKind::Heatmap))->resetZoom();
+    if (auto* pipeline = qobject_cast<render::PipelineView*>(m_tabs->currentView()))
+      pipeline->resetZoom();
+    else
+      static_cast<render::HeatmapView*>(m_tabs->view(render::ViewKind::Heatmap))->resetZoom();
   }));
   addViewStateActions(viewMenu);
   addWindowActions(viewMenu);

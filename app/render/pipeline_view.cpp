@@ -6,6 +6,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,8 @@ namespace attnscope::render {
 namespace {
 
 constexpr double kMinBoxWidth = 88;
+constexpr double kMaxBoxWidth = 260;  // longer names are elided (the hover text has them whole)
+constexpr double kMinZoom = 0.2, kMaxZoom = 3.0;
 
 QString shapeText(const TraceStep& s) {
   return QString::fromStdString(FloatTensor::formatShape(s.shape));
@@ -49,12 +52,34 @@ double distanceToSegment(const QPointF& p, const QPointF& a, const QPointF& b) {
   return std::sqrt(QPointF::dotProduct(q, q));
 }
 
+// The sizes at which a box holds its two lines and a row its arrow labels, from the fonts.
+struct Metrics {
+  double boxWidth = 0, boxHeight = 0, pitch = 0;
+
+  static Metrics of(const LayerTrace& t, const RenderStyle& style) {
+    const QFontMetricsF nm(style.font(12, true)), fm(style.font(11)), lm(style.font(10));
+    Metrics m;
+    m.boxHeight = nm.height() + fm.height() + 8;
+    m.pitch = m.boxHeight + lm.height() + 16;
+    double w = kMinBoxWidth * style.fontScale;
+    for (const TraceStep& s : t.steps) {
+      w = std::max({w, nm.horizontalAdvance(QString::fromStdString(s.name)) + 14,
+                    fm.horizontalAdvance(shapeText(s)) + 14});
+    }
+    m.boxWidth = std::min(w, kMaxBoxWidth * style.fontScale);
+    return m;
+  }
+};
+
 // The rows and lanes the diagram's boxes sit in.
 struct Grid {
   std::vector<int> depth;  // [steps] row of each step
   int rows = 0;
   std::map<std::pair<int, int>, int> perCell;  // (head, depth) → steps there
   std::vector<int> shown;                      // the heads with a lane, left to right
+  int laneWidthBoxes = 1;                      // boxes side by side in a lane's widest row
+  int sharedWidthBoxes = 1;                    // and in the widest row of the steps all heads share
+  Metrics metrics;
   double top = 0, laneWidth = 0, pitch = 0, boxHeight = 0;
 
   // Every head's steps in a lane while lanes fit; else the first ones (the selected head among
@@ -70,11 +95,15 @@ struct Grid {
       g.perCell[{t.steps[i].head, g.depth[i]}]++;
       if (t.steps[i].head >= 0) heads.insert(t.steps[i].head);
     }
-    int laneWidthBoxes = 1;
-    for (const auto& [key, n] : g.perCell)
-      if (key.first >= 0) laneWidthBoxes = std::max(laneWidthBoxes, n);
-    const double minBox = kMinBoxWidth * style.fontScale;
-    const int fit = std::max(1, static_cast<int>(rect.width() / (laneWidthBoxes * (minBox + 10))));
+    for (const auto& [key, n] : g.perCell) {
+      if (key.first >= 0)
+        g.laneWidthBoxes = std::max(g.laneWidthBoxes, n);
+      else
+        g.sharedWidthBoxes = std::max(g.sharedWidthBoxes, n);
+    }
+    g.metrics = Metrics::of(t, style);
+    const int fit = std::max(
+        1, static_cast<int>(rect.width() / (g.laneWidthBoxes * (g.metrics.boxWidth + 10))));
     g.shown.assign(heads.begin(), heads.end());
     if (static_cast<int>(g.shown.size()) > fit) {
       // The first lanes, one kept for the stack; the selected head always shown.
@@ -89,11 +118,17 @@ struct Grid {
     }
     const int lanes = static_cast<int>(g.shown.size()) + (*hiddenHeads > 0 ? 1 : 0);
     g.laneWidth = lanes > 0 ? rect.width() / lanes : rect.width();
-    const QFontMetricsF fm(style.font(11));
     g.top = rect.top();
     g.pitch = rect.height() / g.rows;
-    g.boxHeight = std::min(fm.height() * 2.6, g.pitch * 0.62);
+    // The frame never lays out below the natural pitch; a smaller rect (a caller's) keeps gaps.
+    g.boxHeight = std::min(g.metrics.boxHeight, g.pitch * 0.7);
     return g;
+  }
+  // The width at which every box and lane drawn gets its natural width.
+  double naturalWidth(int hiddenHeads) const {
+    const double slot = metrics.boxWidth + 10;
+    const int lanes = static_cast<int>(shown.size()) + (hiddenHeads > 0 ? 1 : 0);
+    return std::max(sharedWidthBoxes * slot, lanes * laneWidthBoxes * slot) + 6;
   }
   double rowTop(int d) const { return top + d * pitch + (pitch - boxHeight) / 2; }
   // Lane of a step: its head's lane, -1 for shared steps, -2 for hidden heads.
@@ -104,10 +139,42 @@ struct Grid {
   }
 };
 
-// Arrows: straight between neighbouring rows, else down beside the boxes and across.
+// Whether an axis-parallel segment of `path` runs through a box other than its two ends.
+bool crossesBoxes(const QPolygonF& path, const std::map<int, QRectF>& boxOf, int from, int to) {
+  for (int i = 1; i < path.size(); ++i) {
+    const QRectF seg = QRectF(path[i - 1], path[i]).normalized().adjusted(-1, -1, 1, 1);
+    for (const auto& [step, r] : boxOf)
+      if (step != from && step != to && r.intersects(seg)) return true;
+  }
+  return false;
+}
+
+// A path for an arrow that skips rows: out of the source's right side, down a vertical channel
+// clear of every box and of the channels already taken, and into the target's right side. The
+// residual stream so runs beside the column it skips instead of through its boxes.
+QPolygonF channelPath(const QRectF& src, const QRectF& dst, const std::map<int, QRectF>& boxOf,
+                      QVector<QRectF>& channels) {
+  const double y0 = src.center().y(), y1 = dst.center().y();
+  double x = std::max(src.right(), dst.right()) + 14;
+  for (int tries = 0; tries < 64; ++tries, x += 8) {
+    const QRectF lane(x - 4, std::min(y0, y1), 8, std::abs(y1 - y0));
+    bool blocked = false;
+    for (const auto& [step, r] : boxOf) blocked |= r != src && r != dst && r.intersects(lane);
+    for (const QRectF& c : channels) blocked |= c.intersects(lane);
+    if (!blocked) break;
+  }
+  channels.push_back(QRectF(x - 4, std::min(y0, y1), 8, std::abs(y1 - y0)));
+  QPolygonF path;
+  path << QPointF(src.right(), y0) << QPointF(x, y0) << QPointF(x, y1) << QPointF(dst.right(), y1);
+  return path;
+}
+
+// Arrows: straight between neighbouring rows, else down beside the boxes and across, or (when
+// that would pass through a box) in a channel of their own.
 void addArrows(const LayerTrace& t, const Grid& grid, const std::map<int, QRectF>& boxOf,
                PipelineView::Layout& lay) {
   const double gap = grid.pitch - grid.boxHeight;
+  QVector<QRectF> channels;
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     const TraceStep& s = t.steps[i];
     const bool toHidden = grid.laneOf(s.head) == -2;
@@ -134,7 +201,7 @@ void addArrows(const LayerTrace& t, const Grid& grid, const std::map<int, QRectF
         if (duplicate) continue;
       }
       const QPointF start(src.center().x(), src.bottom()), end(dst.center().x(), dst.top());
-      if (grid.depth[i] - inDepth <= 1 || std::abs(start.x() - end.x()) < 1) {
+      if (grid.depth[i] - inDepth <= 1) {
         a.path << start << end;
         a.labelAt = start + (end - start) * (std::abs(start.x() - end.x()) < 1 ? 0.5 : 0.62);
       } else {
@@ -142,6 +209,15 @@ void addArrows(const LayerTrace& t, const Grid& grid, const std::map<int, QRectF
         const double turn = dst.top() - gap * 0.45;
         a.path << start << QPointF(start.x(), turn) << QPointF(end.x(), turn) << end;
         a.labelAt = QPointF(start.x(), (start.y() + turn) / 2);
+        if (std::abs(start.x() - end.x()) < 1) {
+          a.path.clear();
+          a.path << start << end;
+          a.labelAt = start + (end - start) * 0.5;
+        }
+        if (crossesBoxes(a.path, boxOf, a.from, a.to)) {
+          a.path = channelPath(src, dst, boxOf, channels);
+          a.labelAt = QPointF(a.path[1].x(), (a.path[1].y() + a.path[2].y()) / 2);
+        }
       }
       a.label = arrowLabel(s.kind);
       lay.arrows.push_back(a);
@@ -209,15 +285,17 @@ void drawBoxes(QPainter& painter, const PipelineView::Layout& lay, const LayerTr
     painter.setPen(QPen(selected ? style.accent : style.frame, selected ? 2 : 1));
     painter.setBrush(style.background);
     painter.drawRoundedRect(b.rect, 5, 5);
-    const QRectF inner = b.rect.adjusted(4, 2, -4, -2);
+    // Each line gets its font's whole height (descenders and underscores included), the two
+    // centred together in the box.
+    const QRectF inner = b.rect.adjusted(6, 0, -6, 0);
+    const double top = inner.center().y() - (nm.height() + fm.height()) / 2;
     painter.setFont(nameFont);
     painter.setPen(style.text);
-    painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2),
-                     Qt::AlignCenter,
+    painter.drawText(QRectF(inner.left(), top, inner.width(), nm.height()), Qt::AlignCenter,
                      nm.elidedText(QString::fromStdString(s.name), Qt::ElideRight, inner.width()));
     painter.setFont(shapeFont);
     painter.setPen(style.muted);
-    painter.drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2),
+    painter.drawText(QRectF(inner.left(), top + nm.height(), inner.width(), fm.height()),
                      Qt::AlignCenter, fm.elidedText(shapeText(s), Qt::ElideMiddle, inner.width()));
   }
 }
@@ -298,7 +376,7 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
     const int count = grid.perCell.at({s.head, depth});
     const int slot = placed[{s.head, depth}]++;
     const double slotWidth = width / count;
-    const double boxWidth = std::min(190.0 * style.fontScale, slotWidth - 10);
+    const double boxWidth = std::min(grid.metrics.boxWidth, slotWidth - 10);
     const double cx = left + slotWidth * (slot + 0.5);
     const QRectF r(cx - boxWidth / 2, grid.rowTop(depth), boxWidth, grid.boxHeight);
     boxOf[static_cast<int>(i)] = r;
@@ -329,7 +407,42 @@ PipelineView::Layout PipelineView::layoutFor(const QRectF& rect, const RenderSty
   return lay;
 }
 
-void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
+QSizeF PipelineView::naturalSize(const RenderStyle& style, double availableWidth) const {
+  const LayerTrace* t = trace();
+  if (!t || t->steps.empty()) return {};
+  int hidden = 0;
+  const Grid grid = Grid::of(*t, QRectF(0, 0, availableWidth, 1), style, viewState().head, &hidden);
+  return {grid.naturalWidth(hidden), grid.rows * grid.metrics.pitch};
+}
+
+PipelineView::Frame PipelineView::frameFor(const QRectF& area, const RenderStyle& style,
+                                           bool onScreen) {
+  Frame f;
+  f.viewport = area;
+  const QSizeF natural = naturalSize(style, area.width());
+  // Never below the natural size; wider or taller views spread the rows and lanes out.
+  const QSizeF size(std::max(area.width(), natural.width()),
+                    std::max(area.height(), natural.height()));
+  const double fit = std::min({1.0, area.width() / size.width(), area.height() / size.height()});
+  const double scale = onScreen && !m_fit ? m_zoom : fit;
+  f.content = size * scale;
+  QPointF offset;
+  if (onScreen) {
+    m_pan.setX(std::clamp(m_pan.x(), 0.0, std::max(0.0, f.content.width() - area.width())));
+    m_pan.setY(std::clamp(m_pan.y(), 0.0, std::max(0.0, f.content.height() - area.height())));
+    offset = -m_pan;
+  }
+  // A diagram smaller than the view (fitted, or zoomed out) sits in its middle.
+  if (f.content.width() < area.width()) offset.setX((area.width() - f.content.width()) / 2);
+  if (f.content.height() < area.height()) offset.setY((area.height() - f.content.height()) / 2);
+  f.toWidget.translate(area.left() + offset.x(), area.top() + offset.y());
+  f.toWidget.scale(scale, scale);
+  f.layout = layoutFor(QRectF(QPointF(0, 0), size), style);
+  return f;
+}
+
+void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
+                        bool onScreen) {
   const LayerTrace* t = trace();
   if (!t || t->steps.empty()) {
     style.drawMessage(painter, area,
@@ -339,7 +452,12 @@ void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle&
   }
   const QFontMetricsF fm(style.font(11));
   const QRectF diagram = QRectF(area).adjusted(10, fm.height() + 8, -10, -fm.height() * 2 - 8);
-  const Layout lay = layoutFor(diagram, style);
+  const Frame frame = frameFor(diagram, style, onScreen);
+  if (onScreen) m_screen = frame;
+  const Layout& lay = frame.layout;
+  painter.save();
+  painter.setClipRect(diagram);
+  painter.setTransform(frame.toWidget, /*combine=*/true);
   painter.setRenderHint(QPainter::Antialiasing, true);
   // Lanes first, under everything; arrows, then boxes on top, then arrow labels on top of all
   // (with a backing so they stay legible).
@@ -347,27 +465,95 @@ void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle&
   drawArrows(painter, lay, style);
   drawBoxes(painter, lay, *t, style, viewState().head);
   drawArrowLabels(painter, lay, style);
+  painter.restore();
   painter.setFont(style.font(11));
   painter.setPen(style.muted);
+  QString caption = QStringLiteral("layer %1 · %2 attention · shapes of this run's tensors")
+                        .arg(viewState().layer)
+                        .arg(QString::fromStdString(t->variant));
+  const bool clipped = frame.content.width() > diagram.width() + 0.5 ||
+                       frame.content.height() > diagram.height() + 0.5;
+  if (onScreen && clipped)
+    caption +=
+        QStringLiteral(" · drag or scroll for the rest, Ctrl+wheel zooms, double-click fits");
   painter.drawText(QRectF(area.left() + 10, area.top(), area.width() - 20, fm.height() + 4),
                    Qt::AlignLeft | Qt::AlignVCenter,
-                   QStringLiteral("layer %1 · %2 attention · shapes of this run's tensors")
-                       .arg(viewState().layer)
-                       .arg(QString::fromStdString(t->variant)));
+                   fm.elidedText(caption, Qt::ElideRight, area.width() - 20));
   painter.drawText(
       QRectF(area.left() + 10, area.bottom() - fm.height() * 2, area.width() - 20, fm.height() * 2),
-      Qt::AlignLeft | Qt::AlignVCenter,
+      Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
       QStringLiteral(
           "B = batch, T = tokens, H = heads, hd = head size · arrows are labelled with the "
           "operation that makes their target"));
 }
 
+void PipelineView::resetZoom() {
+  m_zoom = 1.0;
+  m_fit = false;
+  m_pan = QPointF();
+  update();
+}
+
+void PipelineView::setZoom(double zoom, const QPointF& anchor) {
+  // The diagram's point under the anchor stays under it.
+  const QPointF at = m_screen.toWidget.inverted().map(anchor);
+  m_zoom = std::clamp(zoom, kMinZoom, kMaxZoom);
+  m_fit = false;
+  m_pan = QPointF(m_screen.viewport.left() + at.x() * m_zoom - anchor.x(),
+                  m_screen.viewport.top() + at.y() * m_zoom - anchor.y());
+  update();
+}
+
+void PipelineView::wheelEvent(QWheelEvent* event) {
+  const QPoint delta = event->angleDelta();
+  if (event->modifiers() & Qt::ControlModifier) {
+    const double current = m_fit ? m_screen.toWidget.m11() : m_zoom;
+    setZoom(current * std::pow(1.15, delta.y() / 120.0), event->position());
+  } else {
+    // A plain wheel scrolls down the rows; Shift (or a sideways wheel) across the lanes.
+    const bool across = (event->modifiers() & Qt::ShiftModifier) || delta.x() != 0;
+    const double step = (across && delta.x() == 0 ? delta.y() : across ? delta.x() : delta.y());
+    if (across)
+      m_pan.rx() -= step;
+    else
+      m_pan.ry() -= step;
+    update();
+  }
+  event->accept();
+}
+
+void PipelineView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  m_dragging = true;
+  m_dragFrom = event->position();
+  m_panAtPress = m_pan;
+}
+
+void PipelineView::mouseReleaseEvent(QMouseEvent*) { m_dragging = false; }
+
+void PipelineView::mouseDoubleClickEvent(QMouseEvent*) {
+  m_fit = !m_fit;
+  if (!m_fit) m_zoom = 1.0;
+  update();
+}
+
 void PipelineView::mouseMoveEvent(QMouseEvent* event) {
-  const RenderStyle style = RenderStyle::forWidget(*this, viewState());
-  const QFontMetricsF fm(style.font(11));
-  const QRectF diagram = QRectF(rect()).adjusted(10, fm.height() + 8, -10, -fm.height() * 2 - 8);
-  const Layout lay = layoutFor(diagram, style);
-  const QPointF p = event->position();
+  if (m_dragging && (event->buttons() & Qt::LeftButton)) {
+    m_pan = m_panAtPress - (event->position() - m_dragFrom);
+    update();
+    return;
+  }
+  showHoverText(event);
+}
+
+void PipelineView::showHoverText(QMouseEvent* event) {
+  const Layout& lay = m_screen.layout;
+  if (!m_screen.viewport.contains(event->position())) {
+    QToolTip::hideText();
+    return;
+  }
+  const QPointF p = m_screen.toWidget.inverted().map(event->position());
+  const double near = 4 / std::max(0.05, m_screen.toWidget.m11());
   QString text;
   for (const Box& b : lay.boxes)
     if (b.rect.contains(p)) text = stepText(b.step);
@@ -376,11 +562,11 @@ void PipelineView::mouseMoveEvent(QMouseEvent* event) {
                "%1 more heads run the same steps as the lanes shown, each on its own weights.")
                .arg(lay.hiddenHeads);
   }
-  if (text.isEmpty()) {
-    const LayerTrace* t = trace();
+  const LayerTrace* t = trace();
+  if (text.isEmpty() && t) {
     for (const Arrow& a : lay.arrows) {
       for (int i = 1; i < a.path.size() && text.isEmpty(); ++i) {
-        if (distanceToSegment(p, a.path[i - 1], a.path[i]) < 4 && t) {
+        if (distanceToSegment(p, a.path[i - 1], a.path[i]) < near) {
           const int to = a.to >= 0 ? a.to : a.from;
           const TraceStep& s = t->steps[static_cast<std::size_t>(to)];
           const QString from =

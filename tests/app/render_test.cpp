@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Renders every view into real files and checks what came out: decodable, not blank, the right
 // colours where the maths says so.
+#include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 #include <QProcess>
@@ -10,6 +12,7 @@
 #include <QStandardPaths>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include <memory>
@@ -497,6 +500,103 @@ class RenderTest : public QObject {
         QVERIFY(!lay.boxes[i].rect.intersects(lay.boxes[j].rect));
     QVERIFY(PipelineView::explain(QStringLiteral("softmax")).contains(QStringLiteral("sum to 1")));
     QVERIFY(view.stepText(0).contains(QStringLiteral("PyTorch")));
+  }
+
+  // Issue 32: a real family's layer (Llama's trace, as `run --json` records it) at the window
+  // sizes of a classroom and a desk. Every box holds its two lines at full height and width, no
+  // arrow runs through a box it does not join (the residual stream went through the MLP's
+  // column), and a diagram larger than the view scrolls and fits instead of shrinking.
+  void pipelineStaysLegibleForALlamaLayer() {
+    auto r = std::make_shared<AttentionResult>(*fakeResult(1, 32, 6, true));
+    LayerTrace t;
+    t.variant = "llama";
+    const auto add = [&t](const char* name, const char* kind, std::vector<int64_t> shape,
+                          std::vector<int> inputs) {
+      t.add({name, std::string(name) + "(...)", kind, std::move(shape), -1, std::move(inputs)});
+    };
+    add("x", "input", {1, 6, 2048}, {});
+    add("input_layernorm", "rmsnorm", {1, 6, 2048}, {0});
+    add("q_proj", "linear", {1, 6, 2048}, {1});
+    add("q", "permute", {1, 32, 6, 64}, {2});
+    add("k_proj", "linear", {1, 6, 512}, {1});
+    add("k", "permute", {1, 8, 6, 64}, {4});
+    add("v_proj", "linear", {1, 6, 512}, {1});
+    add("v", "permute", {1, 8, 6, 64}, {6});
+    add("q_rot", "rotary", {1, 32, 6, 64}, {3});
+    add("k_rot", "rotary", {1, 8, 6, 64}, {5});
+    add("k_repeat", "repeat_kv", {1, 32, 6, 64}, {9});
+    add("v_repeat", "repeat_kv", {1, 32, 6, 64}, {7});
+    add("scores", "matmul", {1, 32, 6, 6}, {8, 10});
+    add("scaled", "scale", {1, 32, 6, 6}, {12});
+    add("masked", "mask", {1, 32, 6, 6}, {13});
+    add("attention", "softmax", {1, 32, 6, 6}, {14});
+    add("values", "matmul", {1, 32, 6, 64}, {15, 11});
+    add("merged", "merge_heads", {1, 6, 2048}, {16});
+    add("attn_out", "linear", {1, 6, 2048}, {17});
+    add("residual_1", "add", {1, 6, 2048}, {0, 18});
+    add("post_attention_layernorm", "rmsnorm", {1, 6, 2048}, {19});
+    add("mlp_gate", "linear", {1, 6, 8192}, {20});
+    add("mlp_act", "activation", {1, 6, 8192}, {21});
+    add("mlp_up", "linear", {1, 6, 8192}, {20});
+    add("mlp_gated", "multiply", {1, 6, 8192}, {22, 23});
+    add("mlp_out", "linear", {1, 6, 2048}, {24});
+    add("residual_2", "add", {1, 6, 2048}, {19, 25});
+    r->traces = {t};
+    PipelineView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+      view.resize(size);
+      (void)view.grab();  // paints on screen, as the window does
+      const PipelineView::Frame& frame = view.screenFrame();
+      const RenderStyle style = RenderStyle::forWidget(view, view.viewState());
+      const QFontMetricsF nm(style.font(12, true)), fm(style.font(11));
+      QCOMPARE(frame.layout.boxes.size(), static_cast<int>(t.steps.size()));
+      for (const PipelineView::Box& b : frame.layout.boxes) {
+        const TraceStep& s = t.steps[static_cast<std::size_t>(b.step)];
+        const QString name = QString::fromStdString(s.name);
+        QVERIFY2(b.rect.height() >= nm.height() + fm.height(), qPrintable(name));
+        QVERIFY2(b.rect.width() >= nm.horizontalAdvance(name) + 8, qPrintable(name));
+        QVERIFY2(
+            b.rect.width() >=
+                fm.horizontalAdvance(QString::fromStdString(FloatTensor::formatShape(s.shape))) + 8,
+            qPrintable(name));
+        for (const PipelineView::Box& o : frame.layout.boxes)
+          QVERIFY(o.step == b.step || !o.rect.intersects(b.rect));
+      }
+      for (const PipelineView::Arrow& a : frame.layout.arrows) {
+        for (int i = 1; i < a.path.size(); ++i) {
+          const QRectF seg = QRectF(a.path[i - 1], a.path[i]).normalized();
+          if (seg.width() > 0.5 && seg.height() > 0.5) continue;  // a diagonal between rows
+          for (const PipelineView::Box& b : frame.layout.boxes) {
+            if (b.step == a.from || b.step == a.to) continue;
+            QVERIFY2(!b.rect.intersects(seg.adjusted(-0.5, -0.5, 0.5, 0.5)),
+                     qPrintable(QStringLiteral("%1 -> %2 runs through %3")
+                                    .arg(a.from)
+                                    .arg(a.to)
+                                    .arg(QString::fromStdString(t.steps[b.step].name))));
+          }
+        }
+      }
+    }
+    // 28 rows do not fit 700 pixels at a legible size: the view scrolls, and fits on request.
+    view.resize(1024, 700);
+    (void)view.grab();
+    QVERIFY(view.screenFrame().content.height() > view.screenFrame().viewport.height());
+    QCOMPARE(view.zoom(), 1.0);
+    QWheelEvent wheel(QPointF(500, 400), view.mapToGlobal(QPointF(500, 400)), QPoint(),
+                      QPoint(0, -240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(&view, &wheel);
+    (void)view.grab();
+    QVERIFY(view.scrollOffset().y() > 0);
+    QTest::mouseDClick(&view, Qt::LeftButton, Qt::NoModifier, QPoint(500, 400));
+    (void)view.grab();
+    QVERIFY(view.fitted());
+    QVERIFY(view.screenFrame().content.height() <= view.screenFrame().viewport.height() + 0.5);
+    view.resetZoom();
+    (void)view.grab();
+    QVERIFY(!view.fitted());
+    QCOMPARE(view.scrollOffset(), QPointF());
   }
 
   void bigGridRendersQuickly() {
