@@ -256,7 +256,14 @@ CompareView::Layout CompareView::layoutFor(const QRect& area, const RenderStyle&
     if (other.cell > best.cell * 1.05) best = other;
   }
   const int rows = std::max({m_a.rows, m_b.rows, 1});
-  if (!onScreen || best.cell * rows >= kMinPanelHeight) return best;
+  if (!onScreen || best.cell * rows >= kMinPanelHeight) {
+    // Square cells leave room along one side: the drawing sits in the middle of the page, not
+    // in its top left with the rest empty.
+    best.shift(QPointF(std::max(0.0, (area.right() - best.extent.right()) / 2),
+                       std::max(0.0, (area.bottom() - best.extent.bottom()) / 2)));
+    for (QRectF& title : best.titles) title.setRight(std::min<double>(title.right(), area.right()));
+    return best;
+  }
   // Too low to read: the most compact arrangement whose panels keep their height across the
   // width, taller than the canvas, which then scrolls.
   for (Arrangement a : {Arrangement::Across, Arrangement::Stacked}) {
@@ -301,7 +308,7 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
   const double labels[3] = {rowLabelA, rowLabelB, rowLabelD};
   double top = area.top() + heading + 8;
-  double x = area.left() + 12;
+  double x = area.left() + 12, right = x;
   for (int i = 0; i < 3; ++i) {
     if ((stacked && i == 2) || (column && i > 0)) {
       top += lay.cell * rows + colHeight + heading + 12;
@@ -314,6 +321,7 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
       lay.weightBar = QRectF(x + 4, top, 12, std::min(lay.cell * rows, 320.0));
       x += bar;
     }
+    right = std::max(right, x + (i == 2 ? bar : 0));
   }
   lay.differenceBar = QRectF(x + 4, top, 12, std::min(lay.cell * rows, 320.0));
   // Each title ends where the next panel on its row begins (its row labels included).
@@ -327,7 +335,21 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   }
   lay.summary = QRectF(area.left() + 12, top + lay.cell * rows + colHeight + 10, area.width() - 24,
                        summaryHeight);
+  lay.extent = QRectF(QPointF(area.left(), area.top()),
+                      QPointF(std::min<double>(right, area.right()), lay.summary.bottom()));
   return lay;
+}
+
+void CompareView::Layout::shift(const QPointF& by) {
+  for (int i = 0; i < 3; ++i) {
+    cells[i].translate(by);
+    titles[i].translate(by);
+  }
+  weightBar.translate(by);
+  differenceBar.translate(by);
+  // The summary keeps its right edge: it wraps within the page.
+  summary.adjust(by.x(), by.y(), 0, by.y());
+  extent.translate(by);
 }
 
 CompareView::Layout CompareView::screenLayout() const {

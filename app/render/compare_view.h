@@ -62,6 +62,8 @@ class CompareView final : public AttentionView {
     bool fitsWidth = true;
     QRectF weightBar, differenceBar;
     QRectF summary;
+    QRectF extent;  // everything drawn: panels with their labels, bars and summary
+    void shift(const QPointF& by);
   };
   Layout layoutFor(const QRect& area, const RenderStyle& style, bool onScreen) const;
   Layout layoutIn(const QRect& area, const RenderStyle& style, Arrangement arrangement,

@@ -475,6 +475,42 @@ class RenderTest : public QObject {
     QVERIFY(view.summary().contains(QStringLiteral("common")));
   }
 
+  // Issue 32: square cells fill the width of a wide page; the rest of its height was left empty
+  // below the panels. The drawing now sits in the middle: the empty margins above and below it
+  // are about equal (measured on the image, whatever the layout code thinks).
+  void compareExportIsCentredOnThePage() {
+    CompareView view;
+    view.setResult(fakeResult(1, 2, 12, true));
+    ViewState s;
+    s.vsHead = 1;
+    view.setViewState(s);
+    ExportOptions o;
+    o.width = 1600;
+    o.height = 1000;
+    o.dpi = 96;
+    const QImage image = Exporter::renderImage(view, o).convertToFormat(QImage::Format_RGB32);
+    const QRgb background = image.pixel(image.width() - 1, image.height() - 1);
+    int top = image.height(), bottom = -1;
+    for (int y = 0; y < image.height(); ++y) {
+      const auto* line = reinterpret_cast<const QRgb*>(image.constScanLine(y));
+      for (int x = 0; x < image.width(); ++x) {
+        if (line[x] != background) {
+          top = std::min(top, y);
+          bottom = y;
+          break;
+        }
+      }
+    }
+    QVERIFY(bottom > top);
+    // No title (ExportOptions::title is empty): the margins are the layout's alone.
+    const int above = top, below = image.height() - 1 - bottom;
+    qInfo("compare export 1600x1000: drawing rows %d-%d", top, bottom);
+    QVERIFY2(
+        std::abs(above - below) < image.height() / 10,
+        qPrintable(
+            QStringLiteral("%1 empty rows above the drawing, %2 below").arg(above).arg(below)));
+  }
+
   void statsTableAndSimilarity() {
     StatsView view;
     view.setResult(fakeResult(2, 3, 6, true));
