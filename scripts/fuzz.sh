@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
 jobs=${JOBS:-2}
-targets=(fuzz_safetensors fuzz_tokenizers fuzz_bpe fuzz_gpt2_config fuzz_decoder_configs
+targets=(fuzz_safetensors fuzz_gguf fuzz_tokenizers fuzz_bpe fuzz_gpt2_config fuzz_decoder_configs
   fuzz_encoder_configs fuzz_config_json fuzz_tokenizer_json fuzz_session_file)
 
 if ! command -v clang++ >/dev/null; then

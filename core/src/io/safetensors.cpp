@@ -24,6 +24,7 @@
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
+#include "io/ggml_quants.h"
 #include "io/mapped_files.h"
 #include "io/strict_json.h"
 
@@ -79,26 +80,6 @@ uint64_t readU64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
-}
-
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1f;
-  const uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0) {
-    // Zero or subnormal: mantissa * 2^-24, exactly representable as a float.
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    std::memcpy(&bits, &magnitude, 4);
-    bits |= sign;
-  } else if (exponent == 31) {
-    bits = sign | 0x7f800000u | (mantissa << 13);  // inf, or NaN keeping its payload
-  } else {
-    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 float bfloat16ToFloat(uint16_t b) {
@@ -422,7 +403,7 @@ FloatTensor SafetensorsFile::readFloat(const std::string& name) const {
       for (std::size_t i = 0; i < count; ++i) {
         uint16_t v;
         std::memcpy(&v, src + 2 * i, 2);
-        dst[i] = half ? halfToFloat(v) : bfloat16ToFloat(v);
+        dst[i] = half ? halfBitsToFloat(v) : bfloat16ToFloat(v);
       }
       break;
     }

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GGUF files for attnscope's tests, written here from the published format (llama.cpp's
+docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
+
+  gguf_reference.py blocks OUT.gguf    random blocks of every readable type ("q.TYPE") beside
+                                        their float32 values computed here ("ref.TYPE"), and one
+                                        IQ2_XXS tensor, which attnscope must refuse by name
+  gguf_reference.py metadata DIR       meta_v1/v2/v3.gguf: every value type, nested arrays, two
+                                        tensors; v3 with general.alignment 64
+  gguf_reference.py unmappable DIR     small llama files the Llama family must refuse
+  gguf_reference.py llama HF_DIR DIR   the Llama folder's config.json + model.safetensors as
+                                        llama_{F32,F16,Q8_0,Q4_K}.gguf, with Q and K rows permuted
+                                        as convert_hf_to_gguf.py's LlamaModel.permute does; a
+                                        qwen2 folder as qwen2_F32.gguf, unpermuted, as
+                                        convert_hf_to_gguf.py's Qwen2Model writes it
+
+The dequantization below is numpy float32 arithmetic in the order ggml's reference code uses
+(each product and sum rounded to float32, no fused multiply-add), so attnscope must match it bit
+for bit.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+
+QK_K = 256
+TYPES = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q2_K": 10,
+         "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ2_XXS": 16, "IQ4_NL": 20,
+         "IQ4_XS": 23, "BF16": 30}
+# (values per block, bytes per block)
+LAYOUT = {"F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q4_0": (32, 18), "Q4_1": (32, 20),
+          "Q5_0": (32, 22), "Q5_1": (32, 24), "Q8_0": (32, 34), "Q2_K": (256, 84),
+          "Q3_K": (256, 110), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210),
+          "IQ4_NL": (32, 18), "IQ4_XS": (256, 136), "IQ2_XXS": (256, 66)}
+IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                      dtype=np.float32)
+f32 = np.float32
+
+
+def half(b, at):
+    return f32(np.frombuffer(bytes(b[at:at + 2]), dtype="<f2")[0])
+
+
+def nibbles(qs):
+    """16 bytes -> 32 values: low nibbles first, then high nibbles."""
+    return np.concatenate([qs & 15, qs >> 4]).astype(np.int32)
+
+
+def dq_block(t, b):
+    """One block's float32 values, from the struct layout of ggml-common.h."""
+    b = np.frombuffer(bytes(b), dtype=np.uint8)
+    if t == "Q8_0":
+        return b[2:].view(np.int8).astype(f32) * half(b, 0)
+    if t == "Q4_0":
+        return (nibbles(b[2:]) - 8).astype(f32) * half(b, 0)
+    if t == "Q4_1":
+        return nibbles(b[4:]).astype(f32) * half(b, 0) + half(b, 2)
+    if t in ("Q5_0", "Q5_1"):
+        off = 2 if t == "Q5_0" else 4
+        qh = int.from_bytes(bytes(b[off:off + 4]), "little")
+        high = np.array([(qh >> j) & 1 for j in range(32)], dtype=np.int32) << 4
+        q = nibbles(b[off + 4:]) | high
+        if t == "Q5_0":
+            return (q - 16).astype(f32) * half(b, 0)
+        return q.astype(f32) * half(b, 0) + half(b, 2)
+    if t == "IQ4_NL":
+        return half(b, 0) * IQ4_LEVELS[nibbles(b[2:])]
+    if t == "Q2_K":
+        scales, qs, d, dmin = b[:16], b[16:80], half(b, 80), half(b, 82)
+        out = []
+        for n in range(2):
+            q = qs[32 * n:32 * n + 32]
+            for j in range(4):
+                for part in range(2):
+                    sc = scales[8 * n + 2 * j + part]
+                    vals = ((q[16 * part:16 * part + 16] >> (2 * j)) & 3).astype(f32)
+                    out.append((d * f32(sc & 15)) * vals - dmin * f32(sc >> 4))
+        return np.concatenate(out)
+    if t == "Q3_K":
+        hmask, qs, packed, d = b[:32], b[32:96], b[96:108], half(b, 108)
+        # 16 scales of 6 bits: low 4 bits in bytes 0-7 (low nibbles, then high nibbles), the top
+        # 2 bits in bytes 8-11, two bits per scale, scales 0-3 in bits 0-1 and so on.
+        sc = [((packed[i] & 15) if i < 8 else (packed[i - 8] >> 4)) |
+              (((packed[8 + i % 4] >> (2 * (i // 4))) & 3) << 4) for i in range(16)]
+        out = []
+        for n in range(2):
+            q = qs[32 * n:32 * n + 32]
+            for j in range(4):
+                bit = 1 << (4 * n + j)
+                for part in range(2):
+                    idx = slice(16 * part, 16 * part + 16)
+                    v = ((q[idx] >> (2 * j)) & 3).astype(np.int32) - np.where(hmask[idx] & bit, 0, 4)
+                    out.append((d * f32(sc[8 * n + 2 * j + part] - 32)) * v.astype(f32))
+        return np.concatenate(out)
+    if t in ("Q4_K", "Q5_K"):
+        d, dmin, packed = half(b, 0), half(b, 2), b[4:16]
+        qh = b[16:48] if t == "Q5_K" else None
+        qs = b[48:] if t == "Q5_K" else b[16:]
+        scales, mins = [], []
+        for j in range(8):  # 6-bit scale and min: bytes 0-3 and 4-7, top bits of 8-11 after
+            if j < 4:
+                scales.append(packed[j] & 63)
+                mins.append(packed[j + 4] & 63)
+            else:
+                scales.append((packed[j + 4] & 15) | ((packed[j - 4] >> 6) << 4))
+                mins.append((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4))
+        out = []
+        for k in range(4):
+            q = qs[32 * k:32 * k + 32]
+            for part in range(2):
+                v = ((q >> 4) if part else (q & 15)).astype(np.int32)
+                if qh is not None:
+                    v = v + np.where(qh & (1 << (2 * k + part)), 16, 0)
+                j = 2 * k + part
+                out.append((d * f32(scales[j])) * v.astype(f32) - dmin * f32(mins[j]))
+        return np.concatenate(out)
+    if t == "Q6_K":
+        ql, qh, sc, d = b[:128], b[128:192], b[192:208].view(np.int8), half(b, 208)
+        out = np.zeros(256, dtype=f32)
+        for n in range(2):
+            l_, h_, s_ = ql[64 * n:64 * n + 64], qh[32 * n:32 * n + 32], sc[8 * n:8 * n + 8]
+            for r in range(4):  # quarter r of the 128 values
+                low = (l_[32 * (r % 2):32 * (r % 2) + 32] >> (4 * (r // 2))) & 15
+                q = (low | (((h_ >> (2 * r)) & 3) << 4)).astype(np.int32) - 32
+                for l in range(32):
+                    out[128 * n + 32 * r + l] = (d * f32(s_[l // 16 + 2 * r])) * f32(q[l])
+        return out
+    if t == "IQ4_XS":
+        d, sh, sl, qs = half(b, 0), int(b[2]) | (int(b[3]) << 8), b[4:8], b[8:]
+        out = []
+        for ib in range(8):
+            ls = ((sl[ib // 2] >> (4 * (ib % 2))) & 15) | (((sh >> (2 * ib)) & 3) << 4)
+            out.append((d * f32(ls - 32)) * IQ4_LEVELS[nibbles(qs[16 * ib:16 * ib + 16])])
+        return np.concatenate(out)
+    raise ValueError(t)
+
+
+def dequantize(t, raw, count):
+    if t == "F32":
+        return np.frombuffer(raw, dtype="<f4").copy()
+    if t == "F16":
+        return np.frombuffer(raw, dtype="<f2").astype(f32)
+    if t == "BF16":
+        return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(f32)
+    n, size = LAYOUT[t]
+    return np.concatenate([dq_block(t, raw[i * size:(i + 1) * size]) for i in range(count // n)])
+
+
+# ------------------------------------------------------------------------------------------
+# The writer
+
+
+class Writer:
+    """GGUF version 1, 2 or 3: counts and lengths are 32-bit in version 1, 64-bit after."""
+
+    def __init__(self, version=3, alignment=32):
+        self.version, self.alignment = version, alignment
+        self.kv, self.tensors = [], []
+
+    def count(self, n):
+        return struct.pack("<I" if self.version == 1 else "<Q", n)
+
+    def string(self, s):
+        b = s.encode()
+        return self.count(len(b)) + b
+
+    def value(self, vtype, v):
+        fmt = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q",
+               11: "<q", 12: "<d"}
+        if vtype == 8:
+            return self.string(v)
+        if vtype == 9:
+            etype, items = v
+            return struct.pack("<I", etype) + self.count(len(items)) + b"".join(
+                self.value(etype, x) for x in items)
+        return struct.pack(fmt[vtype], v)
+
+    def add(self, key, vtype, v):
+        self.kv.append(self.string(key) + struct.pack("<I", vtype) + self.value(vtype, v))
+
+    def tensor(self, name, dims, tname, raw):
+        self.tensors.append((name, dims, TYPES[tname], raw))
+
+    def bytes(self):
+        out = b"GGUF" + struct.pack("<I", self.version) + self.count(len(self.tensors)) + \
+              self.count(len(self.kv)) + b"".join(self.kv)
+        offset, infos, data = 0, [], b""
+        for name, dims, t, raw in self.tensors:
+            infos.append(self.string(name) + struct.pack("<I", len(dims)) +
+                         b"".join(self.count(d) for d in dims) + struct.pack("<IQ", t, offset))
+            pad = (-len(raw)) % self.alignment
+            data += raw + b"\0" * pad
+            offset += len(raw) + pad
+        out += b"".join(infos)
+        out += b"\0" * ((-len(out)) % self.alignment)
+        return out + data
+
+
+# ------------------------------------------------------------------------------------------
+# Quantizers (simple, valid encodings: the error they leave is what the tests measure)
+
+
+def quantize(t, rows):
+    """rows [n, k] float -> raw bytes of type t (all blocks at once)."""
+    rows = np.asarray(rows, dtype=f32)
+    if t == "F32":
+        return rows.astype("<f4").tobytes()
+    if t == "F16":
+        return rows.astype("<f2").tobytes()
+    x = rows.reshape(-1, LAYOUT[t][0])
+    n = x.shape[0]
+    if t == "Q8_0":
+        d = (np.abs(x).max(axis=1) / 127).astype(np.float16)
+        dd = d.astype(f32)[:, None]
+        q = np.round(np.divide(x, dd, out=np.zeros_like(x), where=dd != 0))
+        return np.concatenate([d.view(np.uint8).reshape(n, 2),
+                               q.astype(np.int8).view(np.uint8)], axis=1).tobytes()
+    if t == "Q4_K":
+        # Eight sub-blocks of 32, each value = d * scale * q - dmin * min, with 6-bit scales and
+        # mins packed as get_scale_min_k4 reads them, and 4-bit q (low nibbles, then high).
+        sub = x.reshape(n, 8, 32)
+        mn = np.minimum(sub.min(axis=2), 0)
+        sc = (sub.max(axis=2) - mn) / 15
+        d = np.maximum(sc.max(axis=1) / 63, 1e-8).astype(np.float16)
+        dmin = np.maximum((-mn).max(axis=1) / 63, 1e-8).astype(np.float16)
+        isc = np.clip(np.round(sc / d.astype(f32)[:, None]), 1, 63).astype(np.uint8)
+        imn = np.clip(np.round(-mn / dmin.astype(f32)[:, None]), 0, 63).astype(np.uint8)
+        packed = np.zeros((n, 12), dtype=np.uint8)
+        packed[:, 0:4] = isc[:, 0:4] | ((isc[:, 4:8] >> 4) << 6)
+        packed[:, 4:8] = imn[:, 0:4] | ((imn[:, 4:8] >> 4) << 6)
+        packed[:, 8:12] = (isc[:, 4:8] & 15) | ((imn[:, 4:8] & 15) << 4)
+        step = d.astype(f32)[:, None, None] * isc[:, :, None]
+        offset = dmin.astype(f32)[:, None, None] * imn[:, :, None]
+        q = np.clip(np.round((sub + offset) / step), 0, 15).astype(np.uint8)
+        qs = (q[:, 0::2, :] | (q[:, 1::2, :] << 4)).reshape(n, 128)
+        return np.concatenate([d.view(np.uint8).reshape(n, 2), dmin.view(np.uint8).reshape(n, 2),
+                               packed, qs], axis=1).tobytes()
+    raise ValueError(t)
+
+
+# ------------------------------------------------------------------------------------------
+# Commands
+
+
+def random_blocks(t, n, rng):
+    """n blocks of random bytes (every bit pattern of quants, scales, mins and signs) whose f16
+    scale fields hold finite values of both signs, zero and subnormals among them."""
+    size = LAYOUT[t][1]
+    raw = bytearray(rng.integers(0, 256, n * size, dtype=np.uint8).tobytes())
+    halves = {"Q8_0": [0], "Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2],
+              "IQ4_NL": [0], "Q2_K": [80, 82], "Q3_K": [108], "Q4_K": [0, 2], "Q5_K": [0, 2],
+              "Q6_K": [208], "IQ4_XS": [0]}.get(t, [])
+    specials = [0.0, -0.0, 6.0e-8, -3.0e-5, 1.0, -2.5]
+    for i in range(n):
+        for at in halves:
+            v = specials[i] if i < len(specials) else rng.normal(0, 0.05) * (1 if i % 2 else -1)
+            raw[i * size + at:i * size + at + 2] = np.float16(v).tobytes()
+    if t in ("F16", "BF16", "F32"):  # finite values of every sign and size
+        vals = rng.normal(0, 3, n).astype(f32)
+        raw = bytearray(vals.astype({"F16": "<f2", "F32": "<f4"}.get(t, "<f4")).tobytes())
+        if t == "BF16":
+            raw = bytearray((vals.view(np.uint32) >> 16).astype("<u2").tobytes())
+    return bytes(raw)
+
+
+def cmd_blocks(path):
+    rng = np.random.default_rng(7)
+    w = Writer()
+    for t in LAYOUT:
+        if t == "IQ2_XXS":
+            continue
+        per_block = LAYOUT[t][0]
+        rows, cols = 3, max(per_block, 32) * 2  # three rows of two blocks (64 values for plain types)
+        raw = random_blocks(t, rows * cols // per_block, rng)
+        w.tensor("q." + t, [cols, rows], t, raw)
+        w.tensor("ref." + t, [cols, rows], "F32",
+                 dequantize(t, raw, rows * cols).astype("<f4").tobytes())
+    w.tensor("blk.3.attn_q.weight", [256, 1], "IQ2_XXS", bytes(66))
+    open(path, "wb").write(w.bytes())
+
+
+def cmd_metadata(folder):
+    for version in (1, 2, 3):
+        w = Writer(version, 64 if version == 3 else 32)
+        w.add("general.architecture", 8, "llama")
+        if version == 3:
+            w.add("general.alignment", 4, 64)
+        for vtype, v in ((0, 200), (1, -100), (2, 60000), (3, -30000), (4, 4000000000),
+                         (5, -2000000000), (6, 0.5), (7, True), (10, 2 ** 63 + 5), (11, -(2 ** 40)),
+                         (12, 0.1)):
+            w.add("test.scalar.%d" % vtype, vtype, v)
+        w.add("test.strings", 9, (8, ["a", "", "héllo"]))
+        w.add("test.floats", 9, (6, [1.5, -2.0]))
+        w.add("test.ints", 9, (5, [-1, 7, 2 ** 31 - 1]))
+        w.add("test.nested", 9, (9, [(4, [1, 2]), (8, ["x"]), (9, [(1, [-3])])]))
+        w.tensor("a", [4, 2], "F32", np.arange(8, dtype="<f4").tobytes())
+        w.tensor("b", [32], "F16", np.linspace(-1, 1, 32).astype("<f2").tobytes())
+        open(os.path.join(folder, "meta_v%d.gguf" % version), "wb").write(w.bytes())
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        assert e["dtype"] == "F32"
+        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype="<f4").reshape(e["shape"])
+    return out
+
+
+def permute(w, n_head):
+    """convert_hf_to_gguf.py LlamaModel.permute: each head's rows [2, D/2] -> [D/2, 2]."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama3_factors(cfg, s):
+    """Each RoPE pair's divisor under Llama 3's scaling, from config.json's rope_scaling."""
+    dim = cfg["hidden_size"] // cfg["num_attention_heads"]
+    base = cfg.get("rope_theta", 10000.0)
+    factor, low, high = s["factor"], s.get("low_freq_factor", 1.0), s.get("high_freq_factor", 4.0)
+    old = s.get("original_max_position_embeddings", 8192)
+    out = []
+    for i in range(0, dim, 2):
+        wavelen = 2 * math.pi * base ** (i / dim)
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out)
+
+
+def cmd_llama(hf, folder):
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    arch = cfg["model_type"]
+    assert arch in ("llama", "qwen2")
+    w = read_safetensors(os.path.join(hf, "model.safetensors"))
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
+    names = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+             "lm_head.weight": "output.weight"}
+    layer = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+             "mlp.down_proj": "ffn_down"}
+    for qtype in ("F32", "F16", "Q8_0", "Q4_K") if arch == "llama" else ("F32",):
+        g = Writer()
+        g.add("general.architecture", 8, arch)
+        g.add("general.name", 8, "attnscope test " + arch)
+        g.add(arch + ".block_count", 4, cfg["num_hidden_layers"])
+        g.add(arch + ".context_length", 4, cfg["max_position_embeddings"])
+        g.add(arch + ".embedding_length", 4, cfg["hidden_size"])
+        g.add(arch + ".feed_forward_length", 4, cfg["intermediate_size"])
+        g.add(arch + ".attention.head_count", 4, heads)
+        g.add(arch + ".attention.head_count_kv", 4, kv)
+        g.add(arch + ".attention.layer_norm_rms_epsilon", 6, cfg.get("rms_norm_eps", 1e-6))
+        g.add(arch + ".rope.freq_base", 6, cfg.get("rope_theta", 10000.0))
+        scaling = cfg.get("rope_scaling") or {}
+        if scaling.get("rope_type") == "llama3":  # convert_hf_to_gguf.py's LlamaModel: factors
+            g.tensor("rope_freqs.weight", [cfg["hidden_size"] // heads // 2], "F32",
+                     quantize("F32", llama3_factors(cfg, scaling)))
+        for name, t in w.items():
+            if name in names:
+                gname = names[name]
+            else:
+                parts = name.split(".")
+                gname = "blk.%s.%s.%s" % (parts[2], layer[".".join(parts[3:-1])], parts[-1])
+            if arch == "llama" and name.endswith(("q_proj.weight", "q_proj.bias")):
+                t = permute(t, heads)
+            elif arch == "llama" and name.endswith(("k_proj.weight", "k_proj.bias")):
+                t = permute(t, kv)
+            # Norms stay F32, as llama.cpp's converter keeps 1-D tensors.
+            tt = qtype if t.ndim == 2 else "F32"
+            g.tensor(gname, list(reversed(t.shape)), tt, quantize(tt, t))
+        open(os.path.join(folder, "%s_%s.gguf" % (arch, qtype)), "wb").write(g.bytes())
+
+
+def cmd_unmappable(folder):
+    """Small llama files the Llama family must refuse, each for one reason."""
+    def llama(name, arch="llama", extra_tensor=None, extra_kv=(), extra_values=np.zeros(32)):
+        w = Writer()
+        w.add("general.architecture", 8, arch)
+        for key, v in (("block_count", 1), ("embedding_length", 32), ("feed_forward_length", 32),
+                       ("attention.head_count", 2)) + tuple(extra_kv):
+            w.add(arch + "." + key, 4, v)
+        w.tensor("token_embd.weight", [32, 4], "F32", bytes(4 * 128))
+        if extra_tensor:
+            w.tensor(extra_tensor, [len(extra_values)], "F32", quantize("F32", extra_values))
+        open(os.path.join(folder, name + ".gguf"), "wb").write(w.bytes())
+    llama("arch", arch="falcon")
+    llama("rope_freqs", extra_tensor="rope_freqs.weight", extra_values=np.full(8, 2.0))
+    llama("fused_qkv", extra_tensor="blk.0.attn_qkv.weight")
+    llama("partial_rotary", extra_kv=(("rope.dimension_count", 8),))
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "blocks":
+        cmd_blocks(sys.argv[2])
+    elif cmd == "metadata":
+        cmd_metadata(sys.argv[2])
+    elif cmd == "unmappable":
+        cmd_unmappable(sys.argv[2])
+    elif cmd == "llama":
+        cmd_llama(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("unknown command " + cmd)
