@@ -449,21 +449,16 @@ GgufFile GgufFile::fromBytes(std::string bytes) {
 }
 
 GgufFile GgufFile::open(const std::string& path) {
-  // Regular files only, checked before open: a FIFO would block and a device never ends.
-  uint64_t fileSize = 0;
-  const int fd = openRegularFile(path, std::numeric_limits<uint64_t>::max(), &fileSize);
-  void* mapping = MAP_FAILED;
-  if (fileSize >= kSafetensorsMapFrom)
-    mapping = ::mmap(nullptr, static_cast<std::size_t>(fileSize), PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  std::size_t size = 0;
+  void* mapping = mapLargeFile(path, &size);
   try {
-    if (mapping == MAP_FAILED) return fromBytes(readFile(path));
+    if (!mapping) return fromBytes(readFile(path));
     GgufFile file;
     Impl& impl = *file.m_impl;
     impl.mapping = mapping;
-    impl.mappingSize = static_cast<std::size_t>(fileSize);
+    impl.mappingSize = size;
     impl.bytes = static_cast<const uint8_t*>(mapping);
-    impl.size = fileSize;
+    impl.size = size;
     impl.validate();
     return file;
   } catch (const Error& e) {

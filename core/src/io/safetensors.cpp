@@ -217,6 +217,18 @@ bool insideMappedFile(const void* data, std::size_t bytes) {
   return p >= it->first && bytes <= static_cast<std::size_t>(it->second - p);
 }
 
+void* mapLargeFile(const std::string& path, std::size_t* size) {
+  // Regular files only, checked before open: a FIFO would block and a device never ends.
+  uint64_t fileSize = 0;
+  const int fd = openRegularFile(path, std::numeric_limits<uint64_t>::max(), &fileSize);
+  void* mapping = MAP_FAILED;
+  if (fileSize >= kSafetensorsMapFrom)
+    mapping = ::mmap(nullptr, static_cast<std::size_t>(fileSize), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  *size = mapping == MAP_FAILED ? 0 : static_cast<std::size_t>(fileSize);
+  return mapping == MAP_FAILED ? nullptr : mapping;
+}
+
 struct SafetensorsFile::Impl {
   std::string storage;      // owns the bytes unless they are mapped
   void* mapping = nullptr;  // mmap of the whole file, read-only
@@ -316,20 +328,9 @@ SafetensorsFile SafetensorsFile::fromBytes(std::string bytes) {
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  // Regular files only, checked before open: a FIFO would block and a device never ends.
-  uint64_t fileSize = 0;
-  const int fd = openRegularFile(path, std::numeric_limits<uint64_t>::max(), &fileSize);
-  void* mapping = MAP_FAILED;
   std::size_t size = 0;
-  if (fileSize >= kSafetensorsMapFrom) {
-    size = static_cast<std::size_t>(fileSize);
-    // MAP_PRIVATE + PROT_READ: the file is never written through the mapping. (Another process
-    // truncating the file while it is mapped would raise SIGBUS; we accept that, like every
-    // mmap-based loader.)
-    mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  }
-  ::close(fd);
-  if (mapping == MAP_FAILED) {
+  void* mapping = mapLargeFile(path, &size);
+  if (!mapping) {
     // Small files, or filesystems that cannot map: read instead. readFile reports Io errors.
     try {
       return fromBytes(readFile(path));
