@@ -12,6 +12,7 @@
 #include "attnscope/result_json.h"
 #include "attnscope/value_weighted_norms.h"
 #include "commands.h"
+#include "file_reader.h"
 #include "model_options.h"
 
 namespace attnscope::cli {
@@ -208,6 +209,13 @@ int analyzeCommand(const std::vector<std::string>& args) {
                      "; give --text, not random input");
   request.keepScores = false;  // the measures read the weights only
   request.keepValueNorms = measure == "value-norm";
+  if (p.has("--json")) {
+    // Before the run, as `run --json`: a bad path fails now, and value norms (as many as the
+    // attention values) count their JSON in the estimate.
+    checkOutputPath(p.value("--json"), "--json");
+    if (measure == "value-norm")
+      request.limits.outputBytesPerAttentionValue = kResultJsonBytesPerAttentionValue;
+  }
   const auto writeJson = [&](const json& out) {
     if (p.has("--json"))
       writeTextFile(p.value("--json"),

@@ -41,6 +41,30 @@ std::string firstLine(const char* message) {
   return m;
 }
 
+/// The message with control characters written as \xNN: a tensor name or model_type from a
+/// model file may hold terminal escape sequences (ESC, or the 8-bit CSI U+009B), which must not
+/// reach the terminal. Also keeps the message on one line.
+std::string printable(const std::string& m) {
+  std::string out;
+  out.reserve(m.size());
+  char hex[8];
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    const auto c = static_cast<unsigned char>(m[i]);
+    const bool c1 = c == 0xC2 && i + 1 < m.size() && static_cast<unsigned char>(m[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(m[i + 1]) <= 0x9F;
+    if (c < 0x20 || c == 0x7F) {
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+    } else if (c1) {
+      std::snprintf(hex, sizeof hex, "\\u%04X", static_cast<unsigned char>(m[++i]));
+      out += hex;
+    } else {
+      out += m[i];
+    }
+  }
+  return out;
+}
+
 /// Ends the process once its output is out, without running the libraries' static destructors:
 /// LibTorch's deregister its thousands of operators one by one, ~70 ms of every command (a
 /// whole GPT-2 run at T = 1000 takes ~3.2 s; `--help` ~0.7 s). Every file a command writes is
@@ -90,10 +114,10 @@ int main(int argc, char** argv) {
   try {
     code = command->second(std::vector<std::string>(argv + 2, argv + argc));
   } catch (const cli::UsageError& e) {
-    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], e.what());
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], printable(e.what()).c_str());
     code = 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], firstLine(e.what()).c_str());
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], printable(firstLine(e.what())).c_str());
     code = e.isUserError() ? 2 : 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attnscope-cli %s: out of memory; use smaller sizes or --memory-limit\n",
@@ -102,7 +126,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // One line: a library's message may carry a whole backtrace after it.
     std::fprintf(stderr, "attnscope-cli %s: internal error: %s\n", argv[1],
-                 firstLine(e.what()).c_str());
+                 printable(firstLine(e.what())).c_str());
     code = 1;
   }
   return exitNow(code);

@@ -15,9 +15,9 @@ namespace attnscope::cli {
 
 int modelsCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli models",
-              "List the architectures attnscope opens (by config.json's model_type) and the cached "
-              "Hugging Face "
-              "models, each marked with whether it can be opened.");
+              "List the architectures attnscope opens (by config.json's model_type, and GGUF "
+              "files by general.architecture) and the cached Hugging Face models, each marked "
+              "with whether it can be opened.");
   p.flag("--json", "print JSON instead of text");
   p.parse(args);
   if (p.helpRequested()) {
@@ -33,6 +33,10 @@ int modelsCommand(const std::vector<std::string>& args) {
       j["architectures"].push_back(
           {{"model_type", a.modelType}, {"family", a.family}, {"description", a.description}});
     }
+    j["gguf"] = {{"architectures", ggufArchitectures()},
+                 {"family", "llama"},
+                 {"types", ggufTensorTypes()},
+                 {"note", "dequantized to float32 at load: needs 4 bytes a weight"}};
     for (const CachedModel& m : cached) {
       const Architecture* a = findArchitecture(m.modelType);
       j["cached"].push_back({{"name", m.name},
@@ -51,6 +55,11 @@ int modelsCommand(const std::vector<std::string>& args) {
   for (const Architecture& a : supportedArchitectures()) {
     std::printf("  %-12s %-10s %s\n", a.modelType.c_str(), a.family.c_str(), a.description.c_str());
   }
+  std::printf(
+      "GGUF files (any name, by their magic bytes):\n  %-12s %-10s %s; types %s; "
+      "dequantized to float32 at load (4 bytes a weight)\n",
+      "gguf", "llama", ("general.architecture " + ggufArchitectures()).c_str(),
+      ggufTensorTypes().c_str());
   std::printf("cached models (%zu):\n", cached.size());
   for (const CachedModel& m : cached) {
     const bool ok = findArchitecture(m.modelType) != nullptr;

@@ -150,8 +150,12 @@ int runCommand(const std::vector<std::string>& args) {
   // Nothing run prints or writes reads the pre-softmax scores: not keeping them halves what a
   // long run holds (GPT-2 at T = 1000: 576 MB less).
   request.keepScores = false;
-  // Before the run: a folder or unwritable --json fails now, not after the computation.
-  if (p.has("--json")) checkOutputPath(p.value("--json"), "--json");
+  // Before the run: a folder or unwritable --json fails now, not after the computation, and the
+  // JSON's own memory counts in the estimate the run is refused by.
+  if (p.has("--json")) {
+    checkOutputPath(p.value("--json"), "--json");
+    request.limits.outputBytesPerAttentionValue = kResultJsonBytesPerAttentionValue;
+  }
   const auto model = modelFromFlags(p);
   const bool encoderDecoder = model->info().encoderDecoder();
   if (p.has("--generate") && encoderDecoder) {
@@ -180,6 +184,9 @@ int runCommand(const std::vector<std::string>& args) {
   }
   for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
   printSummary(result);
+  // What the file held, when the parameters do not say it (a GGUF file's quantized types).
+  if (const std::string file = model->info().fileSummary; !file.empty())
+    std::printf("file: %s\n", file.c_str());
   printPredictions(result);
   if (p.has("--trace")) printTrace(result);
   if (p.has("--json")) writeTextFile(p.value("--json"), resultJson(result));

@@ -25,7 +25,7 @@ namespace {
 std::string tokenizerPath(const std::string& model) {
   std::error_code ec;
   const std::filesystem::path p(model);
-  if (std::filesystem::is_directory(p, ec)) return model;
+  if (std::filesystem::is_directory(p, ec) || isGgufFile(model)) return model;
   if (std::filesystem::is_regular_file(p, ec) &&
       (p.extension() == ".json" || p.extension() == ".model" || p.extension() == ".spm"))
     return model;
@@ -62,8 +62,8 @@ int tokenizeCommand(const std::vector<std::string>& args) {
               "a second text: a sentence pair, as the tokenizer's template joins them")
       .option("--tokenizer", "T", "char (default) or word")
       .option("--model", "M",
-              "use this model's tokenizer instead: a model folder, a tokenizer.json, a cached "
-              "model, toy, default")
+              "use this model's tokenizer instead: a model folder, a tokenizer.json, a GGUF "
+              "file (vocabulary-only ones too), a cached model, toy, default")
       .option("--json", "FILE",
               "write {\"ids\": [...], \"tokens\": [...], \"labels\": [...], \"offsets\": [[begin, "
               "end], ...], "

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption model(
       {QStringLiteral("m"), QStringLiteral("model")},
       QStringLiteral("Model: default (the bundled trained tiny GPT), toy, a .safetensors "
-                     "checkpoint, a Hugging Face model folder, or a cached model name (gpt2)."),
+                     "checkpoint, a Hugging Face model folder, a GGUF file, or a cached model name "
+                     "(gpt2)."),
       QStringLiteral("M"));
   const QCommandLineOption session({QStringLiteral("s"), QStringLiteral("session")},
                                    QStringLiteral("Open a saved .attnscope session."),

@@ -301,6 +301,17 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   if (info.kvHeadsOrHeads() < info.heads)
     text += tr(" · %1 key/value heads (grouped-query)").arg(info.kvHeadsOrHeads());
   if (info.slidingWindow > 0) text += tr(" · sliding window %1").arg(info.slidingWindow);
+  // Local and global layers (Gemma 2/3): how many layers see only their window.
+  int windowed = 0, window = 0;
+  for (int w : info.layerWindows) {
+    if (w > 0) ++windowed, window = w;
+  }
+  if (windowed > 0)
+    text +=
+        tr(" · sliding window %1 on %2 of %3 layers").arg(window).arg(windowed).arg(info.layers);
+  if (info.attentionSoftcap > 0)
+    text +=
+        tr(" · scores soft-capped at %1 before softmax (shown capped)").arg(info.attentionSoftcap);
   if (info.causal) text += tr(" · causal");
   if (info.parameterBytes > 0)
     text += tr(" · %1 MB").arg(double(info.parameterBytes) / 1e6, 0, 'f', 1);
@@ -309,6 +320,9 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   // Compact weights are widened to float32 as the layers use them; linear layers read them a
   // block at a time, the rest keep float32 copies between edits while memory allows.
   if (info.widenedBytes > 0) text += tr(" · widened to float32 as used");
+  // A GGUF file's quantized types: the float32 parameters above do not show them.
+  if (!info.fileSummary.empty())
+    text += QStringLiteral(" · ") + QString::fromStdString(info.fileSummary);
   m_info->setText(text);
   m_opened.insert(QString::fromStdString(m_spec.source));
   m_usePair->setVisible(info.supportsPair);
@@ -411,8 +425,11 @@ void ModelPanel::onModelChosen(int index) {
   QString source = data;
   if (data == kOpenFile) {
     source =
-        QFileDialog::getOpenFileName(this, tr("Open checkpoint"), QString(),
-                                     tr("Tiny-GPT checkpoints (*.safetensors);;All files (*)"));
+        // GGUF files are recognised by content: Ollama's blobs have no extension.
+        QFileDialog::getOpenFileName(this, tr("Open model file"), QString(),
+                                     tr("Model files (*.gguf *.safetensors *.bin);;GGUF files "
+                                        "(*.gguf);;Tiny-GPT checkpoints (*.safetensors);;All "
+                                        "files (*)"));
   } else if (data == kOpenFolder) {
     source = QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
   }

@@ -150,6 +150,9 @@ void QueryKeyView::rebuild(Change) {
       p.scale = s.layer < static_cast<int>(g.queryKeyScales.size())
                     ? g.queryKeyScales[static_cast<std::size_t>(s.layer)]
                     : 0.0;
+      p.softcap = s.layer < static_cast<int>(g.queryKeySoftcaps.size())
+                      ? g.queryKeySoftcaps[static_cast<std::size_t>(s.layer)]
+                      : 0.0;
       const std::size_t cell = static_cast<std::size_t>(query) * g.keys() + key;
       p.weight = g.headMatrix(s.layer, s.item, s.head)[cell];
       p.score = g.scores.empty() ? std::numeric_limits<double>::quiet_NaN()
@@ -329,11 +332,18 @@ void QueryKeyView::drawSum(QPainter& painter, const QRect& area, double y,
   const QueryKeyProducts& p = m_products;
   const QFontMetricsF fm(style.font(13));
   // The sum, the scale and what softmax saw.
-  const double scaled = p.sum * p.scale;
+  double scaled = p.sum * p.scale;
   QString line1 = QStringLiteral("Σ_d q_d·k_d = %1  ×  scale %2  =  %3")
                       .arg(MatrixPainter::formatValue(p.sum, 4))
                       .arg(MatrixPainter::formatValue(p.scale, 4))
                       .arg(MatrixPainter::formatValue(scaled, 4));
+  if (p.softcap > 0) {
+    // Gemma 2 caps the scaled product before the mask: the capped value is what softmax saw.
+    scaled = p.softcap * std::tanh(scaled / p.softcap);
+    line1 += QStringLiteral("  →  %1·tanh(·/%1) = %2")
+                 .arg(MatrixPainter::formatValue(p.softcap, 4))
+                 .arg(MatrixPainter::formatValue(scaled, 4));
+  }
   QString line2;
   if (p.masked) {
     line2 = QStringLiteral("masked for this query (score −∞): weight 0");

@@ -20,6 +20,7 @@ struct QueryKeyProducts {
   std::vector<double> products;  // [head_dim] q_d·k_d, which sum to the unscaled score
   double sum = 0;                // Σ_d q_d·k_d
   double scale = 0;              // the layer's factor of q·kᵀ
+  double softcap = 0;            // > 0: the scaled product is then capped (Gemma 2)
   double score = 0;              // the kept score (scaled, biased, masked): NaN when not kept
   double weight = 0;             // the attention weight after softmax
   bool masked = false;           // the key is masked for this query (score −∞)

@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFile>
 #include <QGroupBox>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -218,6 +219,23 @@ class ModelChoiceTest : public QObject {
     panel.setModelSpec(spec);
     QVERIFY(toyBox->isEnabled());
     QVERIFY(toyBox->toolTip().isEmpty());
+  }
+
+  // A GGUF file's parameters are float32 once open: the model line says what the file held.
+  void theModelLineSaysWhatAGgufFileHeld() {
+    ModelPanel panel;
+    attnscope::ModelInfo info;
+    info.name = "model.gguf";
+    info.layers = 2;
+    info.heads = 4;
+    info.dModel = 256;
+    info.weightDtype = "F32";
+    info.fileSummary =
+        "GGUF Q4_K_M: 113 Q4_K, 17 Q6_K, 65 F32 tensors, 0.8 GB; dequantized to float32 at load";
+    panel.setModelInfo(info);
+    QString all;
+    for (const QLabel* label : panel.findChildren<QLabel*>()) all += label->text() + '\n';
+    QVERIFY2(all.contains(QString::fromStdString(" · " + info.fileSummary)), qPrintable(all));
   }
 };
 

@@ -164,6 +164,30 @@ class QueryKeyViewTest : public QObject {
     QVERIFY(svg.contains("w5"));
   }
 
+  // Gemma 2 caps the scaled product: the kept score is cap·tanh(q·k·scale / cap), which the view
+  // computes and prints instead of calling the difference a position bias.
+  void softcappedScoresAreNotAPositionBias() {
+    const auto result = test::gpt2Like(1, 2, 6, 16, 7, 3.0f);
+    AttentionGroup& g = result->group();
+    const double cap = 1.0;
+    g.queryKeySoftcaps.assign(1, cap);
+    for (float& v : g.scores.data)
+      if (std::isfinite(v)) v = static_cast<float>(cap * std::tanh(v / cap));
+    QueryKeyView view;
+    view.setResult(result);
+    view.setViewState(ViewState());
+    QCOMPARE(view.products().softcap, cap);
+    ExportOptions o;
+    o.format = ImageFormat::Svg;
+    const QString path = m_dir.filePath(QStringLiteral("qk-capped.svg"));
+    QCOMPARE(Exporter::exportView(view, path, o), QString());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray svg = f.readAll();
+    QVERIFY(svg.contains("tanh"));
+    QVERIFY(!svg.contains("position bias"));
+  }
+
  private:
   QTemporaryDir m_dir;
 };

@@ -127,6 +127,24 @@ class WidgetsTest : public QObject {
              qPrintable(items.join(QStringLiteral(" | "))));
     QVERIFY(items.contains(QStringLiteral("1 head (64 dims)")));
   }
+
+  // Gemma 2's local and global layers and its capped scores are named in the model line.
+  void modelLineNamesLocalLayersAndTheSoftcap() {
+    ModelPanel panel;
+    attnscope::ModelInfo info;
+    info.name = "gemma2";
+    info.layers = 4;
+    info.heads = 8;
+    info.dModel = 64;
+    info.causal = true;
+    info.layerWindows = {4096, 0, 4096, 0};
+    info.attentionSoftcap = 50;
+    panel.setModelInfo(info);
+    QString all;
+    for (const QLabel* label : panel.findChildren<QLabel*>()) all += label->text() + '\n';
+    QVERIFY2(all.contains(QStringLiteral("sliding window 4096 on 2 of 4 layers")), qPrintable(all));
+    QVERIFY(all.contains(QStringLiteral("soft-capped at 50")));
+  }
 };
 
 QTEST_MAIN(WidgetsTest)

@@ -33,14 +33,15 @@ refused() {
   local want=$1
   shift
   peak "$@"
-  local code rss lines
+  local code rss lines args="$*"
+  args=${args:0:200}  # some cases pass 100 kB arguments
   read -r code rss < <(tail -n 1 "$tmp/peak.out")
   lines=$(($(wc -l <"$tmp/peak.out") - 1))
-  [[ $code -eq 2 ]] || fail "attnscope-cli $* -> exit $code, wanted 2: $(head -n 3 "$tmp/peak.out")"
-  [[ $lines -eq 1 ]] || fail "attnscope-cli $* printed $lines lines, wanted one: $(head -n 3 "$tmp/peak.out")"
-  grep -q -- "$want" "$tmp/peak.out" || fail "attnscope-cli $* lacks '$want': $(head -n 1 "$tmp/peak.out")"
-  [[ $rss -lt 300 ]] || fail "attnscope-cli $* peaked at $rss MiB (limit 300)"
-  echo "refused in $rss MiB: $*"
+  [[ $code -eq 2 ]] || fail "attnscope-cli $args -> exit $code, wanted 2: $(head -n 3 "$tmp/peak.out" | cut -c1-300)"
+  [[ $lines -eq 1 ]] || fail "attnscope-cli $args printed $lines lines, wanted one: $(head -n 3 "$tmp/peak.out" | cut -c1-300)"
+  grep -q -- "$want" "$tmp/peak.out" || fail "attnscope-cli $args lacks '$want': $(head -n 1 "$tmp/peak.out" | cut -c1-300)"
+  [[ $rss -lt 300 ]] || fail "attnscope-cli $args peaked at $rss MiB (limit 300)"
+  echo "refused in $rss MiB: $args"
 }
 
 dead_pid() {  # a pid whose process is gone
@@ -172,6 +173,55 @@ grep -q "notice: .*'blocks.0.ln1.weight'" "$tmp/nan.out" || fail "NaN weights: n
 grep -q "notice: the attention holds NaN" "$tmp/nan.out" || fail "NaN attention: no notice: $(cat "$tmp/nan.out")"
 grep -q "n/a" "$tmp/nan.out" || fail "NaN predictions not shown as n/a: $(cat "$tmp/nan.out")"
 grep -q "nan%" "$tmp/nan.out" && fail "NaN predictions printed as nan%"
+
+# --- Issue 34: hostile inputs, second round ----------------------------------------------------
+# 5. a FIFO output with no reader is refused (it blocked for ever, after the computation).
+mkfifo "$tmp/noreader"
+refused "FIFO (named pipe) with no reader" run --text hi --json "$tmp/noreader"
+# 8. list flags are checked and merged before they are expanded (4.2 GB before).
+refused "out of range" run --text hi --layers "$(printf '0-999999,%.0s' {1..14000})0"
+# 4. thread counts above the cores: OMP_NUM_THREADS=100000 hung restoring it, 1024 threads hung
+# under an address-space limit.
+OMP_NUM_THREADS=100000 timeout 60 "$cli" run --text hi >/dev/null 2>&1 ||
+  fail "OMP_NUM_THREADS=100000 run exited $? (124: hung)"
+(ulimit -v 8388608 && exec timeout 60 "$cli" run --text hi --threads 1024) >/dev/null 2>&1 ||
+  fail "--threads 1024 under an 8 GiB address-space limit exited $? (124: hung)"
+# 3. --json's document and text are in the memory estimate (427 MiB without it, 2.3 GiB with).
+refused "written out as JSON) needs about 2.3 GiB" run --text "$(printf 'a%.0s' {1..3000})" \
+  --max-tokens 5000 --memory-limit 1024 --json "$tmp/big.json"
+# 9 and 6: config values that were internal errors or silently wrong attention: exit 2, one line.
+hfmodel() {  # hfmodel DIR CONFIG: a folder whose config is read before its (empty) weights
+  mkdir -p "$1"
+  echo '{"model":{"type":"WordLevel","unk_token":"?","vocab":{"?":0,"h":1,"i":2}}}' >"$1/tokenizer.json"
+  printf '\x04\0\0\0\0\0\0\0{}  ' >"$1/model.safetensors"
+  echo "$2" >"$1/config.json"
+}
+hfmodel "$tmp/rope" '{"model_type":"llama","vocab_size":100,"hidden_size":8,"intermediate_size":16,
+  "num_hidden_layers":1,"num_attention_heads":2,"rope_theta":1e308}'
+refused '"rope_theta" must be above 1 and at most 1e30, got 1e+308' run --model "$tmp/rope" --text hi
+hfmodel "$tmp/t5" '{"model_type":"t5","vocab_size":100,"d_model":8,"d_kv":4,"d_ff":16,"num_layers":1,
+  "num_heads":2,"decoder_start_token_id":999999}'
+refused '"decoder_start_token_id" (999999) must be below vocab_size (100)' run --model "$tmp/t5" --text hi
+hfmodel "$tmp/relative" '{"model_type":"bert","vocab_size":100,"hidden_size":8,"num_hidden_layers":1,
+  "num_attention_heads":2,"intermediate_size":16,"max_position_embeddings":16,
+  "position_embedding_type":"relative_key"}'
+refused '"position_embedding_type" "relative_key" is not supported' run --model "$tmp/relative" --text hi
+# 11. terminal escapes from a model file are written as \xNN, never sent to the terminal.
+hfmodel "$tmp/escape" '{"model_type":"\u001b]0;pwned\u0007\u001b[2J\u009b31m"}'
+refused 'model_type .\\x1B]0;pwned\\x07\\x1B\[2J\\u009B31m. is not supported' run --model "$tmp/escape" --text hi
+grep -q $'\x1b\|\x07\|\xc2\x9b' "$tmp/peak.out" && fail "an escape sequence reached the terminal"
+# 10. --dump never replaces a folder holding a user's folder named like a dump's file, stale
+# clean-up never deletes a user's folder named like a temporary, and long names get temporaries.
+mkdir -p "$tmp/d34/trace.json" && echo precious >"$tmp/d34/trace.json/notes.txt"
+refused "holds other files ('trace.json')" run --text hi --dump "$tmp/d34"
+[[ -s $tmp/d34/trace.json/notes.txt ]] || fail "--dump deleted a user's folder named trace.json"
+user="$tmp/out34.json.tmp-$(dead_pid)-my-folder"
+mkdir "$user" && echo precious >"$user/notes.txt"
+"$cli" run --text hi --json "$tmp/out34.json" >/dev/null 2>&1 || fail "--json beside a user folder exited $?"
+[[ -s $user/notes.txt ]] || fail "stale clean-up deleted a user's folder named like a temporary"
+long="$tmp/$(printf 'n%.0s' {1..250})"
+"$cli" run --text hi --json "$long" >/dev/null 2>&1 || fail "--json to a 250-character name exited $?"
+grep -q '"tokens"' "$long" || fail "--json to a 250-character name wrote nothing"
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures robustness check(s) failed"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig through
-// ConfigReader) on arbitrary text: each accepts a consistent configuration or throws
+// The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig, Gemma2Config
+// through ConfigReader) on arbitrary text: each accepts a consistent configuration or throws
 // Error(Format), never anything else.
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include "fuzz_check.h"
 #include "fuzz_config_reader.h"
 #include "models/bloom_config.h"
+#include "models/gemma2_config.h"
 #include "models/gpt_neox_config.h"
 #include "models/llama_config.h"
 
@@ -38,6 +39,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const BloomConfig c = BloomConfig::fromReader(reader);
     if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0)
       fuzz::fail("accepted a bad Bloom config");
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const Gemma2Config c = Gemma2Config::fromReader(reader);
+    if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.numHeads % c.numKvHeads != 0 || c.headDim <= 0 ||
+        c.headDim % 2 != 0 || c.vocabSize <= 0 || c.hiddenSize <= 0 ||
+        c.slidingLayers.size() != static_cast<std::size_t>(c.numLayers) || c.slidingWindow < 0 ||
+        !(c.queryPreAttnScalar > 0) || c.attnSoftcap < 0 || c.finalSoftcap < 0 ||
+        !(c.ropeTheta > 1) || !(c.ropeLocalTheta > 1) || c.hiddenAct.empty() ||
+        c.qkNorm != (c.modelType != "gemma2")) {
+      fuzz::fail("accepted an inconsistent Gemma 2/3 config");
+    }
   });
   return 0;
 }

@@ -644,8 +644,9 @@ def check(cli, root, case, V, failures, report):
                     failures.append(f"{name}: next-token probabilities differ")
     check_value_norms(cli, d, family, cfg, w, prefix, failures, report)
     L, B, H = attention.shape[:3]
-    want_h = cfg.get("num_attention_heads", cfg.get("n_head"))
-    if (L, B, H) != (cfg.get("num_hidden_layers", cfg.get("n_layer")), len(TEXTS), want_h):
+    sizes = cfg.get("text_config", cfg)  # a vision-language folder's text model (gemma3)
+    want_h = sizes.get("num_attention_heads", sizes.get("n_head"))
+    if (L, B, H) != (sizes.get("num_hidden_layers", sizes.get("n_layer")), len(TEXTS), want_h):
         failures.append(f"{name}: attention shape {attention.shape}")
     report.append(f"{name:32s} max |diff|/max(1,|want|) {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
 

@@ -9,11 +9,23 @@ docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
   gguf_reference.py metadata DIR       meta_v1/v2/v3.gguf: every value type, nested arrays, two
                                         tensors; v3 with general.alignment 64
   gguf_reference.py unmappable DIR     small llama files the Llama family must refuse
-  gguf_reference.py llama HF_DIR DIR   the Llama folder's config.json + model.safetensors as
-                                        llama_{F32,F16,Q8_0,Q4_K}.gguf, with Q and K rows permuted
-                                        as convert_hf_to_gguf.py's LlamaModel.permute does; a
+  gguf_reference.py llama HF_DIR DIR [TYPES]
+                                       the Llama folder's config.json + model.safetensors as
+                                        llama_{F32,F16,Q8_0,Q4_K}.gguf (or the comma-separated
+                                        TYPES), with Q and K rows permuted as
+                                        convert_hf_to_gguf.py's LlamaModel.permute does; a
                                         qwen2 folder as qwen2_F32.gguf, unpermuted, as
-                                        convert_hf_to_gguf.py's Qwen2Model writes it
+                                        convert_hf_to_gguf.py's Qwen2Model writes it. A byte-level
+                                        BPE tokenizer.json in the folder goes in as
+                                        tokenizer.ggml.* (model gpt2, pre gpt-2)
+  gguf_reference.py bpe_tokenizer DIR  DIR/tokenizer.json: GPT-2's byte-level BPE form with 301
+                                        tokens (256 bytes, 44 merges learnt here from a sentence,
+                                        <|endoftext|>)
+  gguf_reference.py tiny_llama DIR     DIR: a one-layer Llama folder (config.json, F32
+                                        model.safetensors of random weights, the bpe_tokenizer)
+  gguf_reference.py vocab HF_DIR OUT   OUT: a vocabulary-only GGUF (no tensors) of the folder's
+                                        byte-level BPE tokenizer.json, as llama.cpp's
+                                        models/ggml-vocab-*.gguf files are
 
 The dequantization below is numpy float32 arithmetic in the order ggml's reference code uses
 (each product and sum rounded to float32, no fused multiply-add), so attnscope must match it bit
@@ -340,7 +352,134 @@ def llama3_factors(cfg, s):
     return np.array(out)
 
 
-def cmd_llama(hf, folder):
+def bytes_to_unicode():
+    """GPT-2's map of the 256 bytes onto printable characters (encoder.py)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + \
+        list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, [chr(c) for c in cs]))
+
+
+def cmd_bpe_tokenizer(folder, merges=44):
+    """A GPT-2-style tokenizer.json: byte tokens, merges learnt greedily from a sentence."""
+    b2u = bytes_to_unicode()
+    vocab = {b2u[b]: i for i, b in enumerate(sorted(b2u))}
+    text = ("the cat sat on the mat and the dog sat on the cat; hello world, 1234 times. the "
+            "quick brown fox jumps over the lazy dog, then the dog jumps over the fox")
+    words = [[b2u[b] for b in (w if i == 0 else " " + w).encode()]
+             for i, w in enumerate(text.split(" "))]
+    merge_list = []
+    while len(merge_list) < merges:
+        counts = {}
+        for w in words:
+            for a, b in zip(w, w[1:]):
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+        if not counts:
+            break
+        best = max(sorted(counts), key=lambda p: counts[p])  # ties: the first in sorted order
+        merge_list.append(best)
+        vocab[best[0] + best[1]] = len(vocab)
+        for w in words:
+            i = 0
+            while i < len(w) - 1:
+                if (w[i], w[i + 1]) == best:
+                    w[i:i + 2] = [best[0] + best[1]]
+                i += 1
+    end = "<|endoftext|>"
+    vocab[end] = len(vocab)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": True}
+    tj = {"version": "1.0", "truncation": None, "padding": None,
+          "added_tokens": [{"id": vocab[end], "content": end, "single_word": False,
+                            "lstrip": False, "rstrip": False, "normalized": True,
+                            "special": True}],
+          "normalizer": None, "pre_tokenizer": byte_level,
+          "post_processor": dict(byte_level, trim_offsets=False),
+          "decoder": byte_level,
+          "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                    "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": False,
+                    "byte_fallback": False, "vocab": vocab,
+                    "merges": [a + " " + b for a, b in merge_list]}}
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tj, f, ensure_ascii=False)
+
+
+def add_vocabulary(g, hf):
+    """tokenizer.ggml.* of a byte-level BPE tokenizer.json, as convert_hf_to_gguf.py's
+    get_vocab_base writes them: tokens by id, normal or control (special added tokens), merges."""
+    path = os.path.join(hf, "tokenizer.json")
+    if not os.path.exists(path):
+        return False
+    tj = json.load(open(path, encoding="utf-8"))
+    if tj["model"]["type"] != "BPE":
+        return False
+    by_id = {i: (t, 1) for t, i in tj["model"]["vocab"].items()}
+    for a in tj["added_tokens"]:
+        by_id[a["id"]] = (a["content"], 3 if a["special"] else 4)
+    ids = range(max(by_id) + 1)
+    g.add("tokenizer.ggml.model", 8, "gpt2")
+    g.add("tokenizer.ggml.pre", 8, "gpt-2")
+    g.add("tokenizer.ggml.tokens", 9, (8, [by_id[i][0] for i in ids]))
+    g.add("tokenizer.ggml.token_type", 9, (5, [by_id[i][1] for i in ids]))
+    g.add("tokenizer.ggml.merges", 9, (8, tj["model"]["merges"]))
+    special = [a["id"] for a in tj["added_tokens"] if a["special"]]
+    if special:
+        g.add("tokenizer.ggml.bos_token_id", 4, special[0])
+        g.add("tokenizer.ggml.eos_token_id", 4, special[0])
+    return True
+
+
+def cmd_tiny_llama(folder):
+    os.makedirs(folder, exist_ok=True)
+    cmd_bpe_tokenizer(folder)
+    c, heads, kv, inner, vocab = 64, 4, 2, 96, 301
+    cfg = {"model_type": "llama", "vocab_size": vocab, "hidden_size": c,
+           "intermediate_size": inner, "num_hidden_layers": 1, "num_attention_heads": heads,
+           "num_key_value_heads": kv, "max_position_embeddings": 128, "rms_norm_eps": 1e-5,
+           "rope_theta": 10000.0, "tie_word_embeddings": False}
+    json.dump(cfg, open(os.path.join(folder, "config.json"), "w"))
+    d = c // heads
+    shapes = {"model.embed_tokens.weight": [vocab, c], "model.norm.weight": [c],
+              "lm_head.weight": [vocab, c],
+              "model.layers.0.input_layernorm.weight": [c],
+              "model.layers.0.post_attention_layernorm.weight": [c],
+              "model.layers.0.self_attn.q_proj.weight": [heads * d, c],
+              "model.layers.0.self_attn.k_proj.weight": [kv * d, c],
+              "model.layers.0.self_attn.v_proj.weight": [kv * d, c],
+              "model.layers.0.self_attn.o_proj.weight": [c, heads * d],
+              "model.layers.0.mlp.gate_proj.weight": [inner, c],
+              "model.layers.0.mlp.up_proj.weight": [inner, c],
+              "model.layers.0.mlp.down_proj.weight": [c, inner]}
+    rng = np.random.default_rng(3)
+    header, data = {}, b""
+    for name, shape in shapes.items():
+        w = rng.normal(0, 0.3 if "proj" in name else 0.1, shape).astype("<f4")
+        if "norm" in name:
+            w += 1
+        header[name] = {"dtype": "F32", "shape": shape,
+                        "data_offsets": [len(data), len(data) + w.nbytes]}
+        data += w.tobytes()
+    h = json.dumps(header).encode()
+    h += b" " * ((-len(h)) % 8)
+    open(os.path.join(folder, "model.safetensors"), "wb").write(
+        struct.pack("<Q", len(h)) + h + data)
+
+
+def cmd_vocab(hf, out):
+    g = Writer()
+    g.add("general.architecture", 8, "llama")
+    g.add("general.name", 8, "attnscope test vocabulary")
+    assert add_vocabulary(g, hf), "no byte-level BPE tokenizer.json in " + hf
+    open(out, "wb").write(g.bytes())
+
+
+def cmd_llama(hf, folder, types=None):
     cfg = json.load(open(os.path.join(hf, "config.json")))
     arch = cfg["model_type"]
     assert arch in ("llama", "qwen2")
@@ -352,10 +491,13 @@ def cmd_llama(hf, folder):
              "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
              "mlp.down_proj": "ffn_down"}
-    for qtype in ("F32", "F16", "Q8_0", "Q4_K") if arch == "llama" else ("F32",):
+    if types is None:
+        types = ("F32", "F16", "Q8_0", "Q4_K") if arch == "llama" else ("F32",)
+    for qtype in types:
         g = Writer()
         g.add("general.architecture", 8, arch)
         g.add("general.name", 8, "attnscope test " + arch)
+        add_vocabulary(g, hf)
         g.add(arch + ".block_count", 4, cfg["num_hidden_layers"])
         g.add(arch + ".context_length", 4, cfg["max_position_embeddings"])
         g.add(arch + ".embedding_length", 4, cfg["hidden_size"])
@@ -411,6 +553,12 @@ if __name__ == "__main__":
     elif cmd == "unmappable":
         cmd_unmappable(sys.argv[2])
     elif cmd == "llama":
-        cmd_llama(sys.argv[2], sys.argv[3])
+        cmd_llama(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
+    elif cmd == "bpe_tokenizer":
+        cmd_bpe_tokenizer(sys.argv[2])
+    elif cmd == "tiny_llama":
+        cmd_tiny_llama(sys.argv[2])
+    elif cmd == "vocab":
+        cmd_vocab(sys.argv[2], sys.argv[3])
     else:
         sys.exit("unknown command " + cmd)

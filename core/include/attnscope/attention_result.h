@@ -61,8 +61,10 @@ struct AttentionGroup {
                              // 0; empty unless RunRequest::keepQueryKey
   FloatTensor keyVectors;  // [layers, batch, heads, key, head_dim] likewise (grouped-query heads
                            // already repeated: one row per query head); padded keys 0
-  std::vector<double> queryKeyScales;  // [layers] the factor of q·kᵀ in each layer's scores
-                                       // (1/√head_dim mostly; 1 for T5); kept with them
+  std::vector<double> queryKeyScales;    // [layers] the factor of q·kᵀ in each layer's scores
+                                         // (1/√head_dim mostly; 1 for T5); kept with them
+  std::vector<double> queryKeySoftcaps;  // [layers] > 0 where the scaled product was then capped
+                                         // (Gemma 2): the score is cap·tanh(q·k·scale / cap)
 
   /// The model's layers, kept or not (views offer every one; see hasLayer()).
   int layers() const {

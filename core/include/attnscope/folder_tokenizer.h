@@ -20,10 +20,13 @@ namespace attnscope {
 /// its folder through this.
 class FolderTokenizer final : public Tokenizer {
  public:
-  /// A model folder, a tokenizer.json or a SentencePiece .model file. Throws Error(Io) naming what
-  /// is missing
+  /// A model folder, a tokenizer.json, a SentencePiece .model file, or a GGUF file of any name
+  /// (recognised by its magic bytes; its tokenizer.ggml.* metadata, vocabulary-only files too).
+  /// Throws Error(Io) naming what is missing
   /// ("no tokenizer.json or vocab.json + merges.txt in DIR"), Error(Format) for a malformed file.
   static FolderTokenizer open(const std::string& path);
+  /// A tokenizer built elsewhere (from a GGUF file's metadata); `source` names it in messages.
+  static FolderTokenizer fromHf(HfTokenizer tokenizer, std::string source);
 
   std::vector<Token> encode(const std::string& text) const override;
   /// A sentence pair (tokenizer.json with a pair template only; throws Error(InvalidArgument)

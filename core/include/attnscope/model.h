@@ -28,8 +28,13 @@ struct ModelInfo {
   int kvHeads = 0;  // key/value heads (grouped-query: query head h reads kv head h / (heads /
                     // kvHeads)); 0 is read as `heads` (no sharing), see kvHeadsOrHeads()
   int dModel = 0;
-  int maxPositions = 0;   // 0: no limit other than RunLimits::maxTokens
-  int slidingWindow = 0;  // > 0: each query sees only this many most recent keys (Mistral)
+  int maxPositions = 0;           // 0: no limit other than RunLimits::maxTokens
+  int slidingWindow = 0;          // > 0: each query sees only this many most recent keys (Mistral)
+  std::vector<int> layerWindows;  // per layer where windows differ by layer (Gemma 2/3's local and
+                                  // global layers): that layer's window, 0 for a global layer;
+                                  // empty when slidingWindow speaks for every layer
+  double attentionSoftcap = 0;    // > 0: scores are softcap·tanh(scores / softcap) before the
+                                  // mask (Gemma 2): the scores kept and shown are the capped ones
   bool causal = false;
   bool supportsContext = false;  // cross-attention
   bool supportsRandomInput = false;
@@ -39,6 +44,9 @@ struct ModelInfo {
   uint64_t mappedBytes = 0;   // of parameterBytes, pages of memory-mapped weight files: the kernel
                               // drops and re-reads them as needed, so runs do not count them
   std::string weightDtype;    // "F32", "F16", "BF16", or "mixed": the parameters as held
+  std::string fileSummary;    // what the file held when it differs from the parameters (GGUF:
+                              // "GGUF Q4_K_M: 113 Q4_K, 17 Q6_K, 65 F32 tensors, 0.8 GB;
+                              // dequantized to float32 at load"); empty otherwise
   uint64_t widenedBytes = 0;  // float32 bytes of the parameters that are not float32: what
                               // RunLimits::weightCacheBytes would need to keep them all
   uint64_t weightCacheBytes = 0;    // float32 copies held now (RunLimits::weightCacheBytes)

@@ -27,6 +27,10 @@ struct RunLimits {
   static constexpr int64_t kAutoWeightCache = -1;
   static constexpr uint64_t kWeightCacheHeadroom = 1ull << 30;
   int64_t weightCacheBytes = 0;
+  /// Bytes the caller will need per attention value the result keeps, after the run (the CLI's
+  /// --json: kResultJsonBytesPerAttentionValue), counted in the estimate so that a run whose
+  /// output would not fit is refused before it starts. 0: the result is only held.
+  uint64_t outputBytesPerAttentionValue = 0;
 };
 
 /// Random input X ~ N(0,1) of shape (batch, seqLen, input_dim): the tutorial's set-up.
@@ -46,6 +50,8 @@ struct MemoryEstimate {
   uint64_t perLayer = 0;       // attention (+ scores) of one layer: what each kept layer adds
   uint64_t working = 0;        // activations, one layer's temporaries (the largest compact weight
                                // widened to float32 among them), tokens and copies
+  uint64_t output = 0;         // what the caller makes of the attention afterwards (--json's
+                               // document and text): RunLimits::outputBytesPerAttentionValue
   uint64_t total = 0;
   int layersKept = 0;
   int layers = 0;

@@ -11,7 +11,8 @@ namespace attnscope {
 /// Sets LibTorch's intra-op thread count. 0 means every core that other processes leave free at
 /// the start of each run (at least 1): LibTorch reports 1 on some machines unless told, and
 /// OpenMP teams collapse when one of their threads shares a core. Called once automatically
-/// (with 0) before the first run.
+/// (with 0) before the first run. A count above the cores this process may use (its CPU
+/// affinity) is lowered to them: more threads only take turns, and thousands hang.
 void setThreadCount(int threads = 0);
 int threadCount();
 /// Whether this thread's runs pick their thread count from the load (setThreadCount(0), the

@@ -54,22 +54,58 @@ std::string parentOf(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// "<path>.tmp-<pid>-<n>-<ticks>": the pid lets a later writer tell a dead process's leftover
-// from a live writer's file.
+// What temporaryName puts after the prefix at most: "<pid>-<counter>-<6 hex digits>".
+constexpr std::size_t kMaxTempSuffix = 40;
+
+// "<name>.tmp-", where <name> is the file name of `path`, cut so that a temporary's whole name
+// stays within NAME_MAX (a 250-character output name failed with "File name too long").
+std::string temporaryPrefix(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  const std::size_t room = NAME_MAX - kMaxTempSuffix - std::char_traits<char>::length(kTempMarker);
+  if (name.size() > room) name.resize(room);
+  return name + kTempMarker;
+}
+
+// "<path>.tmp-<pid>-<n>-<ticks>" (the name cut as temporaryPrefix says): the pid lets a later
+// writer tell a dead process's leftover from a live writer's file.
 std::string temporaryName(const std::string& path) {
   static std::atomic<unsigned> counter{0};
   const auto ticks =
       static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
   char suffix[64];
-  std::snprintf(suffix, sizeof suffix, "%s%ld-%u-%llx", kTempMarker, static_cast<long>(::getpid()),
+  std::snprintf(suffix, sizeof suffix, "%ld-%u-%llx", static_cast<long>(::getpid()),
                 counter.fetch_add(1), ticks & 0xffffffULL);
-  return path + suffix;
+  return (fs::path(parentOf(path)) / temporaryPrefix(path)).string() + suffix;
+}
+
+// Whether `name` is one of `ownNames` or a temporary of one: the files a dump writes.
+bool isOwnName(const std::string& name, const std::vector<std::string>& ownNames) {
+  for (const std::string& n : ownNames) {
+    if (name == n || name.rfind(temporaryPrefix(n), 0) == 0) return true;
+  }
+  return false;
+}
+
+// The first entry of `dir` that is not a regular file named in ownNames (a user's file, a
+// folder, a link), or "" when there is none. A folder named "trace.json" is not a dump's file.
+std::string firstForeignEntry(const std::string& dir, const std::vector<std::string>& ownNames,
+                              std::error_code& ec) {
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code typeError;
+    if (!isOwnName(name, ownNames) || !e.is_regular_file(typeError) || e.is_symlink(typeError))
+      return name;
+  }
+  return {};
 }
 
 // Removes "<path>.tmp-<pid>-…" left by processes that no longer exist (a kill -9 mid-write), so
-// repeated crashes cannot fill the disk. Files of live processes, ours included, are left alone.
-void removeStaleTemporaries(const std::string& path) {
-  const std::string prefix = fs::path(path).filename().string() + kTempMarker;
+// repeated crashes cannot fill the disk. Files of live processes, ours included, are left alone,
+// and so is anything a writer of `path` would not have made: a folder, unless `folderNames` is
+// given and it holds only those files (a killed dump's folder), or a device or FIFO.
+void removeStaleTemporaries(const std::string& path,
+                            const std::vector<std::string>* folderNames = nullptr) {
+  const std::string prefix = temporaryPrefix(path);
   const std::string dir = parentOf(path);
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
@@ -80,8 +116,15 @@ void removeStaleTemporaries(const std::string& path) {
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || pid > INT_MAX || *end != '-' || pid == ::getpid()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    std::error_code ignored;
-    fs::remove_all(fs::path(dir) / name, ignored);
+    const std::string full = (fs::path(dir) / name).string();
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) != 0) continue;
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+      ::unlink(full.c_str());
+    } else if (S_ISDIR(st.st_mode) && folderNames) {
+      std::error_code ec;
+      if (firstForeignEntry(full, *folderNames, ec).empty() && !ec) fs::remove_all(full, ec);
+    }
   }
   ::closedir(d);
 }
@@ -126,6 +169,24 @@ void checkReadable(const std::string& path, const struct stat& st, uint64_t maxB
   }
 }
 
+// Opens a device or FIFO for writing without blocking: a plain open of a FIFO waits for a reader
+// for ever. A reader that is still starting (`cat fifo &` just before) gets a second to open its
+// end; after that the FIFO is refused. The descriptor is made blocking again for the writes.
+int openDirect(const std::string& path, bool fifo) {
+  constexpr int kTries = 50;  // 20 ms apart
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      return fd;
+    }
+    if (errno != ENXIO || !fifo) throwWriteError(path, errno);
+    if (attempt + 1 >= kTries)
+      throwWriteError(path, "it is a FIFO (named pipe) with no reader; start the reader first");
+    ::usleep(20000);
+  }
+}
+
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path) : m_path(path) {
@@ -136,8 +197,7 @@ OutputFile::OutputFile(const std::string& path) : m_path(path) {
     if (S_ISDIR(st.st_mode)) throwWriteError(path, "it is a folder; give a file name");
     if (!S_ISREG(st.st_mode)) {
       // A device or pipe: renaming over it would replace it (as root, /dev/null itself).
-      m_fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (m_fd < 0) throwWriteError(path, errno);
+      m_fd = openDirect(path, S_ISFIFO(st.st_mode));
       m_direct = true;
       return;
     }
@@ -252,22 +312,17 @@ void replaceFolderAtomically(const std::string& dir, const std::vector<std::stri
     if (!S_ISDIR(st.st_mode)) fail(std::string("it is ") + kindOf(st.st_mode) + ", not a folder");
     // Replacing a folder deletes it: only an empty one or an earlier dump, never `--dump .`.
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(target, ec)) {
-      const std::string name = e.path().filename().string();
-      bool own = false;
-      for (const std::string& n : ownNames)
-        own = own || name == n || name.rfind(n + kTempMarker, 0) == 0;
-      if (!own)
-        fail("it holds other files ('" + name +
-             "'); give a new or empty folder, or one an earlier dump wrote");
-    }
+    const std::string foreign = firstForeignEntry(target, ownNames, ec);
+    if (!foreign.empty())
+      fail("it holds other files ('" + foreign +
+           "'); give a new or empty folder, or one an earlier dump wrote");
     if (ec) fail(ec.message());
   } else {
     std::error_code ec;
     fs::create_directories(parentOf(target), ec);
     if (ec) failTo("create", ec.message());
   }
-  removeStaleTemporaries(target);
+  removeStaleTemporaries(target, &ownNames);
   std::string temp;
   for (int attempt = 0; attempt < 100; ++attempt) {
     temp = temporaryName(target);

@@ -14,11 +14,12 @@ using Json = nlohmann::json;
 // nlohmann's own DOM builder (linear), with the key and depth checks in front of it.
 class CheckingSax {
  public:
-  CheckingSax(CheckedJson& out, std::size_t maxDepth, bool keepOrder)
+  CheckingSax(CheckedJson& out, std::size_t maxDepth, bool keepOrder, bool allowDuplicates)
       : m_out(out),
         m_dom(out.value, /*allow_exceptions=*/false),
         m_maxDepth(maxDepth),
-        m_keepOrder(keepOrder) {}
+        m_keepOrder(keepOrder),
+        m_allowDuplicates(allowDuplicates) {}
 
   bool null() { return m_dom.null(); }
   bool boolean(bool v) { return m_dom.boolean(v); }
@@ -40,7 +41,7 @@ class CheckingSax {
     return m_dom.end_array();
   }
   bool key(Json::string_t& k) {
-    if (!m_keys[m_depth - 1].insert(k).second) {
+    if (!m_allowDuplicates && !m_keys[m_depth - 1].insert(k).second) {
       m_out.problem = CheckedJson::Problem::DuplicateKey;
       m_out.detail = k;
       return false;
@@ -78,13 +79,15 @@ class CheckingSax {
   std::size_t m_depth = 0;
   std::size_t m_maxDepth;
   bool m_keepOrder;
+  bool m_allowDuplicates;
 };
 
 }  // namespace
 
-CheckedJson parseJsonChecked(std::string_view text, std::size_t maxDepth, bool keepTopLevelOrder) {
+CheckedJson parseJsonChecked(std::string_view text, std::size_t maxDepth, bool keepTopLevelOrder,
+                             bool allowDuplicateKeys) {
   CheckedJson out;
-  CheckingSax sax(out, maxDepth, keepTopLevelOrder);
+  CheckingSax sax(out, maxDepth, keepTopLevelOrder, allowDuplicateKeys);
   const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
   if (!ok && out.problem == CheckedJson::Problem::None) out.problem = CheckedJson::Problem::Invalid;
   if (out.problem != CheckedJson::Problem::None) out.value = Json();
@@ -92,8 +95,9 @@ CheckedJson parseJsonChecked(std::string_view text, std::size_t maxDepth, bool k
 }
 
 nlohmann::json parseStrictJson(std::string_view text, const std::string& source,
-                               std::size_t maxDepth, bool invalidIsDiscarded) {
-  CheckedJson r = parseJsonChecked(text, maxDepth);
+                               std::size_t maxDepth, bool invalidIsDiscarded,
+                               bool allowDuplicateKeys) {
+  CheckedJson r = parseJsonChecked(text, maxDepth, false, allowDuplicateKeys);
   switch (r.problem) {
     case CheckedJson::Problem::None:
       return std::move(r.value);

@@ -26,6 +26,12 @@ namespace attnscope {
 namespace {
 
 constexpr int kMaxNesting = 64;  // containers inside containers, when the result is walked
+// The unpickler's own bookkeeping (values, stack, memo) may use this much beyond the file's size.
+// Every opcode makes at most a few small values, so a real data.pkl, a small part of its file,
+// stays far below; 50 MB of EMPTY_LIST opcodes would otherwise take ~10 GB.
+constexpr uint64_t kPickleBookkeepingBytes = 64ull << 20;
+// A tensor's rank; a larger size tuple is refused before its items are read.
+constexpr std::size_t kMaxRank = 64;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw Error(ErrorKind::Format, path + ": " + what);
@@ -254,8 +260,9 @@ bool allowedGlobal(const std::string& g) {
 
 class Unpickler {
  public:
-  Unpickler(const std::string& path, const uint8_t* data, size_t size)
-      : m_path(path), m_p(data), m_size(size) {}
+  /// budget: the bytes of values, stack and memo the pickle may make before it is refused.
+  Unpickler(const std::string& path, const uint8_t* data, size_t size, uint64_t budget)
+      : m_path(path), m_p(data), m_size(size), m_budget(budget) {}
   // Every value ever made is held here, so cycles (a list appended to itself through the memo)
   // and deep chains are broken and freed flatly when the unpickler goes away.
   ~Unpickler() {
@@ -294,6 +301,7 @@ class Unpickler {
         case 't': {  // TUPLE
           auto t = make(Value::Tuple);
           t->items = popToMark();
+          charge(t->items.size() * sizeof(ValuePtr));
           push(t);
           break;
         }
@@ -373,6 +381,7 @@ class Unpickler {
         case 's': {  // SETITEM
           need(3);
           ValuePtr v = pop(), k = pop();
+          charge(2 * sizeof(ValuePtr));
           dictOf(m_stack.back())->dict.emplace_back(k, v);
           break;
         }
@@ -381,12 +390,14 @@ class Unpickler {
           if (items.size() % 2) fail(m_path, "malformed pickle (SETITEMS)");
           need(1);
           auto d = dictOf(m_stack.back());
+          charge(items.size() * sizeof(ValuePtr));
           for (size_t k = 0; k < items.size(); k += 2) d->dict.emplace_back(items[k], items[k + 1]);
           break;
         }
         case 'a': {  // APPEND
           need(2);
           ValuePtr v = pop();
+          charge(sizeof(ValuePtr));
           listOf(m_stack.back())->items.push_back(v);
           break;
         }
@@ -394,6 +405,7 @@ class Unpickler {
           auto items = popToMark();
           need(1);
           auto l = listOf(m_stack.back());
+          charge(items.size() * sizeof(ValuePtr));
           l->items.insert(l->items.end(), items.begin(), items.end());
           break;
         }
@@ -440,7 +452,18 @@ class Unpickler {
   }
 
  private:
+  // Counts what the pickle makes against the budget: values, stack slots, memo entries and
+  // strings (popped slots are not given back, so the count bounds the work too).
+  void charge(uint64_t bytes) {
+    m_used += bytes;
+    if (m_used > m_budget)
+      fail(m_path, "malformed pickle (data.pkl would need more than " +
+                       std::to_string(m_budget >> 20) +
+                       " MiB to read, far more than a state dict of this size)");
+  }
   ValuePtr make(Value::Kind k) {
+    // The value, its shared_ptr control block and its slot in m_all.
+    charge(sizeof(Value) + 32 + sizeof(ValuePtr));
     auto v = std::make_shared<Value>();
     v->kind = k;
     m_all.push_back(v);
@@ -470,7 +493,10 @@ class Unpickler {
     ++m_pos;
     return s;
   }
-  void push(ValuePtr v) { m_stack.push_back(std::move(v)); }
+  void push(ValuePtr v) {
+    charge(sizeof(ValuePtr));
+    m_stack.push_back(std::move(v));
+  }
   void need(size_t n) {
     const size_t floor = m_marks.empty() ? 0 : m_marks.back();
     if (m_stack.size() < floor + n) fail(m_path, "malformed pickle (stack underflow)");
@@ -490,6 +516,7 @@ class Unpickler {
   }
   void pushStr(uint64_t n) {
     const uint8_t* b = take(n);  // bounded by data.pkl's size before anything is allocated
+    charge(n);
     auto v = make(Value::Str);
     v->s.assign(reinterpret_cast<const char*>(b), size_t(n));
     push(v);
@@ -501,6 +528,7 @@ class Unpickler {
   }
   void memoPut(uint64_t k) {
     need(1);
+    charge(64);  // a map node
     m_memo[k] = m_stack.back();
   }
   void memoGet(uint64_t k) {
@@ -580,9 +608,14 @@ class Unpickler {
       auto t = std::make_shared<TensorView>();
       t->storage = a[0]->storage;
       t->offset = intArg(a[1], "storage offset");
+      // Before the items are read: one memoized tuple of a million items could otherwise be
+      // read again by every tensor that names it.
+      if ((a[2]->kind == Value::Tuple && a[2]->items.size() > kMaxRank) ||
+          (a[3]->kind == Value::Tuple && a[3]->items.size() > kMaxRank))
+        fail(m_path, "malformed tensor (more than " + std::to_string(kMaxRank) + " dimensions)");
       t->shape = intTuple(a[2], "size");
       t->stride = intTuple(a[3], "stride");
-      if (t->shape.size() != t->stride.size() || t->shape.size() > 64)
+      if (t->shape.size() != t->stride.size())
         fail(m_path, "malformed tensor (size and stride differ in length)");
       auto v = make(Value::Tensor);
       v->tensor = t;
@@ -606,6 +639,8 @@ class Unpickler {
   std::map<uint64_t, ValuePtr> m_memo;
   std::map<std::string, std::shared_ptr<Storage>> m_storages;
   std::vector<ValuePtr> m_all;
+  uint64_t m_budget;
+  uint64_t m_used = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -615,19 +650,43 @@ struct Leaf {
   std::shared_ptr<TensorView> tensor;
 };
 
+/// What walking the state dict has seen: every dict once, every name once, and the bytes of the
+/// names bounded, so that work follows the file's real size. A pickle can refer to one dict many
+/// times through its memo: a chain of dicts each holding the next twice is 2^40 paths in 40 levels
+/// of a 1.6 kB file.
+struct Walk {
+  std::set<const Value*> dicts;
+  std::set<std::string> names;
+  uint64_t nameBytes = 0;
+  uint64_t maxNameBytes = 0;
+};
+
+/// A name for a message: a key may be a megabyte long.
+std::string shortName(const std::string& name) {
+  return name.size() <= 200 ? name : name.substr(0, 200) + "...";
+}
+
 void collect(const std::string& path, const ValuePtr& dict, const std::string& prefix, bool nested,
-             int depth, std::vector<Leaf>& out) {
+             int depth, Walk& walk, std::vector<Leaf>& out) {
   if (depth > kMaxNesting) fail(path, "malformed checkpoint (dicts nested too deeply)");
+  if (!walk.dicts.insert(dict.get()).second)
+    fail(path, "malformed state dict (" + (prefix.empty() ? "a dict" : shortName(prefix)) +
+                   " is a dict that appears twice; a state dict is a tree)");
   for (const auto& [k, v] : dict->dict) {
     if (k->kind != Value::Str) fail(path, "malformed state dict (a key is not a string)");
     const std::string name = prefix + k->s;
+    walk.nameBytes += name.size();
+    if (walk.nameBytes > walk.maxNameBytes)
+      fail(path, "malformed state dict (its names add up to more than the file holds)");
+    if (!walk.names.insert(name).second)
+      fail(path, "malformed state dict (" + shortName(name) + " twice)");
     if (v->kind == Value::Tensor) {
       out.push_back({name, v->tensor});
     } else if (v->kind == Value::Dict && nested) {
-      collect(path, v, name + ".", nested, depth + 1, out);
+      collect(path, v, name + ".", nested, depth + 1, walk, out);
     } else {
-      fail(path,
-           "malformed state dict (" + name + " is a " + kindName(v->kind) + ", not a tensor)");
+      fail(path, "malformed state dict (" + shortName(name) + " is a " + kindName(v->kind) +
+                     ", not a tensor)");
     }
   }
 }
@@ -679,13 +738,17 @@ std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
       if (order != "little") fail(path, "refused: byte order '" + order + "' (only little)");
     }
     auto [pkl, pklSize] = record("data.pkl");
-    Unpickler unpickler(path, static_cast<const uint8_t*>(pkl.get()), pklSize);
+    Unpickler unpickler(path, static_cast<const uint8_t*>(pkl.get()), pklSize,
+                        kPickleBookkeepingBytes + fileSize);
     ValuePtr top = unpickler.run();
     if (top->kind != Value::Dict)
       fail(path, std::string("malformed checkpoint (the top level is a ") + kindName(top->kind) +
                      ", not a state dict)");
 
     std::vector<Leaf> leaves;
+    Walk walk;
+    // Names are keys of the pickle, with a wrapper's prefixes: a few times its size at most.
+    walk.maxNameBytes = 4 * uint64_t(pklSize) + (1u << 20);
     const Value* wrapped = nullptr;
     bool allTensors = true;
     for (const auto& [k, v] : top->dict) {
@@ -695,23 +758,20 @@ std::vector<TorchTensorRecord> readTorchCheckpoint(const std::string& path) {
     }
     if (!allTensors && wrapped) {
       for (const auto& [k, v] : top->dict)
-        if (v.get() == wrapped) collect(path, v, "", true, 0, leaves);
+        if (v.get() == wrapped) collect(path, v, "", true, 0, walk, leaves);
     } else {
-      collect(path, top, "", false, 0, leaves);
+      collect(path, top, "", false, 0, walk, leaves);
     }
 
-    std::set<std::string> seen;
     std::map<std::string, std::pair<at::DataPtr, size_t>> storageBytes;
     const uint64_t budget = 4 * fileSize + (1u << 20);  // views may share storage (tied weights)
     uint64_t total = 0;
     std::vector<TorchTensorRecord> out;
     for (const auto& leaf : leaves) {
-      if (!seen.insert(leaf.name).second)
-        fail(path, "malformed state dict (" + leaf.name + " twice)");
       const TensorView& t = *leaf.tensor;
       const Storage& s = *t.storage;
       const uint64_t elem = byteSize(s.dtype);
-      const std::string where = "tensor " + leaf.name;
+      const std::string where = "tensor " + shortName(leaf.name);
       auto sit = storageBytes.find(s.key);
       if (sit == storageBytes.end()) {
         sit = storageBytes.emplace(s.key, record("data/" + s.key)).first;

@@ -20,6 +20,10 @@ BartConfig BartConfig::fromReader(const ConfigReader& c, Flavour f) {
       c.integer({"decoder_start_token_id"}, 0, 1 << 22, marian ? r.padTokenId : 2);
   r.eosTokenId = c.integer({"eos_token_id"}, 0, 1 << 22, marian ? 0 : 2);
   r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
+  // Each indexes the embedding table (the decoder's first input, padding, generation's stop).
+  c.requireBelow("decoder_start_token_id", r.decoderStartTokenId, "vocab_size", r.vocabSize);
+  c.requireBelow("pad_token_id", r.padTokenId, "vocab_size", r.vocabSize);
+  c.requireBelow("eos_token_id", r.eosTokenId, "vocab_size", r.vocabSize);
   r.dModel = c.integer({"d_model"}, 2, 1 << 16);
   r.encoderLayers = c.integer({"encoder_layers"}, 1, 256);
   r.decoderLayers = c.integer({"decoder_layers"}, 1, 256);

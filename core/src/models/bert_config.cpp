@@ -22,6 +22,15 @@ BertConfig BertConfig::fromReader(const ConfigReader& c, Flavour flavour) {
     c.requireDivides("num_hidden_groups", r.numHiddenGroups, "num_hidden_layers", r.numLayers);
   }
   r.layerNormEps = c.number("layer_norm_eps", 1e-12);
+  if (!(r.layerNormEps > 0) || r.layerNormEps > 1)
+    c.fail("\"layer_norm_eps\" must be a positive number below 1, got " +
+           std::to_string(r.layerNormEps));
+  // relative_key and relative_key_query add a distance_embedding term to the scores; reading
+  // such a model with absolute positions alone would give wrong attention without a word.
+  const std::string positions = c.string("position_embedding_type", "absolute");
+  if (positions != "absolute")
+    c.fail("\"position_embedding_type\" \"" + positions +
+           "\" is not supported (only \"absolute\")");
   r.hiddenAct = c.string("hidden_act", albert ? "gelu_new" : "gelu");
   if (!albert)
     r.padTokenId = c.integer({"pad_token_id"}, 0, 1 << 22, flavour == Flavour::Roberta ? 1 : 0);

@@ -2,6 +2,7 @@
 #include "models/config_reader.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
@@ -29,6 +30,19 @@ void ConfigReader::requireDivides(const std::string& divisorKey, int divisor,
   if (value % divisor != 0)
     fail(divisorKey + " (" + std::to_string(divisor) + ") must divide " + key + " (" +
          std::to_string(value) + ")");
+}
+
+std::string formatNumber(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", value);
+  return buf;
+}
+
+void ConfigReader::requireBelow(const std::string& key, int value, const std::string& limitKey,
+                                int limit) const {
+  if (value >= limit)
+    fail("\"" + key + "\" (" + std::to_string(value) + ") must be below " + limitKey + " (" +
+         std::to_string(limit) + ")");
 }
 
 bool ConfigReader::has(const std::string& key) const {

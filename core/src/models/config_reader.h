@@ -34,6 +34,10 @@ class ConfigReader final {
   /// is split evenly (a width into heads, layers into groups).
   void requireDivides(const std::string& divisorKey, int divisor, const std::string& key,
                       int value) const;
+  /// Throws "\"<key>\" (999999) must be below <limitKey> (32128)" unless value < limit: a token
+  /// id that indexes the embedding table.
+  void requireBelow(const std::string& key, int value, const std::string& limitKey,
+                    int limit) const;
   const std::string& source() const { return m_source; }
   /// The object as parsed, for a reader that words its own messages (Gpt2Config).
   const nlohmann::json& json() const { return m_json; }
@@ -44,5 +48,13 @@ class ConfigReader final {
   nlohmann::json m_json;
   std::string m_source;
 };
+
+/// A number as a person writes it in a message: "1e+308", "10000", "0.5" (%g), not
+/// std::to_string's 309 digits or six decimals.
+std::string formatNumber(double value);
+
+/// The largest rotary base (rope_theta, rotary_emb_base) a config may give: the frequencies are
+/// float32 as in transformers, and the dynamic scaling multiplies the base further.
+constexpr double kMaxRopeBase = 1e30;
 
 }  // namespace attnscope

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/decoder_family.h"
 
+#include <algorithm>
+
+#include "models/layer_stack.h"
+
 namespace attnscope {
 
 RotaryOptions rotaryOptions(const RopeScalingConfig& s, int rotaryDim, double theta,
@@ -18,6 +22,19 @@ RotaryOptions rotaryOptions(const RopeScalingConfig& s, int rotaryDim, double th
   o.scaling.highFreqFactor = s.highFreqFactor;
   o.scaling.originalMaxPositions = s.originalMaxPositions;
   return o;
+}
+
+int rotaryMaxPositions(const RopeScalingConfig& scaling, int maxPositions) {
+  if (scaling.type == "dynamic")
+    return static_cast<int>(std::min(1e8, maxPositions * scaling.factor));
+  return maxPositions;
+}
+
+torch::Tensor DecoderFamily::windowMask(const LayerContext& ctx, int window) {
+  const int64_t T = ctx.positions.size(0);
+  // buildMask applies no window of T keys or more: the mask would equal ctx.mask.
+  if (window >= T) return ctx.mask;
+  return deviceMask(*ctx.keyLengths, T, T, /*causal=*/true, window, ctx.positions.device());
 }
 
 }  // namespace attnscope

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "models/folder_family.h"
 #include "models/llama_config.h"
@@ -13,6 +14,9 @@ namespace attnscope {
 /// rotary_emb_base): rotaryDim dimensions per head, max_position_embeddings for dynamic scaling.
 RotaryOptions rotaryOptions(const RopeScalingConfig& scaling, int rotaryDim, double theta,
                             int maxPositions);
+/// The positions a rotary model runs to: max_position_embeddings, or factor times it with dynamic
+/// scaling (which exists to run past the trained context), at most 10^8.
+int rotaryMaxPositions(const RopeScalingConfig& scaling, int maxPositions);
 
 /// What the causal decoder families of Hugging Face folders (Llama, Mistral, Qwen, GPT-NeoX,
 /// Bloom) share beyond FolderFamily: the ModelInfo fields of a causal language model. A family adds
@@ -24,6 +28,7 @@ RotaryOptions rotaryOptions(const RopeScalingConfig& scaling, int rotaryDim, dou
 class DecoderFamily : public FolderFamily {
  protected:
   explicit DecoderFamily(const std::string& folder) : FolderFamily(folder) {}
+  explicit DecoderFamily(FolderParts parts) : FolderFamily(std::move(parts)) {}
   /// kind and variant, layers, heads, kv heads, width, positions; causal.
   ModelInfo decoderInfo(const std::string& kind, int layers, int heads, int kvHeads, int width,
                         int positions) const {
@@ -33,6 +38,11 @@ class DecoderFamily : public FolderFamily {
   void load(torch::nn::Module& module, const WeightRules& rules, const std::string& summary) {
     loadFrozen(module, rules, summary);
   }
+  /// The causal mask with a sliding window of `window` keys (the query's own and window - 1 before
+  /// it), padding as ctx.mask has it: for the windowed layers of a family whose other layers see
+  /// every key (Qwen, Gemma 2/3), so ctx.mask has no window. ctx.mask itself where the window
+  /// hides nothing this run. -> [B, 1, T, T] on the run's device
+  static torch::Tensor windowMask(const LayerContext& ctx, int window);
 };
 
 }  // namespace attnscope

@@ -8,13 +8,19 @@
 
 namespace attnscope {
 
+struct FolderParts;
+
 /// Hugging Face causal decoders with rotary or ALiBi positions. Each throws like openGpt2Folder:
 /// Error(Io) naming a missing file, Error(Format) naming a malformed one or the field at fault.
 /// model_type "llama", "mistral", "qwen2", "qwen3", "gemma" (llama.cpp).
 std::shared_ptr<Model> openLlamaFolder(const std::string& folder, const std::string& name);
+/// The same from parts given in memory (a GGUF file's config, tokenizer and weights).
+std::shared_ptr<Model> openLlamaParts(FolderParts&& parts, const std::string& name);
 /// model_type "gpt_neox": Pythia, GPT-NeoX (gpt_neox.cpp).
 std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::string& name);
 /// model_type "bloom" (bloom.cpp).
 std::shared_ptr<Model> openBloomFolder(const std::string& folder, const std::string& name);
+/// model_type "gemma2", "gemma3_text" and the text model of "gemma3" (gemma2.cpp).
+std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::string& name);
 
 }  // namespace attnscope

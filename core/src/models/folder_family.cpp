@@ -2,6 +2,7 @@
 #include "models/folder_family.h"
 
 #include <filesystem>
+#include <utility>
 
 #include "attnscope/error.h"
 #include "models/checkpoint_folder.h"
@@ -10,10 +11,20 @@
 
 namespace attnscope {
 
-FolderFamily::FolderFamily(const std::string& folder)
-    : m_config(ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string())),
-      m_tokenizer(FolderTokenizer::open(folder)),
-      m_checkpoint(openCheckpointFolder(folder)) {
+FolderParts FolderParts::read(const std::string& folder) {
+  // Braced: evaluated left to right, so a missing config.json is reported before the rest.
+  return FolderParts{
+      ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string()),
+      FolderTokenizer::open(folder), openCheckpointFolder(folder), std::string()};
+}
+
+FolderFamily::FolderFamily(const std::string& folder) : FolderFamily(FolderParts::read(folder)) {}
+
+FolderFamily::FolderFamily(FolderParts parts)
+    : m_config(std::move(parts.config)),
+      m_tokenizer(std::move(parts.tokenizer)),
+      m_checkpoint(std::move(parts.checkpoint)),
+      m_fileSummary(std::move(parts.fileSummary)) {
   ensureRuntime();
 }
 
@@ -31,6 +42,7 @@ ModelInfo FolderFamily::folderInfo(const std::string& kind, const std::string& v
   i.maxPositions = positions;
   i.causal = causal;
   i.parameterBytes = parameterBytes(*m_root);
+  i.fileSummary = m_fileSummary;
   return i;
 }
 

@@ -9,6 +9,7 @@
 #include "attnscope/folder_tokenizer.h"
 #include "io/safetensors_checkpoint.h"
 #include "models/config_reader.h"
+#include "models/folder_parts.h"
 #include "models/transformer_family.h"
 #include "models/weight_loader.h"
 
@@ -28,6 +29,8 @@ class FolderFamily : public TransformerFamily {
 
  protected:
   explicit FolderFamily(const std::string& folder);
+  /// The same parts given in memory (a GGUF file's).
+  explicit FolderFamily(FolderParts parts);
   /// kind (also the name and, unless given, the variant), sizes and causality, and the bytes of
   /// the parameters under the root (the memory estimate's weights).
   ModelInfo folderInfo(const std::string& kind, const std::string& variant, int layers, int heads,
@@ -59,6 +62,7 @@ class FolderFamily : public TransformerFamily {
   ConfigReader m_config;
   FolderTokenizer m_tokenizer;
   SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the modules
+  std::string m_fileSummary;           // ModelInfo::fileSummary
 
  private:
   // After m_checkpoint, so destroyed before it: the modules hold views of its mapped weights.

@@ -134,13 +134,15 @@ nlohmann::json llama3Scaling(const GgufFile& file, const GgufTensorInfo& info, d
 
 }  // namespace
 
+std::string GgufModel::supportedArchitectures() { return "llama, qwen2, qwen3"; }
+
 GgufModel::GgufModel(const GgufFile& file) : m_file(file) {
   const GgufValue* arch = file.find("general.architecture");
   if (!arch || !arch->string()) mappingError("general.architecture is missing");
   m_arch = *arch->string();
   if (m_arch != "llama" && m_arch != "qwen2" && m_arch != "qwen3")
     mappingError("architecture '" + m_arch +
-                 "' is not supported yet; supported: llama, qwen2, qwen3");
+                 "' is not supported yet; supported: " + supportedArchitectures());
   const Hyper h(file, m_arch);
   const GgufTensorInfo* embed = file.findTensor("token_embd.weight");
   if (!embed || embed->dims.size() != 2) mappingError("tensor token_embd.weight is missing");

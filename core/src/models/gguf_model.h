@@ -24,6 +24,10 @@ class GgufModel final {
   /// the GgufModel.
   explicit GgufModel(const GgufFile& file);
 
+  /// The general.architecture values it maps, for messages and `attnscope-cli models`:
+  /// "llama, qwen2, qwen3".
+  static std::string supportedArchitectures();
+
   /// config.json of the same model (model_type llama, qwen2 or qwen3).
   const nlohmann::json& config() const { return m_config; }
   /// What the float32 weights take: their elements times 4.

@@ -30,8 +30,9 @@ GptNeoxConfig GptNeoxConfig::fromReader(const ConfigReader& c) {
            "of dimensions from 2 to head_dim (" + std::to_string(r.headDim()) + ")");
   const std::string baseKey = c.has("rotary_emb_base") ? "rotary_emb_base" : "rope_theta";
   r.rotaryBase = c.number(baseKey, 10000.0);
-  if (!(r.rotaryBase > 1))
-    c.fail("\"" + baseKey + "\" must be above 1, got " + std::to_string(r.rotaryBase));
+  if (!(r.rotaryBase > 1) || r.rotaryBase > kMaxRopeBase)
+    c.fail("\"" + baseKey + "\" must be above 1 and at most 1e30, got " +
+           formatNumber(r.rotaryBase));
   r.ropeScaling = readRopeScaling(c);
   r.hiddenAct = c.string("hidden_act", "gelu");
   r.parallelResidual = c.flag("use_parallel_residual", true);

@@ -137,6 +137,7 @@ void GroupWriter::keepQueryKey(int64_t l, const std::vector<int>& queryLengths,
   if (keepLayer(g.queryVectors, m_queryKey.queries, l, m_layers, queryLengths) &&
       keepLayer(g.keyVectors, m_queryKey.keys, l, m_layers, keyLengths)) {
     g.queryKeyScales.push_back(m_queryKey.scale);
+    g.queryKeySoftcaps.push_back(m_queryKey.softcap);
     return;
   }
   // Not worth failing the run over: the views that need them say they are missing.
@@ -144,6 +145,7 @@ void GroupWriter::keepQueryKey(int64_t l, const std::vector<int>& queryLengths,
   g.queryVectors = FloatTensor();
   g.keyVectors = FloatTensor();
   g.queryKeyScales.clear();
+  g.queryKeySoftcaps.clear();
   if (m_notices)
     m_notices->push_back("layer " + std::to_string(l) + " of " + m_modelName +
                          " does not compute its attention through scaledDotProduct: its "

@@ -13,15 +13,12 @@
 #include "models/decoder_family.h"
 #include "models/llama_config.h"
 #include "models/transformer_model.h"
-#include "nn/attention_mask.h"
-#include "nn/attention_tail.h"
-#include "nn/head_value_norms.h"
+#include "nn/gated_mlp.h"
 #include "nn/linear.h"
-#include "nn/mlp.h"
 #include "nn/module_path.h"
-#include "nn/qkv_layout.h"
 #include "nn/rms_norm.h"
-#include "nn/rotary_embedding.h"
+#include "nn/rotary_attention.h"
+#include "nn/rotary_cache.h"
 #include "nn/scaled_dot_product.h"
 #include "nn/state_dict.h"
 
@@ -31,32 +28,35 @@ namespace {
 /// layers.{i}: input_layernorm, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm for Qwen3),
 /// post_attention_layernorm, mlp.{gate,up,down}_proj.
 struct LlamaLayer {
-  RmsNorm inputNorm{nullptr}, postNorm{nullptr}, qNorm{nullptr}, kNorm{nullptr};
-  Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr}, gate{nullptr}, up{nullptr}, down{nullptr};
+  RmsNorm inputNorm{nullptr}, postNorm{nullptr};
+  RotaryAttention attn;
+  GatedMlp mlp;
 
   LlamaLayer(torch::nn::Module& root, const std::string& p, const LlamaConfig& c) {
     const int64_t C = c.hiddenSize, hd = c.headDim, I = c.intermediateSize;
     inputNorm = addModule(root, p + "input_layernorm", RmsNorm(C, c.rmsNormEps, c.normUnitOffset));
-    q = addModule(root, p + "self_attn.q_proj", Linear(C, c.numHeads * hd, c.qkvBias));
-    k = addModule(root, p + "self_attn.k_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
-    v = addModule(root, p + "self_attn.v_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
-    o = addModule(root, p + "self_attn.o_proj", Linear(c.numHeads * hd, C, c.outputBias));
-    if (c.qkNorm) {
-      qNorm = addModule(root, p + "self_attn.q_norm", RmsNorm(hd, c.rmsNormEps));
-      kNorm = addModule(root, p + "self_attn.k_norm", RmsNorm(hd, c.rmsNormEps));
+    attn.q = addModule(root, p + "self_attn.q_proj", Linear(C, c.numHeads * hd, c.qkvBias));
+    attn.k = addModule(root, p + "self_attn.k_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
+    attn.v = addModule(root, p + "self_attn.v_proj", Linear(C, c.numKvHeads * hd, c.qkvBias));
+    attn.o = addModule(root, p + "self_attn.o_proj", Linear(c.numHeads * hd, C, c.outputBias));
+    if (c.qkNorm) {  // Qwen3
+      attn.qNorm = addModule(root, p + "self_attn.q_norm", RmsNorm(hd, c.rmsNormEps));
+      attn.kNorm = addModule(root, p + "self_attn.k_norm", RmsNorm(hd, c.rmsNormEps));
     }
+    attn.heads = c.numHeads;
+    attn.kvHeads = c.numKvHeads;
     postNorm =
         addModule(root, p + "post_attention_layernorm", RmsNorm(C, c.rmsNormEps, c.normUnitOffset));
-    gate = addModule(root, p + "mlp.gate_proj", Linear(C, I, c.mlpBias));
-    up = addModule(root, p + "mlp.up_proj", Linear(C, I, c.mlpBias));
-    down = addModule(root, p + "mlp.down_proj", Linear(I, C, c.mlpBias));
+    mlp.gate = addModule(root, p + "mlp.gate_proj", Linear(C, I, c.mlpBias));
+    mlp.up = addModule(root, p + "mlp.up_proj", Linear(C, I, c.mlpBias));
+    mlp.down = addModule(root, p + "mlp.down_proj", Linear(I, C, c.mlpBias));
   }
 };
 
 class LlamaFamily final : public DecoderFamily {
  public:
-  explicit LlamaFamily(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit LlamaFamily(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(LlamaConfig::fromReader(m_config)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
         m_rotary(rotaryOptions(m_c.ropeScaling, m_c.rotaryDim(), m_c.ropeTheta, m_c.maxPositions)) {
@@ -83,7 +83,7 @@ class LlamaFamily final : public DecoderFamily {
   bool supportsValueNorms() const override { return true; }
   ModelInfo info() const override {
     ModelInfo i = decoderInfo("llama", m_c.numLayers, m_c.numHeads, m_c.numKvHeads, m_c.hiddenSize,
-                              maxPositions());
+                              rotaryMaxPositions(m_c.ropeScaling, m_c.maxPositions));
     i.kind = m_c.modelType;
     i.name = m_c.modelType;
     // A window that covers every layer is one mask for the whole run; Qwen's partial windows
@@ -108,67 +108,26 @@ class LlamaFamily final : public DecoderFamily {
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     LlamaLayer& L = m_layers[static_cast<std::size_t>(index)];
     TraceRecorder& rec = *ctx.rec;
-    const int64_t H = m_c.numHeads, Hkv = m_c.numKvHeads, hd = m_c.headDim;
     const int xStep = rec.record("x", "x", "input", x);
     torch::Tensor h = L.inputNorm(x);
     const int normStep =
         rec.record("input_layernorm", "self.input_layernorm(x)", "rmsnorm", h, {xStep});
-    // [B, T, H·hd] -> [B, H, T, hd] (k and v: Hkv heads).
-    const auto project = [&](Linear& proj, int64_t heads, const char* name) {
-      const torch::Tensor p = proj(h);
-      const int s = rec.record(std::string(name) + "_proj",
-                               std::string("self.") + name + "_proj(x)", "linear", p, {normStep});
-      const torch::Tensor t = splitHeads(p, heads);
-      return std::make_pair(
-          t, rec.record(name, std::string(name) + ".view(B, T, -1, hd).transpose(1, 2)", "permute",
-                        t, {s}));
-    };
-    auto [q, qStep] = project(L.q, H, "q");
-    auto [k, kStep] = project(L.k, Hkv, "k");
-    auto [v, vStep] = project(L.v, Hkv, "v");
-    if (m_c.qkNorm) {
-      // Qwen3 normalises each head's query and key over head_dim before the rotation.
-      q = L.qNorm(q);
-      qStep = rec.record("q_norm", "self.q_norm(q)", "rmsnorm", q, {qStep});
-      k = L.kNorm(k);
-      kStep = rec.record("k_norm", "self.k_norm(k)", "rmsnorm", k, {kStep});
-    }
-    const auto& [cos, sin] = cosSin(ctx.positions);
-    q = RotaryEmbedding::apply(q, cos, sin);
-    const std::string rope = "apply_rotary_pos_emb (" + m_rotary.describe(hd) + ")";
-    qStep = rec.record("q_rot", rope, "rotary", q, {qStep});
-    k = RotaryEmbedding::apply(k, cos, sin);
-    kStep = rec.record("k_rot", rope, "rotary", k, {kStep});
-    if (Hkv != H) {
-      const std::string op = "repeat_kv(·, " + std::to_string(H / Hkv) + ")";
-      k = repeatKv(k, H / Hkv);
-      kStep = rec.record("k_repeat", "k " + op, "repeat_kv", k, {kStep});
-      v = repeatKv(v, H / Hkv);
-      vStep = rec.record("v_repeat", "v " + op, "repeat_kv", v, {vStep});
-    }
     SdpaOptions sdpa;
-    sdpa.mask = m_c.windowed(index) && m_c.slidingFromLayer > 0 ? windowMask(ctx) : ctx.mask;
-    sdpa.scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    sdpa.mask = m_c.windowed(index) && m_c.slidingFromLayer > 0
+                    ? windowMask(ctx, m_c.slidingWindow)  // Qwen's partial windows
+                    : ctx.mask;
+    sdpa.scale = 1.0 / std::sqrt(static_cast<double>(m_c.headDim));
     sdpa.scaleText = "head_dim**-0.5";
     sdpa.buffers = ctx.buffers;
-    AttentionTail tail;
-    tail.output = {[&](const torch::Tensor& t) { return L.o(t); }, "self.o_proj(merged)",
-                   [&] { return outputWeightByHead(L.o->weight, H); }};
-    tail.valueNorms = ctx.valueNorms;  // v has one head per query head here
     int s = -1;
-    h = attentionTail({std::move(q), std::move(k), std::move(v), qStep, kStep, vStep}, sdpa, tail,
-                      rec, &s);
+    h = rotaryAttention(h, normStep, L.attn, m_rotary, ctx.positions, sdpa, ctx.valueNorms, rec,
+                        &s);
     const torch::Tensor residual = h.add_(x);  // x belongs to the caller's loop
     const int residualStep = rec.record("residual_1", "x + attn_out", "add", residual, {xStep, s});
     h = L.postNorm(residual);
     s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "rmsnorm", h,
                    {residualStep});
-    const MlpProjection gate{[&](const torch::Tensor& t) { return L.gate(t); },
-                             "self.gate_proj(x)"};
-    const MlpProjection up{[&](const torch::Tensor& t) { return L.up(t); }, "self.up_proj(x)"};
-    const MlpProjection down{[&](const torch::Tensor& t) { return L.down(t); },
-                             "self.down_proj(h)"};
-    h = feedForward(std::move(h), up, m_act, down, &gate, rec, s, &s);
+    h = L.mlp.forward(std::move(h), m_act, rec, s, &s);
     h.add_(residual);
     rec.record("residual_2", "x + mlp_out", "add", h, {residualStep, s});
     return h;
@@ -182,40 +141,9 @@ class LlamaFamily final : public DecoderFamily {
   }
 
  private:
-  int maxPositions() const {
-    // Dynamic scaling exists to run past the trained context: up to factor times it.
-    if (m_c.ropeScaling.type == "dynamic")
-      return static_cast<int>(std::min(1e8, m_c.maxPositions * m_c.ropeScaling.factor));
-    return m_c.maxPositions;
-  }
-
-  /// cos and sin [T, rotaryDim] for this run's positions, computed once per run (every layer
-  /// rotates by the same angles).
-  const std::pair<torch::Tensor, torch::Tensor>& cosSin(const torch::Tensor& positions) {
-    if (!m_cosSin.first.defined() || m_cosSin.first.size(0) != positions.size(0) ||
-        m_cosSin.first.device() != positions.device() ||
-        // Tensors made in inference mode cannot be saved for the backward of an attribution.
-        (m_cosSin.first.is_inference() && !c10::InferenceMode::is_enabled()))
-      m_cosSin = m_rotary.cosSin(positions);
-    return m_cosSin;
-  }
-
-  /// The causal mask with Qwen's sliding window, for the windowed layers of a model whose first
-  /// layers see every key.
-  torch::Tensor windowMask(const LayerContext& ctx) const {
-    MaskOptions o;
-    o.keyLengths = *ctx.keyLengths;
-    o.queries = o.keys = ctx.positions.size(0);
-    o.causal = true;
-    o.slidingWindow = m_c.slidingWindow;
-    const torch::Tensor mask = buildMask(o);
-    return mask.defined() ? mask.to(ctx.positions.device()) : mask;
-  }
-
   LlamaConfig m_c;
   Activation m_act;
-  RotaryEmbedding m_rotary;
-  std::pair<torch::Tensor, torch::Tensor> m_cosSin;
+  RotaryCache m_rotary;
   EmbeddingTable m_embed{nullptr};
   std::vector<LlamaLayer> m_layers;
   RmsNorm m_norm{nullptr};
@@ -225,7 +153,11 @@ class LlamaFamily final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openLlamaFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<LlamaFamily>(folder), name);
+  return openLlamaParts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openLlamaParts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<LlamaFamily>(std::move(parts)), name);
 }
 
 }  // namespace attnscope

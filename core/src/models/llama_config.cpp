@@ -83,8 +83,9 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
     c.fail("\"rms_norm_eps\" must be a positive number below 1, got " +
            std::to_string(r.rmsNormEps));
   r.ropeTheta = c.number("rope_theta", 10000.0);
-  if (!(r.ropeTheta > 1))
-    c.fail("\"rope_theta\" must be above 1, got " + std::to_string(r.ropeTheta));
+  // The frequencies are float32, as in transformers: a larger base overflows the conversion.
+  if (!(r.ropeTheta > 1) || r.ropeTheta > kMaxRopeBase)
+    c.fail("\"rope_theta\" must be above 1 and at most 1e30, got " + formatNumber(r.ropeTheta));
   r.partialRotaryFactor = c.number("partial_rotary_factor", 1.0);
   if (!(r.partialRotaryFactor > 0) || r.partialRotaryFactor > 1 || r.rotaryDim() < 2)
     c.fail(

@@ -57,6 +57,17 @@ const std::vector<Entry>& entries() {
       {{"gemma", "llama",
         "Gemma (Llama's layers: GeGLU, (1 + w) RMSNorm, embeddings times sqrt(hidden), head_dim)"},
        openLlamaFolder},
+      {{"gemma2", "gemma2",
+        "Gemma 2 (Gemma's layers with norms after attention and MLP too, sliding-window and "
+        "global layers alternating, soft-capped attention scores and logits)"},
+       openGemma2Folder},
+      {{"gemma3_text", "gemma2",
+        "Gemma 3 text, Gemma 3 1B (Gemma 2's layers without soft-capping: per-head q/k RMSNorm, "
+        "five local layers with their own rotary base to one global)"},
+       openGemma2Folder},
+      {{"gemma3", "gemma2",
+        "Gemma 3 4B-27B (the text model of the vision-language folder; images are not shown)"},
+       openGemma2Folder},
       {{"gpt_neox", "gpt_neox",
         "GPT-NeoX, Pythia (fused per-head q|k|v, partial rotary, parallel residual)"},
        openGptNeoxFolder},

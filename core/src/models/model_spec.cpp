@@ -6,6 +6,8 @@
 #include "attnscope/error.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
+#include "io/gguf_file.h"
+#include "models/gguf_opener.h"
 #include "models/model_registry.h"
 #include "runtime/torch_errors.h"
 
@@ -28,6 +30,9 @@ std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
 
   if (source == "default") return TinyGpt::open(source).asModel("tiny-shakespeare (bundled)");
   const std::filesystem::path file(source);
+  // By content, before any extension is trusted: GGUF files come as blobs and model.bin too.
+  if (isGgufFile(source))
+    return openGgufModel(source, file.filename().string(), spec.memoryLimitBytes);
   if (file.extension() == ".safetensors")
     return TinyGpt::load(source).asModel(file.filename().string());
 
@@ -44,11 +49,16 @@ std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
               "model '" + source +
                   "' not found: not a folder, and not in the Hugging Face cache (searched: " +
                   (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
-                  "); choose toy, default, a tiny-GPT .safetensors file, a model folder, or a "
-                  "cached model name such as gpt2");
+                  "); choose toy, default, a tiny-GPT .safetensors file, a model folder, a GGUF "
+                  "file, or a cached model name such as gpt2");
 }
 
 }  // namespace
+
+bool isGgufFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && GgufFile::hasMagic(path);
+}
 
 std::shared_ptr<Model> openModel(const ModelSpec& spec) {
   // Building modules and reading weights allocate through LibTorch: its out-of-memory error

@@ -35,6 +35,8 @@ MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPe
     perLayer = 0;  // an encoder-decoder keeps every layer of both stacks
   }
   const double scores = keepScores ? attention : 0;
+  // attention is in bytes, 4 per float value.
+  const double output = attention / 4 * static_cast<double>(shape.outputBytesPerValue);
   // The kept q and k counted as d_model floats per token and layer, the copy back from a device
   // as one more layer. That assumes heads × head_dim = d_model, which does not hold everywhere:
   // Qwen3 gives head_dim on its own and T5 has num_heads × d_kv, so there it is an approximation.
@@ -54,7 +56,9 @@ MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPe
   const double working =
       transient + queryKey + activations + tokenBytes + static_cast<double>(widening);
   e.working = bytes(working);
-  e.total = bytes(static_cast<double>(e.weights - e.mappedWeights) + attention + scores + working);
+  e.output = bytes(output);
+  e.total = bytes(static_cast<double>(e.weights - e.mappedWeights) + attention + scores + working +
+                  output);
   e.layersKept = static_cast<int>(keptLayers);
   e.layers = mi.layers;
   e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));

@@ -16,7 +16,8 @@ struct RunShape {
   bool keepScores = false;
   int64_t keptLayers = 0;  // layers whose attention the result keeps
   bool keepQueryKey = false;
-  int64_t targets = 0;  // encoder-decoders: decoder inputs, generated tokens included
+  int64_t targets = 0;               // encoder-decoders: decoder inputs, generated tokens included
+  uint64_t outputBytesPerValue = 0;  // RunLimits::outputBytesPerAttentionValue
 };
 
 /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
@@ -26,7 +27,9 @@ struct RunShape {
 /// while a layer uses it; for an encoder-decoder also the decoder's [Ld, B, H, Tt, Tt + Tk] self-
 /// and cross-attention. Weights that are memory-mapped file pages (mi.mappedBytes) are reported
 /// but not counted in the total: the kernel drops and re-reads them as needed, and opening the
-/// model checked them against the machine's available memory. Sizes that overflow saturate.
+/// model checked them against the machine's available memory. The output the caller makes of the
+/// attention afterwards (shape.outputBytesPerValue per kept value) counts in the total too. Sizes
+/// that overflow saturate.
 MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPerToken,
                                  uint64_t widening, const RunShape& shape);
 

@@ -16,6 +16,9 @@ T5Config T5Config::fromReader(const ConfigReader& c) {
   r.decoderStartTokenId = c.integer({"decoder_start_token_id"}, 0, 1 << 22, 0);
   r.eosTokenId = c.integer({"eos_token_id"}, 0, 1 << 22, 1);
   r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
+  // Both index the embedding table (the decoder's first input, generation's stop).
+  c.requireBelow("decoder_start_token_id", r.decoderStartTokenId, "vocab_size", r.vocabSize);
+  c.requireBelow("eos_token_id", r.eosTokenId, "vocab_size", r.vocabSize);
   r.dModel = c.integer({"d_model"}, 1, 1 << 16);
   r.dKv = c.integer({"d_kv"}, 1, 1 << 12);
   r.dFf = c.integer({"d_ff"}, 1, 1 << 18);

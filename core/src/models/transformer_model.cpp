@@ -127,14 +127,15 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
 }
 
 MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
-                                               int64_t keptLayers, bool keepQueryKey,
-                                               int64_t Tt) const {
+                                               int64_t keptLayers, bool keepQueryKey, int64_t Tt,
+                                               uint64_t outputBytesPerValue) const {
   ModelInfo mi = m_family->info();
   mi.mappedBytes = m_mappedBytes;
   // Without kept copies, the largest compact weight is widened while it is used.
   const uint64_t widening = m_widened.bytes() >= m_widenedBytes ? 0 : m_largestWidened;
-  return estimateRunMemory(mi, m_family->activationBytesPerToken(), widening,
-                           {B, Tq, Tk, keepScores, keptLayers, keepQueryKey, Tt});
+  return estimateRunMemory(
+      mi, m_family->activationBytesPerToken(), widening,
+      {B, Tq, Tk, keepScores, keptLayers, keepQueryKey, Tt, outputBytesPerValue});
 }
 
 int64_t TransformerModel::keptLayerCount(const RunRequest& request) const {
@@ -167,7 +168,7 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
     if (request.random) {
       const RandomInput& in = *request.random;
       return estimateParts(in.batch, in.seqLen, in.seqLen, request.keepScores, kept,
-                           request.keepQueryKey);
+                           request.keepQueryKey, 0, request.limits.outputBytesPerAttentionValue);
     }
     const auto tokenize = [&](const std::string& s) {
       return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
@@ -178,7 +179,8 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
                        [&](const std::string& s) { return m_family->tokenizeTarget(s); });
     return estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, batch.maxKey,
                          request.keepScores, kept, request.keepQueryKey,
-                         batch.maxDecoder + std::max(0, request.generate));
+                         batch.maxDecoder + std::max(0, request.generate),
+                         request.limits.outputBytesPerAttentionValue);
   });
 }
 
@@ -264,7 +266,9 @@ BatchInput TransformerModel::runBatch(const RunRequest& request, const ModelInfo
       request.random->seqLen <= request.limits.maxTokens) {
     // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
     const int64_t B = request.random->batch, T = request.random->seqLen;
-    checkMemory(estimateParts(B, T, T, request.keepScores, kept, request.keepQueryKey).total,
+    checkMemory(estimateParts(B, T, T, request.keepScores, kept, request.keepQueryKey, 0,
+                              request.limits.outputBytesPerAttentionValue)
+                    .total,
                 request.limits.memoryLimitBytes,
                 m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
                     " tokens");
@@ -300,8 +304,10 @@ uint64_t TransformerModel::checkRunMemory(const RunRequest& request, const Model
   if (mi.encoderDecoder())
     what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
             std::to_string(TtMax) + " target tokens";
-  const uint64_t runBytes =
-      estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey, TtMax).total;
+  if (request.limits.outputBytesPerAttentionValue > 0) what += ", written out as JSON";
+  const uint64_t runBytes = estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey,
+                                          TtMax, request.limits.outputBytesPerAttentionValue)
+                                .total;
   checkMemory(runBytes, request.limits.memoryLimitBytes, what + ")");
   return runBytes;
 }

@@ -31,10 +31,10 @@ class TransformerModel final : public Model {
   /// (twice with scores), the kept queries and keys (about d_model floats per token and layer
   /// each, counted as working memory), one layer's temporaries and the activations; for an
   /// encoder-decoder also the decoder's [Ld, B, H, Tt, Tt + Tk] self- and cross-attention over
-  /// `targets` decoder inputs.
+  /// `targets` decoder inputs; and outputBytesPerValue per kept attention value (RunLimits).
   MemoryEstimate estimateParts(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
-                               int64_t keptLayers, bool keepQueryKey = false,
-                               int64_t targets = 0) const;
+                               int64_t keptLayers, bool keepQueryKey = false, int64_t targets = 0,
+                               uint64_t outputBytesPerValue = 0) const;
 
  private:
   /// run() without the torch-error guard; the steps it calls follow, in order.

@@ -22,6 +22,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 bool ignored(const WeightRules& rules, const std::string& name) {
   if (contains(rules.ignoredNames, name)) return true;
+  for (const std::string& p : rules.ignoredPrefixes)
+    if (name.compare(0, p.size(), p) == 0) return true;
   return std::any_of(rules.ignoredSuffixes.begin(), rules.ignoredSuffixes.end(),
                      [&](const std::string& s) { return endsWith(name, s); });
 }

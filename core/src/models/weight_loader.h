@@ -19,6 +19,8 @@ struct WeightRules {
       ignoredSuffixes;  // buffers, not weights: ".attn.bias", ".tril", "rotary_emb.inv_freq"
   std::vector<std::string>
       ignoredNames;  // tensors the family does not use: "lm_head.weight" when tied
+  std::vector<std::string>
+      ignoredPrefixes;  // parts of the checkpoint the family does not show: "vision_tower."
   /// {parameter, tensor that may stand for it}: tied embeddings stored under only one name.
   std::vector<std::pair<std::string, std::string>> tied;
   /// F32 tensors become views of the memory-mapped file (no second copy) and F16/BF16 tensors keep

@@ -20,6 +20,7 @@ struct KeptQueryKey {
   torch::Tensor queries;  // [B, H, Tq, hd] after rotary, as scaledDotProduct saw them
   torch::Tensor keys;     // [B, H, Tk, hd] likewise (grouped-query heads already repeated)
   double scale = 1.0;     // what q·kᵀ was multiplied by
+  double softcap = 0.0;   // > 0: the scaled product was then capped, softcap·tanh(s / softcap)
 };
 
 /// Where attention is written when the caller owns the memory: a model writes each layer straight

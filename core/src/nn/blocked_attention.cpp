@@ -79,6 +79,11 @@ bool expandable(const torch::Tensor& t, const std::vector<int64_t>& full) {
   return e.size(-1) == 1 || e.stride(-1) == 1;
 }
 
+/// x[j] = cap·tanh(x[j] / cap), j < n, in the order of operations transformers uses.
+void capRow(float* x, int64_t n, float cap) {
+  for (int64_t j = 0; j < n; ++j) x[j] = std::tanh(x[j] / cap) * cap;
+}
+
 /// Query rows per block. Measured (one thread, GPT-2 at T = 1000 and the toy layer at T = 4096):
 /// rows enough for q·kᵀ (k = 64, a thin product) to run near the GEMM rate matter more than
 /// keeping the block's scores in L2. 32 rows: 1893 / 1769 ms, 128: 1880 / 1273, 256: 1866 / 1184,
@@ -95,12 +100,10 @@ int64_t rowsPerBlock(int64_t Tq, bool kernels) { return std::min<int64_t>(Tq, ke
 // Long (~180 lines) on purpose: one pass per block of query rows keeps every temporary of the block
 // in cache, and its dozen shared locals (block bounds, visible keys, buffers, kernel choice) would
 // otherwise be passed between pieces that only make sense in this order.
-std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const torch::Tensor& k,
-                                                 const torch::Tensor& v, double scale,
-                                                 const torch::Tensor& bias,
-                                                 const torch::Tensor& mask,
-                                                 const torch::Tensor& attentionOut,
-                                                 const torch::Tensor& scoresOut, bool wantScores) {
+std::optional<BlockedAttention> blockedAttention(
+    const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
+    const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
+    const torch::Tensor& scoresOut, bool wantScores, double softcap) {
   for (const torch::Tensor* t : {&q, &k, &v}) {
     if (t->device().type() != torch::kCPU || t->scalar_type() != torch::kFloat || t->dim() < 2)
       return std::nullopt;
@@ -239,6 +242,7 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
                                      sWidth);
         for (int64_t i = 0; i < rows; ++i) {
           float* const x = sBuf + i * sWidth + (kb - p0 * attention_kernels::kPanel);
+          if (softcap > 0) capRow(x, nk, static_cast<float>(softcap));
           attention_kernels::addRow(x, biasRows ? biasRows + (r0 + i) * biasStride + kb : nullptr,
                                     maskRows ? maskRows + (r0 + i) * maskStride + kb : nullptr, nk);
           if (scores) {
@@ -263,6 +267,7 @@ std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const t
       torch::Tensor p = torch::from_blob(pBuf, {rows, nk}, torch::kFloat);
       at::mm_out(s, qm.view(r0, rows, 0, hd), km.view(kb, nk, 0, hd).t());
       if (scale != 1.0) s.mul_(scale);
+      if (softcap > 0) s.div_(softcap).tanh_().mul_(softcap);
       if (biasRows)
         s.add_(Matrix{const_cast<float*>(biasRows), biasStride, 1}.view(r0, rows, kb, nk));
       if (maskRows)

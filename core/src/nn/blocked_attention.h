@@ -14,8 +14,8 @@ struct BlockedAttention {
   torch::Tensor values;  // [..., Tq, hdv], contiguous
 };
 
-/// softmax(q·kᵀ·scale + bias + mask)·v, one block of query rows at a time, so that the scores of
-/// a block stay in cache from q·kᵀ through the scale, bias, mask and softmax to weights·v: no
+/// softmax(cap(q·kᵀ·scale) + bias + mask)·v, one block of query rows at a time, so that the scores
+/// of a block stay in cache from q·kᵀ through the scale, bias, mask and softmax to weights·v: no
 /// [..., Tq, Tk] temporary, one write of the attention (straight into `attentionOut`) and no
 /// full passes over memory between the steps.
 ///
@@ -29,15 +29,15 @@ struct BlockedAttention {
 /// strides: a head of a [B, H, Tq, Tk] buffer) to write into, or undefined
 /// (allocated here; scores are only computed when `wantScores`).
 ///
+/// softcap > 0: cap(s) = softcap·tanh(s / softcap) (Gemma 2), else the identity.
+///
 /// Returns nullopt, having computed nothing, when the call is outside what the kernel does
 /// exactly: not CPU float32, inputs that autograd tracks, broadcast leading axes, a mask or bias
 /// whose rows are not contiguous, or a query row that the mask hides every key from (whose
 /// softmax is NaN). The caller then runs the step-by-step path.
-std::optional<BlockedAttention> blockedAttention(const torch::Tensor& q, const torch::Tensor& k,
-                                                 const torch::Tensor& v, double scale,
-                                                 const torch::Tensor& bias,
-                                                 const torch::Tensor& mask,
-                                                 const torch::Tensor& attentionOut,
-                                                 const torch::Tensor& scoresOut, bool wantScores);
+std::optional<BlockedAttention> blockedAttention(
+    const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
+    const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
+    const torch::Tensor& scoresOut, bool wantScores, double softcap = 0.0);
 
 }  // namespace attnscope

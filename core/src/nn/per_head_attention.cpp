@@ -71,7 +71,8 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
       q.push_back(h.queries);
       k.push_back(h.keys);
     }
-    *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale};  // [B, H, T, hs]
+    *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale,
+                            0.0};  // [B, H, T, hs]
   }
   if (direct) {
     // The kernels wrote into the slices; a path that could not (ATen may return a fresh tensor

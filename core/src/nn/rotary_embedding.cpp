@@ -2,6 +2,7 @@
 #include "nn/rotary_embedding.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "attnscope/error.h"
@@ -11,6 +12,12 @@ namespace {
 
 /// 1 / base^(2i / dim), as transformers computes it (int64 arange, float32 powers).
 torch::Tensor baseFrequencies(double base, int64_t dim) {
+  // scalar_tensor would throw c10's overflow error (an internal error) for a base past float32;
+  // the dynamic scaling's grown base can get there from a legal rope_theta.
+  if (!(base <= static_cast<double>(std::numeric_limits<float>::max())))
+    throw Error(ErrorKind::Format, "the rotary base (" + std::to_string(base) +
+                                       ") does not fit in float32: rope_theta or rope_scaling is "
+                                       "too large");
   const torch::Tensor exponents =
       torch::arange(0, dim, 2, torch::kLong).to(torch::kFloat) / static_cast<double>(dim);
   return 1.0 / torch::pow(torch::scalar_tensor(base, torch::kFloat), exponents);

@@ -2,6 +2,7 @@
 #include "nn/scaled_dot_product.h"
 
 #include <cstdlib>
+#include <sstream>
 
 #include "nn/attention_kernels.h"
 #include "nn/blocked_attention.h"
@@ -62,6 +63,18 @@ bool tryBlocked(const torch::Tensor& q, const torch::Tensor& k, const torch::Ten
          (o.mask.defined() ? kBlockedMinScoresMasked : kBlockedMinScores);
 }
 
+/// The mask step's expression.
+std::string maskText(const SdpaOptions& o) {
+  return o.maskText.empty() ? std::string("scaled + mask") : o.maskText;
+}
+
+/// The capping step's expression: "50 * tanh(scores / 50)".
+std::string softcapText(double cap) {
+  std::ostringstream c;
+  c << cap;
+  return c.str() + " * tanh(scores / " + c.str() + ")";
+}
+
 /// The head mask, then the values' trace step: the end of both paths.
 ScaledDotProduct finishValues(ScaledDotProduct r, const SdpaOptions& o, TraceRecorder& rec,
                               int attentionStep, int vStep) {
@@ -86,7 +99,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
                                   int qStep, int kStep, int vStep) {
   ScaledDotProduct r;
   // Handles, not copies: the caller copies them into the result once the layer is done.
-  if (o.buffers.queryKey) *o.buffers.queryKey = {q.detach(), k.detach(), o.scale};
+  if (o.buffers.queryKey) *o.buffers.queryKey = {q.detach(), k.detach(), o.scale, o.softcap};
   const int head = o.head;
   const bool perHead = head >= 0;
   torch::Tensor scoresOut = o.buffers.scores,
@@ -94,7 +107,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
   std::optional<BlockedAttention> blocked;
   if (tryBlocked(q, k, v, o))
     blocked = blockedAttention(q, k, v, o.scale, o.bias, o.mask, attentionOut, scoresOut,
-                               !o.buffers.scoresUnused);
+                               !o.buffers.scoresUnused, o.softcap);
   if (blocked) {
     // The same steps as below, by shape: every scores-shaped step has the attention's shape.
     const torch::Tensor& shaped = blocked->attention;
@@ -103,13 +116,14 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
     if (o.scale != 1.0 || !o.scaleText.empty())
       s = rec.record("scaled", (perHead ? "wei * " : "scores * ") + o.scaleText, "scale", shaped,
                      {s}, head);
+    if (o.softcap > 0)
+      s = rec.record("capped", softcapText(o.softcap), "softcap", shaped, {s}, head);
     if (o.bias.defined())
       s = rec.record("biased",
                      "scores + " + (o.biasText.empty() ? std::string("position_bias") : o.biasText),
                      "position_bias", shaped, {s}, head);
     if (o.mask.defined())
-      s = rec.record("masked",
-                     perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : "scaled + mask",
+      s = rec.record("masked", perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : maskText(o),
                      "mask", shaped, {s}, head);
     r.scores = blocked->scores;
     r.attention = blocked->attention;
@@ -128,6 +142,11 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
     s = rec.record("scaled", (perHead ? "wei * " : "scores * ") + o.scaleText, "scale", scaled, {s},
                    head);
   }
+  if (o.softcap > 0) {
+    // As transformers writes it (divide, tanh, multiply), so the float32 rounding matches.
+    scaled.div_(o.softcap).tanh_().mul_(o.softcap);
+    s = rec.record("capped", softcapText(o.softcap), "softcap", scaled, {s}, head);
+  }
   if (o.bias.defined()) {
     scaled.add_(o.bias);
     s = rec.record("biased",
@@ -136,9 +155,8 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k
   }
   if (o.mask.defined()) {
     scaled.add_(o.mask);
-    s = rec.record("masked",
-                   perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : "scaled + mask", "mask",
-                   scaled, {s}, head);
+    s = rec.record("masked", perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : maskText(o),
+                   "mask", scaled, {s}, head);
   }
   r.scores = scaled;
   r.attention = attentionOut.defined() ? torch::softmax_out(attentionOut, scaled, -1)

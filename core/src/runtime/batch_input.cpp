@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "runtime/batch_input.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "attnscope/error.h"
@@ -14,7 +15,12 @@ std::vector<Token> tokenizeOne(const std::string& text, const std::string& what,
                                int maxPositions, std::vector<std::string>& notices) {
   requireValidUtf8(text, what);
   std::vector<Token> tokens = tokenize(text);
-  if (tokens.empty()) throw Error(ErrorKind::InvalidArgument, what + " is empty: type some text");
+  // Encoders add [CLS] and [SEP] to any text: when every token is one inserted so (special, no
+  // bytes of the text), there is no text to look at.
+  const bool onlyInserted = std::all_of(tokens.begin(), tokens.end(), [](const Token& t) {
+    return t.special && t.byteBegin == t.byteEnd;
+  });
+  if (onlyInserted) throw Error(ErrorKind::InvalidArgument, what + " is empty: type some text");
   if (static_cast<int64_t>(tokens.size()) > request.limits.maxTokens) {
     throw Error(ErrorKind::ResourceLimit, what + " has " + std::to_string(tokens.size()) +
                                               " tokens, more than the limit of " +

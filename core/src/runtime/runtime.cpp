@@ -7,6 +7,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -33,7 +34,18 @@ std::atomic<bool> g_threadsChosen{false};
 // thread's runs following the load.
 thread_local bool t_threadsFollowLoad = true;
 
-int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+/// The CPUs this process may run on (its affinity mask, as taskset or a container sets it), at
+/// least 1: more compute threads than that only take turns.
+int cores() {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int allowed = CPU_COUNT(&set);
+    if (allowed > 0 && (n <= 0 || allowed < n)) n = allowed;
+  }
+  return std::max(n, 1);
+}
 
 /// Runnable tasks on the machine right now, from /proc/loadavg's fourth field ("2/431": running
 /// / total), or -1 where there is no such file.
@@ -98,8 +110,10 @@ RunThreads::RunThreads(double flops) {
     n = threadsForLoad(chosen, runnable < 1 ? runnable : runnable - ownRunnableThreads() + 1,
                        chosen);
   }
-  m_previous = at::get_num_threads();
-  if (n != m_previous) {
+  // Restored afterwards, so never above the cores: OMP_NUM_THREADS=100000 made the restore start
+  // a hundred thousand threads.
+  m_previous = std::min(at::get_num_threads(), chosen);
+  if (n != at::get_num_threads()) {
     at::set_num_threads(n);
     m_changed = true;
   }
@@ -139,13 +153,17 @@ void ensureRuntime() {
     c10::SetCPUAllocator(&CachingCpuAllocator::instance(), /*priority=*/1);
 #endif
     if (!g_threadsChosen && at::get_num_threads() <= 1) setThreadCount(0);
+    // OMP_NUM_THREADS above the cores (100000 hung for minutes starting threads): the cores.
+    if (at::get_num_threads() > cores()) at::set_num_threads(cores());
   });
 }
 
 void setThreadCount(int threads) {
   g_threadsChosen = true;
   t_threadsFollowLoad = threads <= 0;
-  if (threads <= 0) threads = cores();
+  // At most the cores: 1024 threads under an address-space limit hung once thread creation
+  // failed, and 512 took 17 s for a 22-character toy run.
+  threads = threads <= 0 ? cores() : std::min(threads, cores());
   at::set_num_threads(threads);
 }
 

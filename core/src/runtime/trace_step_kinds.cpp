@@ -34,6 +34,9 @@ const std::vector<TraceStepKind>& traceStepKinds() {
        "values for a weighted sum."},
       {"scale", "scale",
        "Scaling by 1/√head_size keeps the scores small enough that softmax does not saturate."},
+      {"softcap", "tanh cap",
+       "Soft-capping squashes each scaled score into (−cap, cap) with cap·tanh(score / cap), so no "
+       "score can dominate; the scores shown are the capped ones."},
       {"position_bias", "+ bias",
        "A position bias (ALiBi's distance penalty or T5's learned relative bias) is added to the "
        "scores."},

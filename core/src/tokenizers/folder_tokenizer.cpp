@@ -3,11 +3,15 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "attnscope/bpe_tokenizer.h"
 #include "attnscope/error.h"
 #include "attnscope/sentencepiece_tokenizer.h"
 #include "attnscope/utf8.h"
+#include "io/gguf_file.h"
+#include "io/gguf_vocabulary_reader.h"
+#include "tokenizers/gguf_vocabulary.h"
 
 namespace attnscope {
 
@@ -36,7 +40,12 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
   const fs::path p(path);
   if (fs::is_regular_file(p, ec)) {
     impl->source = path;
-    if (p.extension() == ".json") {
+    if (GgufFile::hasMagic(path)) {
+      // Whatever it is called (Ollama's blobs have no extension): the tokenizer.ggml.* metadata.
+      // Nothing borrows from the file once the tokenizer is built.
+      const GgufFile file = GgufFile::open(path);
+      impl->hf = tokenizerFromGguf(readGgufVocabulary(file, path));
+    } else if (p.extension() == ".json") {
       impl->hf = HfTokenizer::fromFile(path);
     } else {
       impl->spm = SentencePieceTokenizer::fromFile(path);
@@ -69,6 +78,13 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
                       "tokenizer.model / spiece.model / source.spm");
     }
   }
+  return FolderTokenizer(impl);
+}
+
+FolderTokenizer FolderTokenizer::fromHf(HfTokenizer tokenizer, std::string source) {
+  auto impl = std::make_shared<Impl>();
+  impl->source = std::move(source);
+  impl->hf = std::move(tokenizer);
   return FolderTokenizer(impl);
 }
 

@@ -7,6 +7,7 @@
 
 #include "attnscope/error.h"
 #include "io/file_io.h"
+#include "io/strict_json.h"
 
 namespace attnscope {
 namespace {
@@ -29,8 +30,11 @@ MarianVocabulary::MarianVocabulary(const std::string& folder)
     : m_file(marianFile(folder, "vocab.json")),
       m_source(SentencePieceTokenizer::fromFile(marianFile(folder, "source.spm"))),
       m_target(SentencePieceTokenizer::fromFile(marianFile(folder, "target.spm"))) {
-  const nlohmann::json vocab =
-      nlohmann::json::parse(readFile(m_file, kMaxConfigBytes), nullptr, /*allow_exceptions=*/false);
+  // Invalid JSON or UTF-8 is named as such, not as "not a JSON object"; a repeated piece keeps
+  // its last id, as transformers' json.load does.
+  const nlohmann::json vocab = parseStrictJson(readFile(m_file, kMaxConfigBytes), m_file, 64,
+                                               /*invalidIsDiscarded=*/false,
+                                               /*allowDuplicateKeys=*/true);
   if (!vocab.is_object()) throw Error(ErrorKind::Format, m_file + ": not a JSON object");
   for (const auto& [piece, id] : vocab.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (1 << 22))

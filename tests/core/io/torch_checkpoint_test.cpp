@@ -217,6 +217,45 @@ TEST(TorchCheckpoint, HostilePicklesAreRejected) {
   check(kHead + "].", "top level is a list");
 }
 
+// Issue 34: work and memory follow the file's real size, whatever its memo refers to.
+TEST(TorchCheckpoint, MemoDagOfDictsIsRefusedNotWalked) {
+  TempDir dir;
+  // {"state_dict": D0}, D_i = {"a": D_i+1, "b": D_i+1} (the second a memo reference), D_40 = {}:
+  // 2^40 paths in 40 levels of a 1.6 kB pickle.
+  std::string dicts = "}";
+  for (int i = 39; i >= 0; --i)
+    dicts = "}(" + str("a") + dicts + "q" + char(i + 1) + str("b") + "h" + char(i + 1) + "u";
+  const std::string pkl = kHead + "}" + str("state_dict") + dicts + "s" + str("x") + i1(1) + "s.";
+  writeArchive(dir.path("dag.bin"), pkl);
+  expectError([&] { readTorchCheckpoint(dir.path("dag.bin")); }, ErrorKind::Format,
+              "is a dict that appears twice");
+}
+
+TEST(TorchCheckpoint, PickleBookkeepingIsBoundedByTheFileSize) {
+  TempDir dir;
+  // A megabyte of EMPTY_LIST opcodes: ~200 bytes of values and stack per byte unbounded.
+  writeArchive(dir.path("lists.bin"), kHead + std::string(1 << 20, ']') + ".");
+  expectError([&] { readTorchCheckpoint(dir.path("lists.bin")); }, ErrorKind::Format,
+              "MiB to read, far more than a state dict");
+  // One key of a megabyte named under ten entries (empty dicts) of a wrapped dict: 10 MB of names.
+  std::string inner = "}(";
+  for (int k = 0; k < 10; ++k) inner += str(std::string(1, char('a' + k))) + "}";
+  const std::string big = str(std::string(1 << 20, 'k'));
+  writeArchive(dir.path("names.bin"), kHead + "}" + str("state_dict") + "}" + big + inner + "uss.");
+  expectError([&] { readTorchCheckpoint(dir.path("names.bin")); }, ErrorKind::Format,
+              "names add up to more than the file holds");
+  // A size tuple of 65 items is refused before it is read.
+  std::string shape = "(";
+  for (int k = 0; k < 65; ++k) shape += i1(1);
+  std::string pkl = kHead + "}(" + str("w") + "ctorch._utils\n_rebuild_tensor_v2\n((" +
+                    str("storage") + "ctorch\nFloatStorage\n" + str("0") + str("cpu") + i1(1) +
+                    "tQ" + i1(0) + shape + "t" + shape + "t" + "\x89" +
+                    "ccollections\nOrderedDict\n)RtRu.";
+  writeArchive(dir.path("rank.bin"), pkl, {{"data/0", std::string(4, '\0')}});
+  expectError([&] { readTorchCheckpoint(dir.path("rank.bin")); }, ErrorKind::Format,
+              "more than 64 dimensions");
+}
+
 TEST(TorchCheckpoint, NotACheckpoint) {
   TempDir dir;
   expectError([&] { readTorchCheckpoint(dir.path("missing.bin")); }, ErrorKind::Io, "missing.bin");

@@ -151,6 +151,7 @@ TEST(BartConfig, BartAndMarianHaveTheirConfigClassDefaults) {
 
   nlohmann::json j = bartBase();
   j["model_type"] = "marian";
+  j["vocab_size"] = 58101;  // opus-mt-en-de's: the pad token is the last id
   j["pad_token_id"] = 58100;
   const BartConfig marian = parseBart(j, BartConfig::Flavour::Marian);
   EXPECT_EQ(marian.activation, "swish");

@@ -2,7 +2,9 @@
 // GgufModel: a Llama folder's weights, converted to GGUF by tests/reference/gguf_reference.py (as
 // convert_hf_to_gguf.py does: Q and K rows permuted, names mapped, F32 / F16 / Q8_0 / Q4_K), open
 // as the same Llama model again: attention equals the folder's for F32 and F16 (weights are f16
-// values, so both are exact) and stays within a measured bound for the quantized types.
+// values, so both are exact) and stays within a measured bound for the quantized types. The
+// public path (openModel, what --model uses) opens the files whatever they are called, with the
+// tokenizer inside them, and refuses what it cannot open in one line naming the file.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +13,11 @@
 #include <fstream>
 
 #include "attnscope/error.h"
+#include "attnscope/folder_tokenizer.h"
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "attnscope/safetensors.h"
+#include "expect_close.h"
 #include "expect_error.h"
 #include "hf_test_folder.h"
 #include "models/gguf_model.h"
@@ -118,14 +122,23 @@ std::string ggufFolder(const test::TempDir& dir, const std::string& gguf,
   return folder;
 }
 
-FloatTensor attentionOf(const std::string& folder) {
+const std::vector<std::string> kTexts = {"the cat sat on the mat and the dog sat on the cat",
+                                         "the dog"};
+
+// A folder, or any file --model takes (openModel: the public path).
+FloatTensor attentionOf(const std::string& source) {
   ModelSpec spec;
-  spec.source = folder;
+  spec.source = source;
   const std::shared_ptr<Model> model = openModel(spec);
   RunRequest r;
-  r.texts = {"the cat sat on the mat and the dog sat on the cat", "the dog"};
+  r.texts = kTexts;
   AttentionResult result = model->run(r);
   return std::move(result.group().attention);  // [layers, batch, heads, query, key]
+}
+
+void runScript(const std::string& args) {
+  const std::string cmd = std::string(test::kPython) + " " + kScript + " " + args;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 struct Difference {
@@ -222,6 +235,117 @@ TEST(GgufModel, RefusesWhatTheLlamaFamilyCannotMap) {
   refused("rope_freqs", "tensor rope_freqs.weight holds RoPE factors that are not Llama 3's");
   refused("fused_qkv", "tensor blk.0.attn_qkv.weight has no place in the llama family");
   refused("partial_rotary", "partial rotary");
+}
+
+std::vector<int64_t> idsOf(const Model& model, const std::string& text) {
+  std::vector<int64_t> ids;
+  for (const Token& t : model.tokenize(text)) ids.push_back(t.id);
+  return ids;
+}
+
+// The path --model takes: openModel recognises a GGUF by its magic bytes whatever it is called,
+// and opens it with the tokenizer inside it (byte-level BPE: the writer copies the folder's
+// tokenizer.json into tokenizer.ggml.*). Its ids and attention equal the folder's.
+TEST(GgufModel, OpensThroughOpenModelWhateverItIsCalled) {
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("numpy");
+  test::TempDir dir;
+  const std::string hf = writeLlamaFolder(dir);
+  runScript("bpe_tokenizer " + hf);  // replaces the word-level tokenizer.json: 301 tokens too
+  const std::string out = dir.path("gguf");
+  std::filesystem::create_directories(out);
+  runScript("llama " + hf + " " + out + " F32,Q8_0");
+  std::filesystem::copy_file(out + "/llama_F32.gguf", dir.path("model.bin"));
+  std::filesystem::copy_file(out + "/llama_F32.gguf", dir.path("sha256-0123abcd"));
+
+  ModelSpec folderSpec;
+  folderSpec.source = hf;
+  const std::shared_ptr<Model> folder = openModel(folderSpec);
+  const FloatTensor want = attentionOf(hf);
+  for (const std::string& path :
+       {out + "/llama_F32.gguf", dir.path("model.bin"), dir.path("sha256-0123abcd")}) {
+    SCOPED_TRACE(path);
+    ModelSpec spec;
+    spec.source = path;
+    const std::shared_ptr<Model> model = openModel(spec);
+    for (const std::string& text : kTexts) EXPECT_EQ(idsOf(*model, text), idsOf(*folder, text));
+    EXPECT_GT(idsOf(*model, kTexts[0]).size(), 5u);
+    EXPECT_LT(idsOf(*model, kTexts[0]).size(), kTexts[0].size());  // merges were applied
+    // 2 layers x 9 weights + embeddings, norm, head, rope_freqs; all F32.
+    EXPECT_EQ(model->info().fileSummary.rfind("GGUF F32-like: 22 F32 tensors, ", 0), 0u)
+        << model->info().fileSummary;
+    const FloatTensor got = attentionOf(path);
+    ASSERT_EQ(got.shape, want.shape);
+    double worst = 0;
+    for (std::size_t i = 0; i < got.data.size(); ++i)
+      worst = std::max(worst, test::closeError(got.data[i], want.data[i]));
+    EXPECT_LE(worst, 1e-4);
+  }
+  ModelSpec q8;
+  q8.source = out + "/llama_Q8_0.gguf";
+  EXPECT_EQ(
+      openModel(q8)->info().fileSummary.rfind(
+          "GGUF Q8_0-like: 16 Q8_0, 6 F32 tensors, 1.0 MB; dequantized to float32 at load", 0),
+      0u)
+      << openModel(q8)->info().fileSummary;
+}
+
+// Refused in one line naming the file: weights over the memory limit (before widening them),
+// a truncated file, a vocabulary-only file asked for a model.
+TEST(GgufModel, OpenModelRefusesInOneLine) {
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("numpy");
+  test::TempDir dir;
+  const std::string hf = writeLlamaFolder(dir);
+  runScript("bpe_tokenizer " + hf);
+  runScript("llama " + hf + " " + dir.path("") + " F32");
+  runScript("vocab " + hf + " " + dir.path("vocab.gguf"));
+  const std::string gguf = dir.path("llama_F32.gguf");
+  {
+    std::ifstream in(gguf, std::ios::binary);
+    std::string bytes(std::istreambuf_iterator<char>(in), {});
+    std::ofstream(dir.path("truncated.gguf"), std::ios::binary)
+        << bytes.substr(0, bytes.size() / 2);
+  }
+  const auto refused = [&](const std::string& path, uint64_t limit, ErrorKind kind,
+                           const std::string& word) {
+    SCOPED_TRACE(path);
+    ModelSpec spec;
+    spec.source = path;
+    spec.memoryLimitBytes = limit;
+    test::expectError([&] { openModel(spec); }, kind, word);
+    try {
+      openModel(spec);
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  };
+  // 941,824 weights: 3.6 MiB as float32 (the file's own size does not matter); the limit 1 MB.
+  refused(gguf, 1000000, ErrorKind::ResourceLimit,
+          "dequantized to float32 need 3.6 MiB (4 bytes a weight), more than the memory limit of "
+          "1.0 MiB (raise --memory-limit");
+  refused(dir.path("truncated.gguf"), uint64_t{1} << 30, ErrorKind::Format, "truncated.gguf");
+  refused(dir.path("vocab.gguf"), uint64_t{1} << 30, ErrorKind::Format,
+          "vocabulary-only GGUF file (no tensors)");
+}
+
+// A vocabulary-only GGUF (llama.cpp's ggml-vocab-*.gguf) is a tokenizer: FolderTokenizer opens
+// it, whatever it is called, with the ids of the tokenizer.json it was written from.
+TEST(GgufModel, VocabularyOnlyFileTokenizesAsItsTokenizerJson) {
+  ATTNSCOPE_SKIP_WITHOUT_PYTHON_MODULE("numpy");
+  test::TempDir dir;
+  runScript("bpe_tokenizer " + dir.path(""));
+  runScript("vocab " + dir.path("") + " " + dir.path("vocab"));
+  const FolderTokenizer gguf = FolderTokenizer::open(dir.path("vocab"));
+  const FolderTokenizer json = FolderTokenizer::open(dir.path("tokenizer.json"));
+  for (const char* text : {"the quick brown fox<|endoftext|> jumps", "hello world, 12345 times",
+                           "naïve café 🙂"}) {
+    SCOPED_TRACE(text);
+    const HfEncoding a = gguf.encodeIds(text), b = json.encodeIds(text);
+    EXPECT_EQ(a.ids, b.ids);
+    EXPECT_EQ(a.begins, b.begins);
+    EXPECT_EQ(a.ends, b.ends);
+  }
+  EXPECT_EQ(gguf.encodeIds("the fox").ids.size(), 2u);  // "the", "Ġfox": merged
 }
 
 }  // namespace

@@ -241,5 +241,48 @@ TEST(ScaledDotProduct, HeadMaskScalesEachHeadsValuesOnly) {
   EXPECT_EQ(one.values.abs().max().item<float>(), 0.0f);
 }
 
+TEST(ScaledDotProduct, SoftcapCapsTheKeptScoresBeforeTheMaskInBothKernels) {
+  // Gemma 2's attn_logit_softcapping: cap·tanh(scaled / cap), then the mask. hd 16 takes the
+  // AVX-512 kernels where the CPU has them, hd 4 ATen's products inside the blocked kernel.
+  const double cap = 2.0;
+  for (const int64_t hd : {4, 16}) {
+    for (const SdpaKernel kernel : {SdpaKernel::Reference, SdpaKernel::Blocked}) {
+      const int64_t B = 2, H = 2, T = 7;
+      const Inputs in = randomInputs(B, H, T, T, hd, 41);
+      SdpaOptions o;
+      o.scale = 1.0;
+      o.scaleText = "1";
+      o.softcap = cap;
+      o.kernel = kernel;
+      o.mask = loopMask(B, T, T, /*causal=*/true, {int(T), 5});
+      LayerTrace trace;
+      TraceRecorder rec(&trace);
+      const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, -1, -1, -1);
+      const std::string where =
+          "hd " + std::to_string(hd) + ", kernel " + std::to_string(static_cast<int>(kernel));
+
+      const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask, cap);
+      expectAllNear(r.scores, want.scores, 1e-5, "capped scores, " + where);
+      expectAllNear(r.attention, want.attention, 1e-5, "attention, " + where);
+      expectAllNear(r.values, want.values, 1e-5, "values, " + where);
+      const torch::Tensor finite = r.scores.masked_select(torch::isfinite(r.scores));
+      EXPECT_LE(finite.abs().max().item<float>(), cap) << where;
+      EXPECT_EQ(r.scores.isneginf().sum().item<int64_t>(),
+                o.mask.isneginf().sum().item<int64_t>() * H)
+          << "the mask still hides its cells, " << where;
+      // Uncapped, these scores reach far past the cap: leaving the cap out is a visible mistake.
+      const Reference uncapped = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask);
+      double diff = 0;
+      for (std::size_t i = 0; i < uncapped.attention.size(); ++i)
+        diff = std::max(diff, std::abs(uncapped.attention[i] - want.attention[i]));
+      EXPECT_GT(diff, 0.1) << where;
+      EXPECT_EQ(stepNames(trace), (std::vector<std::string>{"scores", "scaled", "capped", "masked",
+                                                            "attention", "values"}))
+          << where;
+      EXPECT_EQ(trace.steps[2].op, "2 * tanh(scores / 2)");
+      EXPECT_EQ(trace.steps[2].kind, "softcap");
+    }
+  }
+}
 }  // namespace
 }  // namespace attnscope

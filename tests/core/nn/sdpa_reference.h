@@ -15,11 +15,12 @@ struct Reference {
   std::vector<double> scores, attention, values;  // [B, H, Tq, Tk], [B, H, Tq, Tk], [B, H, Tq, hd]
 };
 
-/// softmax(q·kᵀ·scale + bias + mask)·v with loops. q [B, H, Tq, hd], k/v [B, H, Tk, hd],
-/// bias [1, H, Tq, Tk] or undefined, mask [B, 1, Tq, Tk] or undefined.
+/// softmax(cap(q·kᵀ·scale) + bias + mask)·v with loops. q [B, H, Tq, hd], k/v [B, H, Tk, hd],
+/// bias [1, H, Tq, Tk] or undefined, mask [B, 1, Tq, Tk] or undefined; softcap > 0:
+/// cap(s) = softcap·tanh(s / softcap), else the identity.
 inline Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, double scale, const torch::Tensor& bias,
-                               const torch::Tensor& mask) {
+                               const torch::Tensor& mask, double softcap = 0.0) {
   const auto qa = q.accessor<float, 4>(), ka = k.accessor<float, 4>(), va = v.accessor<float, 4>();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), hd = q.size(3);
   Reference r;
@@ -35,6 +36,7 @@ inline Reference referenceSdpa(const torch::Tensor& q, const torch::Tensor& k,
           double s = 0;
           for (int64_t d = 0; d < hd; ++d) s += double(qa[b][h][i][d]) * double(ka[b][h][j][d]);
           s *= scale;
+          if (softcap > 0) s = softcap * std::tanh(s / softcap);
           if (bias.defined()) s += bias.accessor<float, 4>()[0][h][i][j];
           if (mask.defined()) s += mask.accessor<float, 4>()[b][0][i][j];
           r.scores[row + j] = s;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <thread>
 
 #include "attnscope/runtime.h"
@@ -40,6 +43,23 @@ TEST(RunThreads, AnExplicitCountIsLeftAloneAndTheAdaptiveOneRestored) {
     EXPECT_FALSE(threadCountFollowsLoad());
   }).join();
   EXPECT_TRUE(threadCountFollowsLoad());
+}
+
+// Issue 34: 1024 threads hung under an address-space limit, and OMP_NUM_THREADS=100000 hung while
+// a run restored it. Both are lowered to the cores.
+TEST(RunThreads, CountsAboveTheCoresAreLoweredToThem) {
+  setThreadCount(0);
+  const int cores = threadCount();
+  setThreadCount(1024);
+  EXPECT_EQ(threadCount(), std::min(cores, 1024));
+  setThreadCount(0);
+  at::set_num_threads(cores + 7);  // as OMP_NUM_THREADS above the cores leaves it
+  {
+    const RunThreads guard;
+    EXPECT_LE(threadCount(), cores);
+  }
+  EXPECT_LE(threadCount(), cores) << "restored to more threads than cores";
+  setThreadCount(0);
 }
 
 // A run too small to share out takes one thread even on an idle machine; an explicit count stays.

@@ -194,7 +194,7 @@ TEST(HfTokenizer, MalformedOrUnsupportedFilesNameTheComponent) {
   expectFormatError(
       withComponent("model", R"({"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]})"), "model");
   expectFormatError(withComponent("added_tokens", R"([{"content": 3}])"), "added_tokens");
-  expectFormatError("{not json", "not a JSON object");
+  expectFormatError("{not json", "t.json: not valid JSON (byte 3");
   expectFormatError("[]", "not a JSON object");
   expectFormatError(R"({"normalizer": null})", "model");
 }

@@ -128,6 +128,10 @@ TEST(MarianVocabulary, MalformedFoldersAreNamed) {
   writeMarianFolder(dir, nlohmann::json::array({"<unk>"}));
   test::expectError([&] { MarianVocabulary m(folder); }, ErrorKind::Format,
                     "vocab.json: not a JSON object");
+  // Issue 34: invalid JSON is named as such.
+  std::ofstream(fs::path(folder) / "vocab.json") << "{\"<unk>\": 0,";
+  test::expectError([&] { MarianVocabulary m(folder); }, ErrorKind::Format,
+                    "vocab.json: not valid JSON");
   writeMarianFolder(dir, marianVocab());
   fs::remove(fs::path(folder) / "target.spm");
   test::expectError([&] { MarianVocabulary m(folder); }, ErrorKind::Io, "target.spm");

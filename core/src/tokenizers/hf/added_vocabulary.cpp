@@ -56,15 +56,19 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& tokens, const Normalizer*
     }
     if (pattern.empty()) continue;
     Matcher& m = m_tokens[i].normalized ? m_normalized : m_original;
-    m.byFirstByte[static_cast<unsigned char>(pattern[0])].emplace_back(pattern, i);
+    m.add(pattern, i);
   }
-  for (Matcher* m : {&m_original, &m_normalized}) {
-    for (auto& [byte, list] : m->byFirstByte) {
-      std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
-        return a.first.size() > b.first.size();
-      });
-    }
+}
+
+void AddedVocabulary::Matcher::add(const std::string& pattern, std::size_t token) {
+  uint32_t node = 0;
+  for (const char c : pattern) {
+    const uint64_t key = (uint64_t{node} << 8) | static_cast<unsigned char>(c);
+    const auto [it, added] = edges.emplace(key, nodes);
+    if (added) ++nodes;
+    node = it->second;
   }
+  ends[node].push_back(token);
 }
 
 const AddedToken* AddedVocabulary::find(int64_t id) const {
@@ -86,22 +90,32 @@ void AddedVocabulary::splitInto(const NormalizedString& s, const Matcher& matche
   const std::string& text = s.normalized();
   std::size_t done = 0;  // start of the text not yet emitted
   std::size_t at = 0;
+  std::vector<std::pair<std::size_t, const std::vector<std::size_t>*>> matches;  // (end, tokens)
   while (!matcher.empty() && at < text.size()) {
-    const auto it = matcher.byFirstByte.find(static_cast<unsigned char>(text[at]));
+    // Every pattern that matches at `at`, shortest first; the longest that may stand here wins,
+    // and among equal patterns the first in the file.
+    matches.clear();
+    uint32_t node = 0;
+    for (std::size_t i = at; i < text.size(); ++i) {
+      const auto edge =
+          matcher.edges.find((uint64_t{node} << 8) | static_cast<unsigned char>(text[i]));
+      if (edge == matcher.edges.end()) break;
+      node = edge->second;
+      if (const auto e = matcher.ends.find(node); e != matcher.ends.end())
+        matches.emplace_back(i + 1, &e->second);
+    }
     const AddedToken* hit = nullptr;
     std::size_t stop = 0;
-    if (it != matcher.byFirstByte.end()) {
-      for (const auto& [pattern, index] : it->second) {
-        if (text.compare(at, pattern.size(), pattern) != 0) continue;
+    for (auto m = matches.rbegin(); m != matches.rend() && !hit; ++m) {
+      for (const std::size_t index : *m->second) {
         const AddedToken& t = m_tokens[index];
         if (t.singleWord) {
           const bool startOk = at == 0 || !isWordChar(charBefore(text, at));
-          const bool stopOk =
-              at + pattern.size() == text.size() || !isWordChar(charAt(text, at + pattern.size()));
+          const bool stopOk = m->first == text.size() || !isWordChar(charAt(text, m->first));
           if (!startOk || !stopOk) continue;
         }
         hit = &t;
-        stop = at + pattern.size();
+        stop = m->first;
         break;
       }
     }

@@ -4,6 +4,10 @@
 #include "attnscope/error.h"
 
 namespace attnscope::hf {
+namespace {
+// Per thread: two tokenizers may be read at once on different threads.
+thread_local int t_sequenceDepth = 0;
+}  // namespace
 
 void componentError(const std::string& component, const std::string& what) {
   throw Error(ErrorKind::Format, component + ": " + what);
@@ -23,5 +27,14 @@ std::string componentType(const nlohmann::json& json, const std::string& compone
   if (!json.contains("type") || !json["type"].is_string()) componentError(component, "no \"type\"");
   return json["type"].get<std::string>();
 }
+
+SequenceNesting::SequenceNesting(const std::string& component) {
+  if (t_sequenceDepth >= kMaxSequenceNesting)
+    componentError(component, "Sequence nested more than " + std::to_string(kMaxSequenceNesting) +
+                                  " levels deep");
+  ++t_sequenceDepth;
+}
+
+SequenceNesting::~SequenceNesting() { --t_sequenceDepth; }
 
 }  // namespace attnscope::hf

@@ -105,4 +105,19 @@ bool boolField(const nlohmann::json& j, const char* key, bool fallback,
 /// The component's "type", checked to be a string.
 std::string componentType(const nlohmann::json& json, const std::string& component);
 
+/// How many Sequence components may nest inside each other. Each level is one recursive call of
+/// a factory (and of normalize / preTokenize later): 50,000 levels overflowed the stack, while
+/// real files nest one or two.
+constexpr int kMaxSequenceNesting = 32;
+
+/// Held by a factory while it builds a Sequence's parts: counts the nesting on this thread and
+/// throws componentError past kMaxSequenceNesting.
+class SequenceNesting final {
+ public:
+  explicit SequenceNesting(const std::string& component);
+  ~SequenceNesting();
+  SequenceNesting(const SequenceNesting&) = delete;
+  SequenceNesting& operator=(const SequenceNesting&) = delete;
+};
+
 }  // namespace attnscope::hf

@@ -141,6 +141,7 @@ class SequenceDecoder final : public Decoder {
   explicit SequenceDecoder(const nlohmann::json& j) {
     if (!j.contains("decoders") || !j["decoders"].is_array())
       componentError(kDecoder, "Sequence needs \"decoders\"");
+    const SequenceNesting nesting(kDecoder);
     for (const nlohmann::json& d : j["decoders"]) m_steps.push_back(makeDecoder(d));
   }
   std::string decodeToken(const std::string& token, bool first) const override {

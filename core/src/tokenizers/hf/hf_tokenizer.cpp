@@ -6,6 +6,7 @@
 #include "attnscope/error.h"
 #include "attnscope/utf8.h"
 #include "io/file_io.h"
+#include "io/strict_json.h"
 #include "tokenizers/hf/added_vocabulary.h"
 #include "tokenizers/hf/components.h"
 #include "tokenizers/piece_labels.h"
@@ -77,6 +78,8 @@ struct HfTokenizer::Impl {
 
 namespace {
 
+constexpr std::size_t kMaxTokenizerJsonDepth = 128;
+
 std::unique_ptr<hf::Normalizer> optionalNormalizer(const nlohmann::json& j, const char* key) {
   return j.contains(key) && !j[key].is_null() ? hf::makeNormalizer(j[key]) : nullptr;
 }
@@ -90,7 +93,11 @@ HfTokenizer HfTokenizer::fromFile(const std::string& path) {
 }
 
 HfTokenizer HfTokenizer::fromJson(const std::string& text, const std::string& source) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Depth-limited: real files nest about six levels, and a hostile one must not reach the
+  // recursive component factories or json::dump. Invalid JSON (or UTF-8) is named as such.
+  const nlohmann::json j = parseStrictJson(text, source, kMaxTokenizerJsonDepth,
+                                           /*invalidIsDiscarded=*/false,
+                                           /*allowDuplicateKeys=*/true);
   if (!j.is_object()) throw Error(ErrorKind::Format, source + ": not a JSON object");
   auto impl = std::make_shared<Impl>();
   impl->source = source;

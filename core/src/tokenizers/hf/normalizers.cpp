@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnscope/error.h"
 #include "tokenizers/hf/byte_level_alphabet.h"
 #include "tokenizers/hf/components.h"
 #include "tokenizers/hf/regex.h"
@@ -612,6 +613,17 @@ class ReplaceNormalizer final : public Normalizer {
     const std::string& text = s.normalized();
     const auto ranges = m_regex ? m_regex->findAll(text) : detail::literalMatches(text, m_literal);
     if (ranges.empty()) return;
+    // Bounded before anything is built: "a" -> 100 kB over 100k "a" would be 10 GB of text (and
+    // its alignments), which no tokenizer means.
+    uint64_t replaced = 0;
+    for (const auto& [b, e] : ranges) replaced += e - b;
+    const uint64_t grown = text.size() - replaced + uint64_t(ranges.size()) * m_content.size();
+    const uint64_t limit = 16 * uint64_t(text.size()) + (1u << 20);
+    if (grown > limit)
+      throw Error(ErrorKind::ResourceLimit, "normalizer: Replace would make the text " +
+                                                std::to_string(grown) + " bytes long, more than " +
+                                                std::to_string(limit) +
+                                                " (16 times the text and 1 MiB)");
     detail::hfReplace(s, detail::matchListFromRanges(text.size(), ranges), m_content);
   }
 
@@ -873,6 +885,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const nlohmann::json& json) {
     if (!json.contains("normalizers") || !json["normalizers"].is_array()) {
       componentError(kNormalizer, "Sequence needs a \"normalizers\" array");
     }
+    const SequenceNesting nesting(kNormalizer);
     std::vector<std::unique_ptr<Normalizer>> parts;
     for (const nlohmann::json& part : json["normalizers"]) {
       if (!part.is_null()) parts.push_back(makeNormalizer(part));

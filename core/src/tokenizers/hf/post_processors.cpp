@@ -227,6 +227,7 @@ class SequenceProcessor final : public PostProcessor {
   explicit SequenceProcessor(const nlohmann::json& j) {
     if (!j.contains("processors") || !j["processors"].is_array())
       componentError(kPostProcessor, "Sequence needs \"processors\"");
+    const SequenceNesting nesting(kPostProcessor);
     for (const nlohmann::json& p : j["processors"]) m_steps.push_back(makePostProcessor(p));
   }
   Encodings process(Encodings e) const override {

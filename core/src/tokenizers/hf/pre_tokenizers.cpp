@@ -523,6 +523,7 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const nlohmann::json& json) {
     if (!json.contains("pretokenizers") || !json["pretokenizers"].is_array()) {
       componentError(kPreTokenizer, "Sequence needs a \"pretokenizers\" array");
     }
+    const SequenceNesting nesting(kPreTokenizer);
     std::vector<std::unique_ptr<PreTokenizer>> parts;
     for (const nlohmann::json& part : json["pretokenizers"]) {
       if (!part.is_null()) parts.push_back(makePreTokenizer(part));

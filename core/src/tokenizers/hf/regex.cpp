@@ -29,6 +29,7 @@ std::string onigMessage(int code, OnigErrorInfo* info) {
 }  // namespace
 
 struct Regex::Impl {
+  std::string pattern;  // for messages
   regex_t* regex = nullptr;
   OnigRegion* region = nullptr;
   std::mutex mutex;  // a region is scratch space: one search at a time per compiled pattern
@@ -44,6 +45,7 @@ Regex::Regex(const std::string& pattern) : m_impl(std::make_unique<Impl>()) {
     throw Error(ErrorKind::Format,
                 "regex /" + pattern + "/ does not compile: " + onigMessage(r, &info));
   }
+  m_impl->pattern = pattern;
   m_impl->region = onig_region_new();
 }
 
@@ -68,7 +70,14 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::findAll(std::string_view
   while (at <= text.size()) {
     const int r =
         onig_search(m_impl->regex, begin, end, begin + at, end, m_impl->region, ONIG_OPTION_NONE);
-    if (r < 0) break;  // ONIG_MISMATCH, or an error: no more matches
+    if (r == ONIG_MISMATCH) break;
+    // An engine error (the retry limit of a pattern that backtracks exponentially, like
+    // (a+)+b) is not "no more matches": that would silently stop splitting the rest of the text.
+    // Hugging Face's onig binding panics here.
+    if (r < 0) {
+      throw Error(ErrorKind::Format, "regex /" + m_impl->pattern +
+                                         "/ gave up on this text: " + onigMessage(r, nullptr));
+    }
     const std::size_t b = static_cast<std::size_t>(m_impl->region->beg[0]);
     const std::size_t e = static_cast<std::size_t>(m_impl->region->end[0]);
     if (b == e && lastEnd && *lastEnd == e) {

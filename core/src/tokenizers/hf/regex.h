@@ -22,6 +22,7 @@ class Regex final {
 
   /// Every non-overlapping match in text, as byte ranges [begin, end), left to right. Empty
   /// matches are reported (a lookahead splits), except one right at the end of the previous match.
+  /// Throws Error(Format) when Oniguruma gives up on a search (its retry limit).
   std::vector<std::pair<std::size_t, std::size_t>> findAll(std::string_view text) const;
 
  private:

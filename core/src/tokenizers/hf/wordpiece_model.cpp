@@ -78,9 +78,14 @@ std::vector<ModelToken> WordPieceModel::tokenize(std::string_view piece) const {
     const std::size_t extra = start > 0 ? m_prefix.size() : 0;
     std::size_t end = piece.size();
     // Candidates longer than any vocabulary entry cannot match: skip them (same result as HF's
-    // walk from the full remainder, one character at a time).
-    while (end > start && end - start + extra > m_vocab.maxTokenBytes())
-      end = lastCharStart(piece, start, end);
+    // walk from the full remainder, one character at a time). In one step, to the last character
+    // boundary that fits: walking back one character at a time made a long word (with
+    // max_input_chars_per_word 1e9) quadratic.
+    const std::size_t room = m_vocab.maxTokenBytes() > extra ? m_vocab.maxTokenBytes() - extra : 0;
+    if (end - start > room) {
+      end = start + room;
+      while (end > start && (static_cast<unsigned char>(piece[end]) & 0xC0) == 0x80) --end;
+    }
     const uint32_t* found = nullptr;
     while (start < end) {
       std::string_view candidate = piece.substr(start, end - start);
