@@ -81,7 +81,7 @@ json ablationJson(const Model& model, const ArgParser& p, RunRequest request, in
   a.estimate = p.has("--estimate");
   a.maskPosition = static_cast<int>(p.integer("--position", -1, 0, 1 << 20));
   const HeadAblation r = model.ablateHeads(a);
-  for (const std::string& n : r.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  for (const std::string& n : r.notices) std::fprintf(stderr, "notice: %s\n", printable(n).c_str());
   json tokens = json::array();
   for (const Token& t : r.tokens)
     tokens.push_back({{"id", t.id}, {"text", t.text}, {"label", t.label}});
@@ -231,7 +231,8 @@ int analyzeCommand(const std::vector<std::string>& args) {
   }
   if (p.has("--probe")) useProbe(*model, p, request);
   const AttentionResult result = model->run(request);
-  for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  for (const std::string& n : result.notices)
+    std::fprintf(stderr, "notice: %s\n", printable(n).c_str());
   const AttentionGroup& group = result.group();
   const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
   if (item >= group.batch())

@@ -19,4 +19,8 @@ int analyzeCommand(const std::vector<std::string>& args);
 /// Needs Qt (offscreen when there is no display); the others run without it.
 int exportCommand(const std::vector<std::string>& args);
 
+/// `text` with control characters written as \xNN (and the 8-bit CSI as \u009B), on one line:
+/// for anything from a model file that reaches the terminal (errors, notices, names).
+std::string printable(const std::string& text);
+
 }  // namespace attnscope::cli

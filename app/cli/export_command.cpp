@@ -26,8 +26,17 @@
 namespace attnscope::cli {
 namespace {
 
+// Qt's own debug, info and warning messages (QStandardPaths' runtime folder, libpng's warnings
+// through Qt's PNG writer) are not the user's business in a command that reports its own errors
+// in one line; critical and fatal ones still reach stderr. ATTNSCOPE_QT_MESSAGES=1 shows all.
+void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtDebugMsg || type == QtInfoMsg || type == QtWarningMsg) return;
+  std::fprintf(stderr, "%s\n", qPrintable(message));
+}
+
 // Rendering needs a QApplication (fonts, QCustomPlot widgets) but never a display.
 std::unique_ptr<QApplication> startQt() {
+  if (!qEnvironmentVariableIsSet("ATTNSCOPE_QT_MESSAGES")) qInstallMessageHandler(quietQtMessages);
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   static int argc = 1;
   static char name[] = "attnscope-cli";
@@ -192,7 +201,8 @@ ExportPlan parseOptions(const ArgParser& p) {
 std::shared_ptr<AttentionResult> runModel(Model& model, const RunRequest& request) {
   auto result = std::make_shared<AttentionResult>(model.run(request));
   if (request.keepValueNorms) result->groups.push_back(valueNormGroup(result->group()));
-  for (const std::string& n : result->notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  for (const std::string& n : result->notices)
+    std::fprintf(stderr, "notice: %s\n", printable(n).c_str());
   return result;
 }
 

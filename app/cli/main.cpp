@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // attnscope-cli: headless runs, exports and training. Exit codes: 0 success, 2 bad input, 1
 // internal.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,33 +14,11 @@
 
 #include "arg_parser.h"
 #include "attnscope/error.h"
+#include "attnscope/file_io.h"
 #include "attnscope/runtime.h"
 #include "commands.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: attnscope-cli <command> [flags]\n"
-    "\n"
-    "commands:\n"
-    "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
-    "  tokenize   split text into tokens\n"
-    "  train      train a tiny character-level GPT on a text file\n"
-    "  eval       print a tiny GPT's validation loss on a text file\n"
-    "  sample     generate text with a tiny GPT\n"
-    "  export     render any of the ten views (heatmap, grid, compare, ...) to PNG, SVG or PDF\n"
-    "  models     list the supported architectures and the cached models (--json)\n"
-    "  analyze    rollout, induction / previous- / duplicate-token scores, value norms, head\n"
-    "             ablation (--json)\n"
-    "\n"
-    "'attnscope-cli <command> --help' lists a command's flags; --version names the runtime\n"
-    "(LibTorch, threads, CUDA, the BLAS kernels in use).\n";
-
-std::string firstLine(const char* message) {
-  std::string m = message;
-  if (const auto eol = m.find('\n'); eol != std::string::npos) m.resize(eol);
-  return m;
-}
+namespace attnscope::cli {
 
 /// The message with control characters written as \xNN: a tensor name or model_type from a
 /// model file may hold terminal escape sequences (ESC, or the 8-bit CSI U+009B), which must not
@@ -63,6 +42,36 @@ std::string printable(const std::string& m) {
     }
   }
   return out;
+}
+
+}  // namespace attnscope::cli
+
+namespace {
+
+const char* kUsage =
+    "usage: attnscope-cli <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
+    "  tokenize   split text into tokens\n"
+    "  train      train a tiny character-level GPT on a text file\n"
+    "  eval       print a tiny GPT's validation loss on a text file\n"
+    "  sample     generate text with a tiny GPT\n"
+    "  export     render any of the ten views (heatmap, grid, compare, ...) to PNG, SVG or PDF\n"
+    "  models     list the supported architectures and the cached models (--json)\n"
+    "  analyze    rollout, induction / previous- / duplicate-token scores, value norms, head\n"
+    "             ablation (--json)\n"
+    "\n"
+    "'attnscope-cli <command> --help' lists a command's flags; --version names the runtime\n"
+    "(LibTorch, threads, CUDA, the BLAS kernels in use).\n"
+    "\n"
+    "--force (any command) writes through a symbolic link whose target is outside its folder,\n"
+    "or through any link when running as root; without it such outputs are refused.\n";
+
+std::string firstLine(const char* message) {
+  std::string m = message;
+  if (const auto eol = m.find('\n'); eol != std::string::npos) m.resize(eol);
+  return m;
 }
 
 /// Ends the process once its output is out, without running the libraries' static destructors:
@@ -112,12 +121,18 @@ int main(int argc, char** argv) {
   }
   int code = 1;
   try {
-    code = command->second(std::vector<std::string>(argv + 2, argv + argc));
+    // --force belongs to every command that writes: taken out here, before the command's flags.
+    std::vector<std::string> args(argv + 2, argv + argc);
+    const auto force = std::remove(args.begin(), args.end(), std::string("--force"));
+    setFollowAnyOutputLink(force != args.end());
+    args.erase(force, args.end());
+    code = command->second(args);
   } catch (const cli::UsageError& e) {
-    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], printable(e.what()).c_str());
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], cli::printable(e.what()).c_str());
     code = 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1], printable(firstLine(e.what())).c_str());
+    std::fprintf(stderr, "attnscope-cli %s: %s\n", argv[1],
+                 cli::printable(firstLine(e.what())).c_str());
     code = e.isUserError() ? 2 : 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attnscope-cli %s: out of memory; use smaller sizes or --memory-limit\n",
@@ -126,7 +141,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // One line: a library's message may carry a whole backtrace after it.
     std::fprintf(stderr, "attnscope-cli %s: internal error: %s\n", argv[1],
-                 printable(firstLine(e.what())).c_str());
+                 cli::printable(firstLine(e.what())).c_str());
     code = 1;
   }
   return exitNow(code);

@@ -37,8 +37,8 @@ void printTrace(const AttentionResult& r) {
 
 void printSummary(const AttentionResult& r) {
   std::printf("model %s on %s: %d layer(s), batch %d, %d head(s), %d queries x %d keys\n",
-              r.modelName.c_str(), r.device.c_str(), r.group().layers(), r.group().batch(),
-              r.group().heads(), r.group().queries(), r.group().keys());
+              printable(r.modelName).c_str(), r.device.c_str(), r.group().layers(),
+              r.group().batch(), r.group().heads(), r.group().queries(), r.group().keys());
   for (const AttentionGroup& g : r.groups) {
     if (&g == &r.groups.front()) continue;
     std::printf("%s attention %s\n", g.name.c_str(), g.attention.shapeString().c_str());
@@ -182,7 +182,8 @@ int runCommand(const std::vector<std::string>& args) {
     }
     std::printf("generated after text %zu: %s\n", i + 1, added.c_str());
   }
-  for (const std::string& n : result.notices) std::fprintf(stderr, "notice: %s\n", n.c_str());
+  for (const std::string& n : result.notices)
+    std::fprintf(stderr, "notice: %s\n", printable(n).c_str());
   printSummary(result);
   // What the file held, when the parameters do not say it (a GGUF file's quantized types).
   if (const std::string file = model->info().fileSummary; !file.empty())

@@ -54,9 +54,24 @@ dead_pid() {  # a pid whose process is gone
 # --- 1. output paths: symlink, FIFO, device, folder, stdout ------------------------------------
 echo old >"$tmp/target.json"
 ln -s target.json "$tmp/link.json"
-"$cli" run --text hi --json "$tmp/link.json" >/dev/null 2>&1 || fail "--json through a symlink exited $?"
+# Issue 34: a link is written through only when its target is one the user could have named (in
+# the link's folder, and not as root); --force writes through any.
+if [[ $(id -u) -eq 0 ]]; then
+  refused "running as root, attnscope does not write through symbolic links" \
+    run --text hi --json "$tmp/link.json"
+  grep -q '^old$' "$tmp/target.json" || fail "a refused link's target was written"
+else
+  "$cli" run --text hi --json "$tmp/link.json" >/dev/null 2>&1 || fail "--json through a symlink exited $?"
+fi
+"$cli" run --text hi --json "$tmp/link.json" --force >/dev/null 2>&1 ||
+  fail "--json --force through a symlink exited $?"
 [[ -L $tmp/link.json ]] || fail "--json replaced the symlink with a file"
 grep -q '"tokens"' "$tmp/target.json" || fail "--json did not write the symlink's target"
+mkdir "$tmp/elsewhere"
+echo keep >"$tmp/elsewhere/victim.json"
+ln -s elsewhere/victim.json "$tmp/planted.json"
+refused "symbolic link to" export --model default --text hi --out "$tmp/planted.json"
+grep -q '^keep$' "$tmp/elsewhere/victim.json" || fail "a planted link's target outside the folder was written"
 
 mkfifo "$tmp/fifo"
 cat "$tmp/fifo" >"$tmp/fifo.out" &
@@ -178,6 +193,21 @@ grep -q "nan%" "$tmp/nan.out" && fail "NaN predictions printed as nan%"
 # 5. a FIFO output with no reader is refused (it blocked for ever, after the computation).
 mkfifo "$tmp/noreader"
 refused "FIFO (named pipe) with no reader" run --text hi --json "$tmp/noreader"
+# 11. export's errors are one line: Qt's own warnings (its runtime folder, libpng's through its PNG
+# writer) came before the message.
+saved_runtime=${XDG_RUNTIME_DIR-}
+unset XDG_RUNTIME_DIR
+refused "FIFO (named pipe) with no reader" export --model default --text hi --out "$tmp/noreader"
+[[ -n $saved_runtime ]] && export XDG_RUNTIME_DIR=$saved_runtime
+# 11. a model's name comes from its file: control characters in it (ESC, the 8-bit CSI) reach the
+# terminal escaped, on the summary line as in errors.
+models_dir=$(cd "$(dirname "$0")/../../resources/models" && pwd)
+evil="$tmp/$(printf 'evil\033[31m\302\233x').safetensors"
+cp "$models_dir/tiny-shakespeare.safetensors" "$evil"
+"$cli" run --text hi --model "$evil" >"$tmp/evil.out" 2>&1 || fail "a model named with escapes: exit $?"
+grep -q $'\033' "$tmp/evil.out" && fail "a model name's ESC reached the terminal: $(head -n 1 "$tmp/evil.out" | cat -v)"
+grep -qF 'evil\x1B[31m\u009Bx' "$tmp/evil.out" ||
+  fail "the model name is not shown escaped: $(head -n 1 "$tmp/evil.out" | cat -v)"
 # 8. list flags are checked and merged before they are expanded (4.2 GB before).
 refused "out of range" run --text hi --layers "$(printf '0-999999,%.0s' {1..14000})0"
 # 4. thread counts above the cores: OMP_NUM_THREADS=100000 hung restoring it, 1024 threads hung

@@ -11,7 +11,11 @@ namespace attnscope {
 /// The one way attnscope writes a file, whatever the path names:
 /// - a regular file or a missing path: written to a temporary file beside it, fsynced and renamed
 ///   over it, so readers see the old file or the complete new one, never a partial write;
-/// - a symlink: followed, and its target written that way (the link stays a link);
+/// - a symlink: followed, and its target written that way (the link stays a link), when its target
+///   is one the user could have named: in the link's own folder, and not as root. Otherwise a
+///   planted link could make attnscope overwrite any file (as root, /etc/passwd), so it is refused
+///   unless setFollowAnyOutputLink(true) (the CLI's --force). Links to pipes, sockets and character
+///   devices (/dev/stdout, a terminal) are written in place like those, never replaced;
 /// - a device, a FIFO or a socket (/dev/null, /dev/stdout, a pipe): written directly, because
 ///   renaming over it would replace the device with a regular file;
 /// - a directory: refused.
@@ -40,7 +44,11 @@ class OutputFile final {
   bool m_direct = false;
 };
 
-/// Throws Error(Io) now, before any work, when OutputFile(path) would certainly fail: a folder,
+/// Writes through every symbolic link, as before issue 34 (attnscope-cli --force). Process-wide.
+void setFollowAnyOutputLink(bool follow);
+
+/// Throws Error(Io) now, before any work, when OutputFile(path) would certainly fail: a folder, a
+/// refused symbolic link,
 /// a missing parent folder, or no permission to create the file (or write the device).
 void checkWritable(const std::string& path);
 

@@ -145,6 +145,38 @@ std::string resolveTarget(const std::string& path) {
   throwWriteError(path, ELOOP);
 }
 
+std::atomic<bool>& followAnyLink() {
+  static std::atomic<bool> follow{false};
+  return follow;
+}
+
+// Refuses writing through a symbolic link whose target the user could not have named directly:
+// one outside the link's folder, or any as root (a planted link to /etc/passwd). Pipes, sockets
+// and character devices behind a link (/dev/stdout -> /proc/self/fd/1) are written in place,
+// never replaced, so they pass.
+void checkOutputLink(const std::string& path) {
+  struct stat link {};
+  if (followAnyLink() || ::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 &&
+      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)))
+    return;
+  const std::string target = resolveTarget(path);
+  const auto folder = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(fs::path(parentOf(p)), ec);
+    return ec ? fs::path(parentOf(p)) : canonical;
+  };
+  std::string why;
+  if (::geteuid() == 0)
+    why = "running as root, attnscope does not write through symbolic links";
+  else if (folder(target) != folder(path))
+    why = "its target is outside the link's folder";
+  if (why.empty()) return;
+  throwWriteError(path, "it is a symbolic link to " + target + ", and " + why +
+                            " (attnscope-cli --force writes through it)");
+}
+
 void syncFolder(const std::string& dir) {
   // Makes the rename itself durable; best effort, since some filesystems refuse fsync on folders.
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -191,6 +223,7 @@ int openDirect(const std::string& path, bool fifo) {
 
 OutputFile::OutputFile(const std::string& path) : m_path(path) {
   if (path.empty()) throwWriteError(path, ENOENT);
+  checkOutputLink(path);
   struct stat st {};
   mode_t keepMode = 0;
   if (::stat(path.c_str(), &st) == 0) {
@@ -267,8 +300,11 @@ void OutputFile::commit() {
   syncFolder(parentOf(m_target));
 }
 
+void setFollowAnyOutputLink(bool follow) { followAnyLink() = follow; }
+
 void checkWritable(const std::string& path) {
   if (path.empty()) throwWriteError(path, ENOENT);
+  checkOutputLink(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throwWriteError(path, "it is a folder; give a file name");

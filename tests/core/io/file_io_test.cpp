@@ -77,6 +77,9 @@ TEST(OutputFile, SymlinkIsFollowedAndStaysALink) {
   TempDir dir;
   dir.writeBytes("target.json", "old");
   fs::create_symlink("target.json", dir.path("link.json"));
+  // As root only --force (setFollowAnyOutputLink) writes through a link; a user may write through
+  // one whose target is in its folder.
+  setFollowAnyOutputLink(::geteuid() == 0);
   writeOutputFile(dir.path("link.json"), "through the link");
   EXPECT_TRUE(isLink(dir.path("link.json")));
   EXPECT_EQ(dir.readBytes("target.json"), "through the link");
@@ -85,6 +88,31 @@ TEST(OutputFile, SymlinkIsFollowedAndStaysALink) {
   writeOutputFile(dir.path("dangling.json"), "created");
   EXPECT_TRUE(isLink(dir.path("dangling.json")));
   EXPECT_EQ(dir.readBytes("made.json"), "created");
+  setFollowAnyOutputLink(false);
+}
+
+// Issue 34: a planted link must not make attnscope overwrite a file its user could not have
+// named: a target outside the link's folder is refused (as root, any link), unless forced.
+TEST(OutputFile, LinkOutsideItsFolderIsRefusedUnlessForced) {
+  TempDir dir;
+  fs::create_directory(dir.path("elsewhere"));
+  dir.writeBytes("elsewhere/victim.json", "keep");
+  fs::create_symlink("elsewhere/victim.json", dir.path("planted.json"));
+  const std::string why = ::geteuid() == 0 ? "running as root" : "outside the link's folder";
+  test::expectError([&] { writeOutputFile(dir.path("planted.json"), "overwritten"); },
+                    ErrorKind::Io, why);
+  test::expectError([&] { checkWritable(dir.path("planted.json")); }, ErrorKind::Io,
+                    "symbolic link to");
+  EXPECT_EQ(dir.readBytes("elsewhere/victim.json"), "keep");
+  setFollowAnyOutputLink(true);
+  writeOutputFile(dir.path("planted.json"), "forced");
+  setFollowAnyOutputLink(false);
+  EXPECT_EQ(dir.readBytes("elsewhere/victim.json"), "forced");
+  EXPECT_TRUE(isLink(dir.path("planted.json")));
+  // A link to a character device is written in place, whoever runs: /dev/stdout is one.
+  fs::create_symlink("/dev/null", dir.path("null.json"));
+  writeOutputFile(dir.path("null.json"), "discarded");
+  EXPECT_TRUE(isLink(dir.path("null.json")));
 }
 
 TEST(OutputFile, FifoIsWrittenDirectly) {
