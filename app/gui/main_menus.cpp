@@ -63,6 +63,11 @@ void MainMenus::buildFileMenu() {
   file->addAction(
       action(tr("Save Session &As…"), QKeySequence::SaveAs, [this] { m_sessions->saveAs(); }));
   file->addSeparator();
+  // A GGUF file (any name: Ollama's blobs have no extension), a safetensors or .bin checkpoint.
+  file->addAction(
+      action(tr("Open &Model File…"), QKeySequence(), [this] { Q_EMIT modelFileRequested(); }));
+  file->addAction(
+      action(tr("Open Model &Folder…"), QKeySequence(), [this] { Q_EMIT modelFolderRequested(); }));
   file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")),
                          [this] { Q_EMIT textFileRequested(); }));
   file->addSeparator();

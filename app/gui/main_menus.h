@@ -41,6 +41,9 @@ class MainMenus final : public QObject {
 
  Q_SIGNALS:
   void textFileRequested();
+  /// File › Open Model File… / Open Model Folder…: the model selector's dialogs.
+  void modelFileRequested();
+  void modelFolderRequested();
   void memoryLimitRequested();
   void classroomModeToggled(bool on);
   void themeChosen(Theme theme);

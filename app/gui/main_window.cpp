@@ -59,6 +59,9 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
   buildUi();
   m_menus = new MainMenus(this, m_document, m_tabs, m_exports, m_sessions);
   connect(m_menus, &MainMenus::textFileRequested, this, &MainWindow::openTextDialog);
+  connect(m_menus, &MainMenus::modelFileRequested, m_modelPanel, &ModelPanel::openModelFileDialog);
+  connect(m_menus, &MainMenus::modelFolderRequested, m_modelPanel,
+          &ModelPanel::openModelFolderDialog);
   connect(m_menus, &MainMenus::memoryLimitRequested, this, &MainWindow::chooseMemoryLimit);
   connect(m_menus, &MainMenus::classroomModeToggled, this, &MainWindow::setClassroomMode);
   connect(m_menus, &MainMenus::themeChosen, this, &MainWindow::setTheme);

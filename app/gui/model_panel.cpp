@@ -422,22 +422,33 @@ void ModelPanel::fillHeads(int dModel, int heads) {
 
 void ModelPanel::onModelChosen(int index) {
   const QString data = m_model->itemData(index).toString();
-  QString source = data;
-  if (data == kOpenFile) {
-    source =
-        // GGUF files are recognised by content: Ollama's blobs have no extension.
-        QFileDialog::getOpenFileName(this, tr("Open model file"), QString(),
-                                     tr("Model files (*.gguf *.safetensors *.bin);;GGUF files "
-                                        "(*.gguf);;Tiny-GPT checkpoints (*.safetensors);;All "
-                                        "files (*)"));
-  } else if (data == kOpenFolder) {
-    source = QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
-  }
-  if (source.isEmpty()) {  // dialog cancelled: back to the model in use
+  if (data == kOpenFile)
+    openModelFileDialog();
+  else if (data == kOpenFolder)
+    openModelFolderDialog();
+  else
+    chooseSource(data);
+}
+
+void ModelPanel::openModelFileDialog() {
+  // GGUF files are recognised by content: Ollama's blobs have no extension.
+  const QString source = QFileDialog::getOpenFileName(
+      this, tr("Open model file"), QString(),
+      tr("Model files (*.gguf *.safetensors *.bin);;GGUF files (*.gguf);;Tiny-GPT checkpoints "
+         "(*.safetensors);;All files (*)"));
+  if (source.isEmpty())  // cancelled: back to the model in use
     showSpec();
-    return;
-  }
-  chooseSource(source);
+  else
+    chooseSource(source);
+}
+
+void ModelPanel::openModelFolderDialog() {
+  const QString source =
+      QFileDialog::getExistingDirectory(this, tr("Open model folder (Hugging Face layout)"));
+  if (source.isEmpty())
+    showSpec();
+  else
+    chooseSource(source);
 }
 
 void ModelPanel::chooseSource(const QString& source) {

@@ -33,6 +33,9 @@ class ModelPanel final : public QWidget {
   /// Chooses a model by its source (what "Open model folder…" and "Open checkpoint file…" end
   /// with). The menu keeps it only once it has opened (setModelInfo).
   void chooseSource(const QString& source);
+  /// The dialogs behind "Open checkpoint file…" and "Open model folder…" (also File menu items).
+  void openModelFileDialog();
+  void openModelFolderDialog();
 
   /// The two textbook set-ups, by name; used by the presets box and by tests.
   static QList<QPair<QString, ToyConfig>> presets();

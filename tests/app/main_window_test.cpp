@@ -388,6 +388,17 @@ class MainWindowTest : public QObject {
     QCOMPARE(window.currentView(), window.view(ViewKind::Ablation));
   }
 
+  // Issue 29: a model file (GGUF included) or folder opens from the File menu too, not only from
+  // the model selector's last items.
+  void fileMenuOpensModels() {
+    Document doc;
+    MainWindow window(&doc, nullptr);
+    QStringList texts;
+    for (QAction* a : window.actions()) texts << a->text();
+    QVERIFY2(texts.contains(QStringLiteral("Open &Model File…")), qPrintable(texts.join(", ")));
+    QVERIFY(texts.contains(QStringLiteral("Open Model &Folder…")));
+  }
+
   // Issue #32 (10): each view's export title names what it shows: the grid all heads, the
   // statistics every head, compare both of its heads.
   void exportTitlesNameWhatEachViewShows() {
