@@ -2,7 +2,8 @@
 // attnscope-bench [--threads=N] [--peak-rss=T,SCORES[,MODEL]] [Google Benchmark flags]
 //   --threads=N        LibTorch intra-op threads (default 1: reproducible on a shared machine).
 //   --peak-rss=T,S[,M] instead of benchmarking: one forward at T tokens (S=1 keeps scores) of
-//                      M = gpt2 (default), smollm, bert, llama1b or llama8b in this fresh process
+//                      M = gpt2 (default), smollm, bert, llama1b, llama1b-q4k (the same as a
+//                      Q4_K GGUF) or llama8b in this fresh process
 //                      with the default settings (memory limit, weight policy), then print JSON
 //                      with VmHWM, the tensor sizes, the run's own memory estimate and its time.
 #include <benchmark/benchmark.h>
@@ -52,11 +53,12 @@ unsigned long long estimateBytes(const attnscope::Model& model, attnscope::RunRe
 int peakRss(int T, bool scores, const std::string& which) {
   using namespace attnscope;
   // Written by an earlier run or now.
-  const std::string folder = which == "smollm"    ? bench::smolLmFolder()
-                             : which == "bert"    ? bench::bertBaseFolder()
-                             : which == "llama1b" ? bench::llama1BFolder()
-                             : which == "llama8b" ? bench::llama8BFolder()
-                                                  : bench::gpt2Folder();
+  const std::string folder = which == "smollm"        ? bench::smolLmFolder()
+                             : which == "bert"        ? bench::bertBaseFolder()
+                             : which == "llama1b"     ? bench::llama1BFolder()
+                             : which == "llama8b"     ? bench::llama8BFolder()
+                             : which == "llama1b-q4k" ? bench::llama1BQ4KFile()
+                                                      : bench::gpt2Folder();
   const long long before = bench::peakRssBytes();
   ModelSpec spec;
   spec.source = folder;

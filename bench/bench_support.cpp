@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "attnscope/safetensors.h"
 #include "tiny_gpt2.h"
@@ -185,6 +187,18 @@ std::string llama1BFolder() {
   if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
   writeBf16Llama(folder, {16, 2048, 8192, 32, 8, 128256, 131072, 500000.0, "bfloat16"}, UINT64_MAX);
   return folder;
+}
+
+std::string llama1BQ4KFile() {
+  const std::string file = scratchDir() + "/llama-1b-q4_k.gguf";
+  if (std::filesystem::exists(file)) return file;
+  const std::string folder = llama1BFolder();
+  const std::string cmd = "/usr/bin/python3 " + std::string(ATTNSCOPE_SOURCE_DIR) +
+                          "/scripts/gguf-from-folder.py " + folder + " " + file +
+                          ".tmp Q4_K 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("failed: " + cmd);
+  std::filesystem::rename(file + ".tmp", file);
+  return file;
 }
 
 std::string llama8BFolder() {

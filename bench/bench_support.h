@@ -25,6 +25,10 @@ std::string llama1BFolder();
 /// hidden 4096, intermediate 14336, vocab 128256; tied here, so 7.5 B parameters, 15 GB in four
 /// shards with their index), written once, streamed. Same tokenizer as llama1BFolder().
 std::string llama8BFolder();
+/// llama1BFolder() as a GGUF file of Q4_K matrices (F32 norms, tied), converted once by
+/// scripts/gguf-from-folder.py (/usr/bin/python3 with numpy): what Ollama or LM Studio users
+/// open. Throws std::runtime_error when the conversion fails.
+std::string llama1BQ4KFile();
 /// A random-weight bert-base-shaped encoder (12 layers x 12 heads, hidden 768, intermediate 3072,
 /// 512 positions; BertModel, no head) in Hugging Face layout with a WordPiece tokenizer.json of
 /// the special tokens and 26 letters, written once. bertText(T) gives T tokens.

@@ -581,6 +581,37 @@ def main():
         summary.append(("8B shapes at T = 256 ≤ 1.5× the GEMM floor on two threads", fmt_ratio(q),
                         verdict(None if q is None else q <= 1.5)))
 
+    w("## GGUF: Llama-3.2-1B shapes, Q4_K against BF16, open + forward at T = 128\n")
+    w("`--peak-rss=128,0,llama1b-q4k` and `llama1b`: fresh processes open the same random weights as "
+      "a Q4_K GGUF (scripts/gguf-from-folder.py: Q4_K matrices kept as the file's blocks, dequantized "
+      "a block of rows at a time) and as the BF16 safetensors folder, and run 128 tokens of text "
+      "(the fixture's small vocabulary makes them more tokens; both read the same ones). Wall is the "
+      "whole process (/usr/bin/time). Target: the GGUF's peak RSS well under its 4.9 GB of float32 "
+      "weights.\n")
+    rows = []
+    for m in ("llama1b", "llama1b-q4k"):
+        r = load(os.path.join(d, f"rss_{m}.json"))
+        wall = None
+        tpath = os.path.join(d, f"rss_{m}.time")
+        if os.path.exists(tpath):
+            for line in open(tpath):
+                if "Elapsed (wall clock)" in line:
+                    parts = line.rsplit(" ", 1)[1].strip().split(":")
+                    wall = sum(float(x) * 60 ** i for i, x in enumerate(reversed(parts)))
+        rows.append((m, r, wall))
+    if any(not r or "error" in r for _, r, _ in rows):
+        w("Not measured.\n")
+        summary.append(("GGUF Q4_K 1B at T = 128: peak RSS", "not measured", verdict(None)))
+    else:
+        w("| file | weights MB | peak RSS MB | forward s | process wall s |\n|---|---|---|---|---|")
+        for m, r, wall in rows:
+            w(f"| {'Q4_K GGUF' if m.endswith('q4k') else 'BF16 folder'} | {r['weights_bytes'] / 1e6:.0f} | "
+              f"{r['rss_peak'] / 1e6:.0f} | {r['run_ms'] / 1e3:.2f} | {wall if wall is not None else float('nan'):.1f} |")
+        w("")
+        q4 = rows[1][1]
+        summary.append(("GGUF Q4_K 1B at T = 128: peak RSS under its float32 weights (4.9 GB)",
+                        f"{q4['rss_peak'] / 1e9:.2f} GB", verdict(q4["rss_peak"] < 4.9e9)))
+
     w("## Summary\n")
     w("| target | measured | |\n|---|---|---|")
     for t, m, v in summary:

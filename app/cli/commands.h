@@ -9,6 +9,8 @@ namespace attnscope::cli {
 /// Each subcommand takes the arguments after its name and returns the process exit code.
 /// They throw UsageError / attnscope::Error; main maps those to exit codes.
 int runCommand(const std::vector<std::string>& args);
+/// Step-by-step generation with a key/value cache: the text as it is written, --json, --dump.
+int generateCommand(const std::vector<std::string>& args);
 int tokenizeCommand(const std::vector<std::string>& args);
 int trainCommand(const std::vector<std::string>& args);
 int evalCommand(const std::vector<std::string>& args);
@@ -18,6 +20,8 @@ int modelsCommand(const std::vector<std::string>& args);
 int analyzeCommand(const std::vector<std::string>& args);
 /// Needs Qt (offscreen when there is no display); the others run without it.
 int exportCommand(const std::vector<std::string>& args);
+/// Downloads a model from the Hugging Face Hub into the shared cache (Qt Network).
+int downloadCommand(const std::vector<std::string>& args);
 
 /// `text` with control characters written as \xNN (and the 8-bit CSI as \u009B), on one line:
 /// for anything from a model file that reaches the terminal (errors, notices, names).

@@ -15,7 +15,7 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
   // replaced; anything else in it means it is not ours to delete.
   static const std::vector<std::string> kNames = {
       "input.npy", "context.npy", "weights.safetensors", "attention.npy", "output.npy",
-      "trace.json", "tokens.json",
+      "trace.json", "tokens.json", "router_experts.npy", "router_weights.npy",
       // encoder-decoders
       "decoder_tokens.json", "decoder_attention.npy", "cross_attention.npy", "decoder_output.npy"};
   // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
@@ -33,6 +33,10 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
         writeNpy(at("output.npy"), result.output);
         writeTextFile(at("trace.json"), traceJson(result));
         writeTextFile(at("tokens.json"), tokensJson(result));
+        if (!result.routerExperts.empty()) {  // mixture-of-experts models
+          writeNpy(at("router_experts.npy"), result.routerExperts);
+          writeNpy(at("router_weights.npy"), result.routerWeights);
+        }
         if (const AttentionGroup* decoder = result.findGroup("decoder_self")) {
           // attention.npy is then the encoder's self-attention, tokens.json the source.
           writeTextFile(at("decoder_tokens.json"), tokensJson(result, "decoder_self"));

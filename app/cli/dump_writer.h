@@ -12,7 +12,9 @@ namespace attnscope::cli {
 /// attention.npy, output.npy, trace.json and tokens.json; for encoder-decoders also
 /// decoder_tokens.json (the decoder inputs, start token first), decoder_attention.npy
 /// [Ld, B, H, Tt, Tt], cross_attention.npy [Ld, B, H, Tt, Ts] and decoder_output.npy (attention.npy
-/// and output.npy are then the encoder's, tokens.json the source). Creates the folder; throws
+/// and output.npy are then the encoder's, tokens.json the source); for mixture-of-experts models
+/// router_experts.npy and router_weights.npy [L, B, T, k] (AttentionResult::routerExperts,
+/// routerWeights). Creates the folder; throws
 /// attnscope::Error(Io) naming it when it cannot be created or written.
 void writeDump(const std::string& dir, const AttentionResult& result, const Model& model);
 

@@ -53,11 +53,13 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run        run a model on text or random input; print shapes, the trace, write JSON/dumps\n"
+    "  generate   write text step by step (key/value cache); each step's candidates and attention\n"
     "  tokenize   split text into tokens\n"
     "  train      train a tiny character-level GPT on a text file\n"
     "  eval       print a tiny GPT's validation loss on a text file\n"
     "  sample     generate text with a tiny GPT\n"
     "  export     render any of the ten views (heatmap, grid, compare, ...) to PNG, SVG or PDF\n"
+    "  download   fetch a model from the Hugging Face Hub into the shared cache (gpt2, ...)\n"
     "  models     list the supported architectures and the cached models (--json)\n"
     "  analyze    rollout, induction / previous- / duplicate-token scores, value norms, head\n"
     "             ablation (--json)\n"
@@ -100,10 +102,11 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   chooseBlasKernels();
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
-      {"run", cli::runCommand},       {"tokenize", cli::tokenizeCommand},
-      {"train", cli::trainCommand},   {"eval", cli::evalCommand},
-      {"sample", cli::sampleCommand}, {"export", cli::exportCommand},
-      {"models", cli::modelsCommand}, {"analyze", cli::analyzeCommand},
+      {"run", cli::runCommand},           {"tokenize", cli::tokenizeCommand},
+      {"train", cli::trainCommand},       {"eval", cli::evalCommand},
+      {"sample", cli::sampleCommand},     {"export", cli::exportCommand},
+      {"models", cli::modelsCommand},     {"analyze", cli::analyzeCommand},
+      {"download", cli::downloadCommand}, {"generate", cli::generateCommand},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

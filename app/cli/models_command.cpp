@@ -16,8 +16,9 @@ namespace attnscope::cli {
 int modelsCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli models",
               "List the architectures attnscope opens (by config.json's model_type, and GGUF "
-              "files by general.architecture) and the cached Hugging Face models, each marked "
-              "with whether it can be opened.");
+              "files by general.architecture), the cached Hugging Face models and the GGUF "
+              "models of Ollama, LM Studio, llama.cpp and the Hugging Face cache, each marked "
+              "with whether it can be opened (--model takes the name or the id).");
   p.flag("--json", "print JSON instead of text");
   p.parse(args);
   if (p.helpRequested()) {
@@ -25,6 +26,7 @@ int modelsCommand(const std::vector<std::string>& args) {
     return 0;
   }
   const std::vector<CachedModel> cached = findCachedModels();
+  const std::vector<CachedModel> gguf = findGgufModels();
   if (p.has("--json")) {
     nlohmann::json j = {{"architectures", nlohmann::json::array()},
                         {"cached", nlohmann::json::array()},
@@ -33,10 +35,11 @@ int modelsCommand(const std::vector<std::string>& args) {
       j["architectures"].push_back(
           {{"model_type", a.modelType}, {"family", a.family}, {"description", a.description}});
     }
-    j["gguf"] = {{"architectures", ggufArchitectures()},
-                 {"family", "llama"},
-                 {"types", ggufTensorTypes()},
-                 {"note", "dequantized to float32 at load: needs 4 bytes a weight"}};
+    j["gguf"] = {
+        {"architectures", ggufArchitectures()},
+        {"family", "llama"},
+        {"types", ggufTensorTypes()},
+        {"note", "kept quantized: needs the file's size plus one layer's weights in float32"}};
     for (const CachedModel& m : cached) {
       const Architecture* a = findArchitecture(m.modelType);
       j["cached"].push_back({{"name", m.name},
@@ -44,6 +47,17 @@ int modelsCommand(const std::vector<std::string>& args) {
                              {"model_type", m.modelType},
                              {"supported", a != nullptr},
                              {"family", a ? a->family : ""}});
+    }
+    j["gguf_models"] = nlohmann::json::array();
+    for (const CachedModel& m : gguf) {
+      j["gguf_models"].push_back({{"name", m.name},
+                                  {"id", m.id},
+                                  {"store", m.store},
+                                  {"path", m.path},
+                                  {"architecture", m.modelType},
+                                  {"file_type", m.fileType},
+                                  {"supported", m.supported},
+                                  {"error", m.error}});
     }
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
@@ -57,7 +71,7 @@ int modelsCommand(const std::vector<std::string>& args) {
   }
   std::printf(
       "GGUF files (any name, by their magic bytes):\n  %-12s %-10s %s; types %s; "
-      "dequantized to float32 at load (4 bytes a weight)\n",
+      "kept quantized (the file's size plus one layer in float32)\n",
       "gguf", "llama", ("general.architecture " + ggufArchitectures()).c_str(),
       ggufTensorTypes().c_str());
   std::printf("cached models (%zu):\n", cached.size());
@@ -65,6 +79,15 @@ int modelsCommand(const std::vector<std::string>& args) {
     const bool ok = findArchitecture(m.modelType) != nullptr;
     std::printf("  %-40s %-12s %s\n", m.name.c_str(),
                 m.modelType.empty() ? "?" : m.modelType.c_str(), ok ? "opens" : "not supported");
+  }
+  std::printf("GGUF models (%zu; Ollama, LM Studio, llama.cpp, Hugging Face cache):\n",
+              gguf.size());
+  for (const CachedModel& m : gguf) {
+    const std::string status = !m.error.empty() ? "unreadable: " + m.error
+                               : m.supported    ? "opens as --model " + m.id
+                                                : "not supported";
+    std::printf("  %-40s %-12s %s\n", m.name.c_str(),
+                m.modelType.empty() ? "?" : m.modelType.c_str(), status.c_str());
   }
   std::printf("runtime: %s\n", runtimeDescription().c_str());
   return 0;

@@ -80,11 +80,31 @@ void printPredictions(const AttentionResult& r) {
 
 constexpr int kMaxGenerated = 256;
 
-/// Appends up to `count` greedy tokens to `text`: each step reruns the whole model on the text so
-/// far (no key/value cache: fine for a few hundred tokens of a small model) and appends the top
-/// prediction's bytes. The text is tokenized again every step, so the final ids can differ from
-/// the generated ones where BPE merges across the boundary. Stops early at a token without text
-/// (an end-of-sequence token) or at the model's position limit. Returns the continuation.
+/// A greedy generation over `text` with a key/value cache (Model::startGeneration), or null for a
+/// model that has none (the toy layer): the caller then reruns the model per token.
+std::unique_ptr<Generation> cachedGeneration(const Model& model, const std::string& text, int count,
+                                             const RunRequest& base) {
+  GenerationRequest g;
+  g.text = text;
+  g.maxNewTokens = count;
+  g.limits = base.limits;
+  g.device = base.device;
+  g.keepAttention = false;
+  g.candidates = 1;
+  try {
+    return model.startGeneration(g);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    return nullptr;  // no cache (or no head: the rerun below says so)
+  }
+}
+
+/// Appends up to `count` greedy tokens to `text`: through the key/value cache where the model has
+/// one (a step costs one token's forward), else each step reruns the whole model on the text so
+/// far; either way the top prediction's bytes are appended. The text is tokenized again for the
+/// final run, so its ids can differ from the generated ones where BPE merges across the boundary.
+/// Stops early at a token without text (an end-of-sequence token) or at the model's position
+/// limit. Returns the continuation.
 std::string generate(const Model& model, std::string& text, int count, const RunRequest& base) {
   const ModelInfo info = model.info();
   if (!info.causal)
@@ -95,16 +115,29 @@ std::string generate(const Model& model, std::string& text, int count, const Run
     return info.maxPositions <= 0 ||
            model.tokenize(t).size() <= static_cast<std::size_t>(info.maxPositions);
   };
+  const std::unique_ptr<Generation> cached = cachedGeneration(model, text, count, base);
   for (int i = 0; i < count; ++i) {
-    RunRequest step = base;
-    step.texts = {text};
-    step.keepScores = false;
-    const AttentionResult r = model.run(step);
-    if (r.nextToken.empty())
-      throw UsageError(info.name +
-                       " has no language-model head (the checkpoint holds the decoder only): it "
-                       "cannot generate");
-    const Token& next = r.nextToken.front().token;  // the most likely: greedy
+    Token next;
+    if (cached) {
+      if (!cached->canStep()) {
+        std::fprintf(stderr, "notice: generation stopped at the model's %d positions\n",
+                     info.maxPositions);
+        break;
+      }
+      const GenerationStep s = cached->step({});  // greedy
+      next = s.token;
+      if (s.end) next.text.clear();  // the end of the text
+    } else {
+      RunRequest step = base;
+      step.texts = {text};
+      step.keepScores = false;
+      const AttentionResult r = model.run(step);
+      if (r.nextToken.empty())
+        throw UsageError(info.name +
+                         " has no language-model head (the checkpoint holds the decoder only): it "
+                         "cannot generate");
+      next = r.nextToken.front().token;  // the most likely: greedy
+    }
     if (next.text.empty()) break;
     // The text is tokenized again each step, so it must stay valid UTF-8: a byte token that is
     // part of a character becomes U+FFFD, as Hugging Face's decode(errors="replace") writes it.

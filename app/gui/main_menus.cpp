@@ -68,6 +68,8 @@ void MainMenus::buildFileMenu() {
       action(tr("Open &Model File…"), QKeySequence(), [this] { Q_EMIT modelFileRequested(); }));
   file->addAction(
       action(tr("Open Model &Folder…"), QKeySequence(), [this] { Q_EMIT modelFolderRequested(); }));
+  file->addAction(
+      action(tr("&Download Model…"), QKeySequence(), [this] { Q_EMIT downloadModelRequested(); }));
   file->addAction(action(tr("Load &Text File…"), QKeySequence(tr("Ctrl+Shift+O")),
                          [this] { Q_EMIT textFileRequested(); }));
   file->addSeparator();

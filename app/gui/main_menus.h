@@ -44,6 +44,8 @@ class MainMenus final : public QObject {
   /// File › Open Model File… / Open Model Folder…: the model selector's dialogs.
   void modelFileRequested();
   void modelFolderRequested();
+  /// File › Download Model…: the Hugging Face Hub dialog.
+  void downloadModelRequested();
   void memoryLimitRequested();
   void classroomModeToggled(bool on);
   void themeChosen(Theme theme);

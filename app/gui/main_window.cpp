@@ -30,6 +30,7 @@
 #include "attnscope/tiny_gpt.h"
 #include "compute_worker.h"
 #include "document.h"
+#include "download_dialog.h"
 #include "error_banner.h"
 #include "main_menus.h"
 #include "model_panel.h"
@@ -62,6 +63,13 @@ MainWindow::MainWindow(Document* document, Settings* settings, QWidget* parent)
   connect(m_menus, &MainMenus::modelFileRequested, m_modelPanel, &ModelPanel::openModelFileDialog);
   connect(m_menus, &MainMenus::modelFolderRequested, m_modelPanel,
           &ModelPanel::openModelFolderDialog);
+  // File › Download Model…: once in the cache, the model joins the selector and opens.
+  connect(m_menus, &MainMenus::downloadModelRequested, this, [this] {
+    auto* dialog = new DownloadDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &DownloadDialog::modelDownloaded, m_modelPanel, &ModelPanel::chooseSource);
+    dialog->open();
+  });
   connect(m_menus, &MainMenus::memoryLimitRequested, this, &MainWindow::chooseMemoryLimit);
   connect(m_menus, &MainMenus::classroomModeToggled, this, &MainWindow::setClassroomMode);
   connect(m_menus, &MainMenus::themeChosen, this, &MainWindow::setTheme);

@@ -103,7 +103,8 @@ ModelPanel::ModelPanel(QWidget* parent)
   showSpec();
 }
 
-// The bundled model, the toy layer, the cached models a family opens, and the open entries.
+// The bundled model, the toy layer, the cached models a family opens (folders and GGUF files),
+// and the open entries.
 void ModelPanel::fillModelMenu() {
   m_model->addItem(tr("Bundled: Tiny Shakespeare (trained)"), QStringLiteral("default"));
   m_model->setItemData(
@@ -123,6 +124,19 @@ void ModelPanel::fillModelMenu() {
         m_model->count() - 1,
         QStringLiteral("%1\n%2").arg(QString::fromStdString(architecture->description),
                                      QString::fromStdString(cached.path)),
+        Qt::ToolTipRole);
+  }
+  // GGUF models of Ollama, LM Studio, llama.cpp and the Hugging Face cache, by their readable
+  // names ("ollama: llama3.2:1b (Q4_K_M)"); the id opens them (resolveCachedModel). Files no
+  // family maps, or whose header is broken, are left out as above.
+  for (const CachedModel& gguf : findGgufModels()) {
+    if (!gguf.supported || !gguf.error.empty()) continue;
+    m_model->addItem(QString::fromStdString(gguf.name), QString::fromStdString(gguf.id));
+    m_model->setItemData(
+        m_model->count() - 1,
+        tr("GGUF %1, %2\n%3")
+            .arg(QString::fromStdString(gguf.modelType), QString::fromStdString(gguf.fileType),
+                 QString::fromStdString(gguf.path)),
         Qt::ToolTipRole);
   }
   m_model->insertSeparator(m_model->count());

@@ -5,12 +5,14 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QGroupBox>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "../core/tiny_gguf.h"
 #include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "main_window.h"
@@ -179,14 +181,41 @@ class ModelChoiceTest : public QObject {
     QVERIFY(otherConfig.open(QIODevice::WriteOnly));
     otherConfig.write(R"({"model_type": "xlnet"})");
     otherConfig.close();
+    // An Ollama store with a Llama GGUF (listed by its readable name) and a phi2 one (no family
+    // maps it: left out).
+    QTemporaryDir ollama;
+    const auto ollamaModel = [&](const QString& name, const std::string& arch, char digit) {
+      const QString manifest =
+          ollama.filePath(QStringLiteral("manifests/registry.ollama.ai/library/%1/1b").arg(name));
+      QVERIFY(QDir().mkpath(QFileInfo(manifest).path()));
+      QVERIFY(QDir().mkpath(ollama.filePath(QStringLiteral("blobs"))));
+      const std::string digest(64, digit);
+      QFile m(manifest);
+      QVERIFY(m.open(QIODevice::WriteOnly));
+      m.write(QByteArray::fromStdString(
+          R"({"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" +
+          digest + R"("}]})"));
+      QFile blob(ollama.filePath(QString::fromStdString("blobs/sha256-" + digest)));
+      QVERIFY(blob.open(QIODevice::WriteOnly));
+      blob.write(QByteArray::fromStdString(attnscope::test::tinyGguf(arch, 15)));
+    };
+    ollamaModel(QStringLiteral("tiny"), "llama", 'a');
+    ollamaModel(QStringLiteral("other"), "phi2", 'b');
     const bool hadCache = qEnvironmentVariableIsSet("HF_HUB_CACHE");
     const QByteArray oldCache = qgetenv("HF_HUB_CACHE");
+    const bool hadOllama = qEnvironmentVariableIsSet("OLLAMA_MODELS");
+    const QByteArray oldOllama = qgetenv("OLLAMA_MODELS");
     qputenv("HF_HUB_CACHE", cache.path().toUtf8());
+    qputenv("OLLAMA_MODELS", ollama.path().toUtf8());
     ModelPanel panel;
     if (hadCache)
       qputenv("HF_HUB_CACHE", oldCache);
     else
       qunsetenv("HF_HUB_CACHE");
+    if (hadOllama)
+      qputenv("OLLAMA_MODELS", oldOllama);
+    else
+      qunsetenv("OLLAMA_MODELS");
     auto* menu = panel.findChild<QComboBox*>(QStringLiteral("modelMenu"));
     QVERIFY(menu);
     QStringList items;
@@ -200,6 +229,11 @@ class ModelChoiceTest : public QObject {
         menu->itemData(items.indexOf(QStringLiteral("gpt2 (gpt2, Hugging Face cache)"))).toString(),
         QStringLiteral("gpt2"));
     QVERIFY2(!items.join(QLatin1Char('|')).contains(QStringLiteral("xlnet")),
+             qPrintable(items.join(QLatin1Char('|'))));
+    const QString gguf = QStringLiteral("ollama: tiny:1b (Q4_K_M)");
+    QVERIFY2(items.contains(gguf), qPrintable(items.join(QLatin1Char('|'))));
+    QCOMPARE(menu->itemData(items.indexOf(gguf)).toString(), QStringLiteral("ollama:tiny:1b"));
+    QVERIFY2(!items.join(QLatin1Char('|')).contains(QStringLiteral("other")),
              qPrintable(items.join(QLatin1Char('|'))));
     QVERIFY(items.contains(QStringLiteral("Open checkpoint file…")));
     QVERIFY(items.contains(QStringLiteral("Open model folder…")));
@@ -221,7 +255,7 @@ class ModelChoiceTest : public QObject {
     QVERIFY(toyBox->toolTip().isEmpty());
   }
 
-  // A GGUF file's parameters are float32 once open: the model line says what the file held.
+  // A GGUF file's matrices stay quantized: the model line says what the file held.
   void theModelLineSaysWhatAGgufFileHeld() {
     ModelPanel panel;
     attnscope::ModelInfo info;
@@ -231,7 +265,8 @@ class ModelChoiceTest : public QObject {
     info.dModel = 256;
     info.weightDtype = "F32";
     info.fileSummary =
-        "GGUF Q4_K_M: 113 Q4_K, 17 Q6_K, 65 F32 tensors, 0.8 GB; dequantized to float32 at load";
+        "GGUF Q4_K_M: 113 Q4_K, 17 Q6_K, 65 F32 tensors, 0.8 GB; kept quantized, dequantized per "
+        "layer as it runs";
     panel.setModelInfo(info);
     QString all;
     for (const QLabel* label : panel.findChildren<QLabel*>()) all += label->text() + '\n';

@@ -50,6 +50,29 @@ fi
 touch "$tmp/file"
 expect 2 "cannot write $tmp/file/x.json" -- run --text hi --json "$tmp/file/x.json"
 
+# generate: refusals before any work, and the bundled tiny GPT writing (greedy, then seeded).
+expect 2 "give --model M" -- generate --text hi
+expect 2 "give --text TEXT" -- generate --model default
+expect 2 "cannot generate step by step: it is not a causal language model" -- generate --model toy --text hi
+expect 2 "--temperature must be between" -- generate --model default --text hi --temperature -1
+expect 2 "--top-p must be between" -- generate --model default --text hi --top-p 0
+expect 2 "--temperature 0 is greedy" -- generate --model default --text hi --temperature 0 --seed 1
+expect 2 "--max-new-tokens must be between" -- generate --model default --text hi --max-new-tokens 0
+expect 2 "the prompt has no tokens" -- generate --model default --text ""
+expect 2 "more than the memory limit" -- generate --model default --text hi --max-new-tokens 100 --memory-limit 1
+expect 0 "generated 3 token(s) after 2" -- generate --model default --text hi --max-new-tokens 3 --json "$tmp/gen.json"
+/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["ids"]) == 5 and len(j["steps"]) == 3, j["ids"]
+s = j["steps"][2]
+assert set(s) == {"id", "token", "candidates", "attention"} and len(s["attention"][0][0]) == 4, s.keys()
+assert set(j["steps"][0]["candidates"][0]) == {"id", "token", "p"}
+' "$tmp/gen.json" || { echo "FAIL: generate --json lacks the issue's fields"; failures=$((failures + 1)); }
+a=$("$cli" generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 1 2>/dev/null)
+b=$("$cli" generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 2 2>/dev/null)
+[[ $a == "$b" ]] || { echo "FAIL: generate --seed 4 wrote '$a' on one thread, '$b' on two"; failures=$((failures + 1)); }
+
 # --layers keeps some layers' attention: a list of numbers and ranges, within the model's layers.
 expect 2 "--layers: 'x' is not a layer number" -- run --text hi --layers 0,x
 expect 2 "--layers: the range '3-1' runs backwards" -- run --text hi --layers 3-1

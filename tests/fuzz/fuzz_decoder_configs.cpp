@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig, Gemma2Config
-// through ConfigReader) on arbitrary text: each accepts a consistent configuration or throws
-// Error(Format), never anything else.
+// The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig, Gemma2Config,
+// Phi3Config, MixtralConfig through ConfigReader) on arbitrary text: each accepts a consistent
+// configuration or throws Error(Format), never anything else.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,8 @@
 #include "models/gemma2_config.h"
 #include "models/gpt_neox_config.h"
 #include "models/llama_config.h"
+#include "models/mixtral_config.h"
+#include "models/phi3_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attnscope;
@@ -49,6 +52,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         !(c.ropeTheta > 1) || !(c.ropeLocalTheta > 1) || c.hiddenAct.empty() ||
         c.qkNorm != (c.modelType != "gemma2")) {
       fuzz::fail("accepted an inconsistent Gemma 2/3 config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const Phi3Config c = Phi3Config::fromReader(reader);
+    const std::size_t freqs = static_cast<std::size_t>(c.rotaryDim / 2);
+    if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.numHeads % c.numKvHeads != 0 || c.headDim <= 0 ||
+        c.rotaryDim < 2 || c.rotaryDim % 2 != 0 || c.rotaryDim > c.headDim || c.vocabSize <= 0 ||
+        c.slidingWindow < 0 || !(c.ropeTheta > 1) || !(c.longRope.attentionFactor > 0) ||
+        !std::isfinite(c.longRope.attentionFactor) ||
+        (c.longRope.enabled &&
+         (c.longRope.shortFactor.size() != freqs || c.longRope.longFactor.size() != freqs))) {
+      fuzz::fail("accepted an inconsistent Phi-3 config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const MixtralConfig c = MixtralConfig::fromReader(reader);
+    if (c.numExperts <= 0 || c.topK <= 0 || c.topK > c.numExperts || c.expertIntermediate <= 0 ||
+        c.sparseLayers.size() != static_cast<std::size_t>(c.base.numLayers) ||
+        c.base.numHeads % c.base.numKvHeads != 0 ||
+        (c.base.modelType == "mixtral" && !c.normTopK)) {
+      fuzz::fail("accepted an inconsistent Mixtral / Qwen3-MoE config");
     }
   });
   return 0;

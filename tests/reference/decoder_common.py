@@ -147,3 +147,57 @@ def peakedness(attention):
     T = attention.shape[-1]
     rows = [attention[..., i, : i + 1].max(-1).mean() for i in range(3, T)]
     return float(np.mean(rows))
+
+
+def check_generate(cli, model, prompt, forward, name, failures, report, n=6, tol=1e-5, p_tol=1e-5):
+    """`attnscope-cli generate` (greedy, through the key/value cache) against a reference forward:
+    forward(ids) -> (attention [L, H, T, T], next-token probabilities [V] after ids). Each step's
+    attention row [L][H][T_step] must equal the row of ONE forward over the final ids (within tol,
+    as scaled_error), the ids those of a greedy decoder written here over `forward`, and each
+    step's candidates the reference's top ones with their probabilities."""
+    from tolerance import scaled_error
+    js = os.path.join(model, "generate.json")
+    args = [cli, "generate", "--model", model, "--text", prompt, "--max-new-tokens", str(n), "--json", js]
+    p = subprocess.run(args, capture_output=True)  # bytes: a random model writes any bytes
+    if p.returncode != 0:
+        failures.append(f"{name}: generate exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}")
+        return
+    with open(js, encoding="utf-8") as f:
+        got = json.load(f)
+    ids, steps = got["ids"], got["steps"]
+    T0 = len(ids) - len(steps)
+    with open(os.path.join(model, "config.json"), encoding="utf-8") as f:
+        eos = json.load(f).get("eos_token_id")
+    # Fewer steps only when the last is the end-of-sequence token.
+    if T0 < 1 or not (len(steps) == n or (0 < len(steps) < n and steps[-1]["id"] == eos)):
+        failures.append(f"{name}: generate gave {len(steps)} steps after {T0} prompt tokens, want {n}")
+        return
+    seq, p_worst = list(ids[:T0]), 0.0
+    for s, step in enumerate(steps):
+        probs = np.asarray(forward(seq)[1], dtype=np.float64)
+        want = int(np.argmax(probs))
+        if step["id"] != want:
+            failures.append(f"{name}: generated id {step['id']} at step {s}, the greedy reference {want}")
+            return
+        top = [int(i) for i in np.argsort(-probs, kind="stable")[:len(step["candidates"])]]
+        have = [c["id"] for c in step["candidates"]]
+        if have[:1] != top[:1] or set(have) != set(top):
+            failures.append(f"{name} step {s}: candidates {have}, want {top}")
+        p_worst = max(p_worst, scaled_error([c["p"] for c in step["candidates"]], [probs[i] for i in have]))
+        seq.append(want)
+    attention = np.asarray(forward(ids)[0], dtype=np.float64)
+    worst = 0.0
+    for s, step in enumerate(steps):
+        q = T0 - 1 + s  # the query whose output predicted step s's token
+        row = np.array(step["attention"], dtype=np.float64)
+        want = attention[:, :, q, :q + 1]
+        if row.shape != want.shape:
+            failures.append(f"{name} step {s}: attention shape {row.shape}, want {want.shape}")
+            return
+        worst = max(worst, scaled_error(row, want))
+    if worst > tol:
+        failures.append(f"{name}: generation's attention rows differ from one full forward by {worst:.3g}")
+    if p_worst > p_tol:
+        failures.append(f"{name}: generation's candidate probabilities differ by {p_worst:.3g}")
+    report.append(f"{name:32s} generate: {len(steps)} steps after {T0} tokens, rows {worst:.2e}, "
+                  f"p {p_worst:.1e}")

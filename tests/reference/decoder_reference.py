@@ -39,7 +39,8 @@ except ImportError as e:
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from decoder_common import add_merges, peakedness, run_cli, write_tokenizer, write_weights  # noqa: E402
+from decoder_common import (add_merges, check_generate, peakedness, run_cli, write_tokenizer,  # noqa: E402
+                            write_weights)
 from tolerance import scaled_error  # noqa: E402
 
 TOL = 1e-4  # attention and hidden states, as scaled_error (tolerance.py): absolute up to 1, relative above
@@ -48,6 +49,10 @@ QK_SCALE = 3.0  # query and key weights: peaked attention
 GEMMA_SHARED = 3.0  # Gemma's embeddings: feature 0 of every token (see llama_weights)
 WORDS = ("the", " the", " cat", " sat", " on", " mat", " and", " dog")
 TEXTS = ["the cat sat on the mat and the dog sat on the cat", "the dog sat", "a"]
+# `generate` through the key/value cache, one case per way a step differs from a full run: grouped
+# heads and a window shorter than the text (mistral), windows on some layers only (qwen2), Gemma's
+# single key/value head, partial rotary (neox), ALiBi (bloom).
+GENERATE_CASES = {"mistral-window", "qwen2-window-upper", "gemma-2b-mqa", "neox-parallel", "bloom-6-heads"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL_TOKENIZERS = os.path.join(HERE, "..", "..", "..", "shared", "data", "tokenizers")  # optional
 
@@ -643,6 +648,11 @@ def check(cli, root, case, V, failures, report):
                                   [float(probs[p["id"]]) for p in run["next_token"]]) > P_TOL:
                     failures.append(f"{name}: next-token probabilities differ")
     check_value_norms(cli, d, family, cfg, w, prefix, failures, report)
+    if name in GENERATE_CASES:
+        def forward(ids):
+            a, _, logits = FORWARD[family](cfg, w, ids, prefix)
+            return a, torch.softmax(logits[-1], -1)
+        check_generate(cli, d, TEXTS[1], forward, name, failures, report)
     L, B, H = attention.shape[:3]
     sizes = cfg.get("text_config", cfg)  # a vision-language folder's text model (gemma3)
     want_h = sizes.get("num_attention_heads", sizes.get("n_head"))

@@ -18,6 +18,10 @@ docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
                                         convert_hf_to_gguf.py's Qwen2Model writes it. A byte-level
                                         BPE tokenizer.json in the folder goes in as
                                         tokenizer.ggml.* (model gpt2, pre gpt-2)
+  gguf_reference.py llama_split HF_DIR DIR TYPES N
+                                       the same, each as N split files
+                                        (llama_TYPE-00001-of-0000N.gguf, ...), as llama.cpp's
+                                        gguf-split writes them
   gguf_reference.py bpe_tokenizer DIR  DIR/tokenizer.json: GPT-2's byte-level BPE form with 301
                                         tokens (256 bytes, 44 merges learnt here from a sentence,
                                         <|endoftext|>)
@@ -479,7 +483,7 @@ def cmd_vocab(hf, out):
     open(out, "wb").write(g.bytes())
 
 
-def cmd_llama(hf, folder, types=None):
+def cmd_llama(hf, folder, types=None, splits=1):
     cfg = json.load(open(os.path.join(hf, "config.json")))
     arch = cfg["model_type"]
     assert arch in ("llama", "qwen2")
@@ -523,7 +527,22 @@ def cmd_llama(hf, folder, types=None):
             # Norms stay F32, as llama.cpp's converter keeps 1-D tensors.
             tt = qtype if t.ndim == 2 else "F32"
             g.tensor(gname, list(reversed(t.shape)), tt, quantize(tt, t))
-        open(os.path.join(folder, "%s_%s.gguf" % (arch, qtype)), "wb").write(g.bytes())
+        if splits == 1:
+            open(os.path.join(folder, "%s_%s.gguf" % (arch, qtype)), "wb").write(g.bytes())
+            continue
+        # As llama.cpp's gguf-split writes a model: NAME-0000i-of-0000N.gguf, each a GGUF of its
+        # share of the tensors; the first holds every key, the others only split.*; split.no
+        # (u16) counts from 0, split.count (u16), split.tensors.count (i32) is the total.
+        per = -(-len(g.tensors) // splits)
+        for i in range(splits):
+            part = Writer()
+            part.kv = (list(g.kv) if i == 0 else []) + [
+                part.string("split.no") + struct.pack("<IH", 2, i),
+                part.string("split.count") + struct.pack("<IH", 2, splits),
+                part.string("split.tensors.count") + struct.pack("<Ii", 5, len(g.tensors))]
+            part.tensors = g.tensors[i * per:(i + 1) * per]
+            name = "%s_%s-%05d-of-%05d.gguf" % (arch, qtype, i + 1, splits)
+            open(os.path.join(folder, name), "wb").write(part.bytes())
 
 
 def cmd_unmappable(folder):
@@ -554,6 +573,8 @@ if __name__ == "__main__":
         cmd_unmappable(sys.argv[2])
     elif cmd == "llama":
         cmd_llama(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
+    elif cmd == "llama_split":
+        cmd_llama(sys.argv[2], sys.argv[3], sys.argv[4].split(","), int(sys.argv[5]))
     elif cmd == "bpe_tokenizer":
         cmd_bpe_tokenizer(sys.argv[2])
     elif cmd == "tiny_llama":

@@ -29,6 +29,7 @@ except ImportError as e:
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_common import check_generate  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 TOL = 1e-4  # attention and hidden states, as scaled_error: absolute up to 1, relative above
@@ -185,9 +186,10 @@ def peakedness(a):
     return float(np.mean([a[..., i, : i + 1].max(-1).mean() for i in range(3, T)]))
 
 
-def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7):
+def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7, kernel=None):
     """Writes one folder, runs the CLI on a padded batch and compares everything. Returns the
-    model folder and the largest difference seen."""
+    model folder and the largest difference seen. kernel: ATTNSCOPE_ATTENTION_KERNEL for this run
+    (None: the environment's)."""
     extra = extra or {}
     act = extra.get("activation_function", "gelu_new")
     inverse = extra.get("scale_attn_by_inverse_layer_idx", False)
@@ -199,7 +201,8 @@ def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7)
     args = [cli, "run", "--model", model, "--json", js, "--dump", dump]
     for t in texts:
         args += ["--text", t]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, ATTNSCOPE_ATTENTION_KERNEL=kernel) if kernel else None
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
     attention = np.load(os.path.join(dump, "attention.npy"))  # [L, B, H, T, T]
     output = np.load(os.path.join(dump, "output.npy"))        # [B, T, C]
     with open(os.path.join(dump, "tokens.json"), encoding="utf-8") as f:
@@ -254,6 +257,16 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         model = compare(cli, tmp, "tiny-gpt2", failures)
+        # Both attention kernels (CMake names the blocked one for the whole script).
+        compare(cli, tmp, "tiny-gpt2-reference-kernel", failures, kernel="reference")
+        # `generate` through the key/value cache: learned positions offset by the cached length.
+        gen = os.path.join(tmp, "generate")
+        os.mkdir(gen)
+        gw = write_folder(gen, np.random.default_rng(7), {})
+        report = []
+        check_generate(cli, gen, "he said the thing", lambda ids: gpt2_forward(gw, ids)[::2], "tiny-gpt2",
+                       failures, report)
+        print(*report, sep="\n")
         for i, act in enumerate(sorted(ACT)):
             compare(cli, tmp, "act-" + act, failures, {"activation_function": act}, seed=100 + i)
         compare(cli, tmp, "n_inner", failures, {"n_inner": 48, "activation_function": "gelu"}, seed=8)

@@ -171,6 +171,14 @@ def run_cases(prefix, label, cases, check):
         ok = True
         for case in cases:
             ok &= check(cli, tmp, *case)
+        # The first case again with the step-by-step attention kernel (CMake names the blocked one
+        # for the run above): both kernels must give the reference's numbers.
+        if os.environ.get("ATTNSCOPE_ATTENTION_KERNEL") != "reference":
+            os.environ["ATTNSCOPE_ATTENTION_KERNEL"] = "reference"
+            print("the first case with ATTNSCOPE_ATTENTION_KERNEL=reference:")
+            sub = os.path.join(tmp, "reference-kernel")
+            os.makedirs(sub)
+            ok &= check(cli, sub, *cases[0])
         print(f"{len(cases)} {label} reference comparisons: {'all within 1e-4 · max(1, |value|)' if ok else 'FAILED'}")
         return 0 if ok else 1
     finally:

@@ -142,6 +142,12 @@ struct AttentionResult {
                               // hidden states (output is then the encoder's)
   std::vector<std::vector<Token>> generated;  // [batch] encoder-decoders: the tokens greedy
                                               // generation appended (RunRequest::generate)
+  FloatTensor routerExperts;  // [layers, batch, query, k] mixture-of-experts models: the experts
+                              // the router chose for each token, the most probable first (whole
+                              // numbers); -1 at padding and on dense layers; empty for other models
+  FloatTensor routerWeights;  // [layers, batch, query, k] the weight of each chosen expert's
+                              // output (after top-k renormalisation where the model does it); 0
+                              // where routerExperts is -1
 
   std::vector<LayerTrace> traces;     // one per layer (encoder-decoders: the encoder's, then
                                       // the decoder's; LayerTrace::stack tells which)

@@ -7,6 +7,7 @@
 
 #include "attnscope/attention_result.h"
 #include "attnscope/error.h"
+#include "attnscope/generation.h"
 #include "attnscope/head_ablation.h"
 #include "attnscope/run_request.h"
 #include "attnscope/safetensors.h"
@@ -46,7 +47,8 @@ struct ModelInfo {
   std::string weightDtype;    // "F32", "F16", "BF16", or "mixed": the parameters as held
   std::string fileSummary;    // what the file held when it differs from the parameters (GGUF:
                               // "GGUF Q4_K_M: 113 Q4_K, 17 Q6_K, 65 F32 tensors, 0.8 GB;
-                              // dequantized to float32 at load"); empty otherwise
+                              // kept quantized, dequantized per layer as it runs");
+                              // empty otherwise
   uint64_t widenedBytes = 0;  // float32 bytes of the parameters that are not float32: what
                               // RunLimits::weightCacheBytes would need to keep them all
   uint64_t weightCacheBytes = 0;    // float32 copies held now (RunLimits::weightCacheBytes)
@@ -85,6 +87,14 @@ class Model {
   virtual HeadAblation ablateHeads(const AblationRequest& request) const {
     (void)request;
     throw Error(ErrorKind::InvalidArgument, info().name + " cannot ablate heads");
+  }
+  /// Step-by-step generation after request.text with a key/value cache (causal language models):
+  /// each step costs one token's forward. Throws Error(InvalidArgument) for a model that cannot
+  /// (an encoder, an encoder-decoder so far, a family without a cache, no language-model head)
+  /// or an empty prompt, Error(ResourceLimit) past the positions or the memory limit.
+  virtual std::unique_ptr<Generation> startGeneration(const GenerationRequest& request) const {
+    (void)request;
+    throw Error(ErrorKind::InvalidArgument, info().name + " cannot generate step by step");
   }
 };
 

@@ -22,7 +22,7 @@ std::string supportedModelTypes();
 
 /// GGUF files (llama.cpp's format, recognised by their magic bytes whatever their name): the
 /// general.architecture values openModel maps onto a family ("llama, qwen2, qwen3") and the
-/// tensor types it reads ("F32, F16, BF16, Q8_0, ..."), dequantized to float32 at load.
+/// tensor types it reads ("F32, F16, BF16, Q8_0, ..."), kept as stored and dequantized per layer.
 std::string ggufArchitectures();
 std::string ggufTensorTypes();
 

@@ -2,6 +2,7 @@
 // Bloom (Hugging Face's BloomModel / BloomForCausalLM): the bloom family. No position embedding:
 // ALiBi adds slope_h · key position to the scores. The word embeddings are layer-normed, each
 // block is pre-LayerNorm with a fused per-head query_key_value, and the LM head is tied.
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -92,7 +93,10 @@ class BloomFamily final : public DecoderFamily {
     sdpa.scale = 1.0 / std::sqrt(static_cast<double>(m_c.headDim()));
     sdpa.scaleText = "inv_norm_factor";
     // [B, H, 1, Tk]: slope_h · key position, over each item's real keys.
-    sdpa.bias = alibiBias(m_slopes, *ctx.keyLengths, x.size(1)).to(x.device());
+    // Over every key: with a key/value cache (generation) more than x's new positions.
+    const int64_t keys = std::max<int64_t>(
+        x.size(1), *std::max_element(ctx.keyLengths->begin(), ctx.keyLengths->end()));
+    sdpa.bias = alibiBias(m_slopes, *ctx.keyLengths, keys).to(x.device());
     sdpa.biasText = "alibi";
     sdpa.buffers = ctx.buffers;
     AttentionTail tail;

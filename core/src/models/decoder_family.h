@@ -26,6 +26,13 @@ int rotaryMaxPositions(const RopeScalingConfig& scaling, int maxPositions);
 /// so with supportsValueNorms(), and a layer that claims them but leaves a head unwritten fails the
 /// run (TransformerModel) rather than showing zeros.
 class DecoderFamily : public FolderFamily {
+ public:
+  /// config.json's eos_token_id (the first of a list), where generation stops.
+  std::optional<int64_t> endTokenId() const override;
+  /// Their layers attend through scaledDotProduct and take positions from LayerContext (rotary,
+  /// ALiBi); a family whose embedding adds absolute positions overrides embedIdsAt (GPT-2).
+  bool supportsKvCache() const override { return true; }
+
  protected:
   explicit DecoderFamily(const std::string& folder) : FolderFamily(folder) {}
   explicit DecoderFamily(FolderParts parts) : FolderFamily(std::move(parts)) {}

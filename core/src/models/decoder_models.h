@@ -22,5 +22,12 @@ std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::s
 std::shared_ptr<Model> openBloomFolder(const std::string& folder, const std::string& name);
 /// model_type "gemma2", "gemma3_text" and the text model of "gemma3" (gemma2.cpp).
 std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::string& name);
+/// model_type "phi3": Phi-3, Phi-3.5, Phi-4-mini (phi3.cpp).
+std::shared_ptr<Model> openPhi3Folder(const std::string& folder, const std::string& name);
+/// model_type "olmo2": OLMo 2 (olmo2.cpp).
+std::shared_ptr<Model> openOlmo2Folder(const std::string& folder, const std::string& name);
+/// model_type "mixtral", "qwen3_moe" and "olmoe": mixtures of experts on Llama's attention
+/// (mixtral.cpp).
+std::shared_ptr<Model> openMixtralFolder(const std::string& folder, const std::string& name);
 
 }  // namespace attnscope

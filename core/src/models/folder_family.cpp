@@ -6,6 +6,7 @@
 
 #include "attnscope/error.h"
 #include "models/checkpoint_folder.h"
+#include "nn/packed_weights.h"
 #include "nn/state_dict.h"
 #include "runtime/runtime_init.h"
 
@@ -15,7 +16,7 @@ FolderParts FolderParts::read(const std::string& folder) {
   // Braced: evaluated left to right, so a missing config.json is reported before the rest.
   return FolderParts{
       ConfigReader::fromFile((std::filesystem::path(folder) / "config.json").string()),
-      FolderTokenizer::open(folder), openCheckpointFolder(folder), std::string()};
+      FolderTokenizer::open(folder), openCheckpointFolder(folder), std::string(), nullptr};
 }
 
 FolderFamily::FolderFamily(const std::string& folder) : FolderFamily(FolderParts::read(folder)) {}
@@ -24,7 +25,8 @@ FolderFamily::FolderFamily(FolderParts parts)
     : m_config(std::move(parts.config)),
       m_tokenizer(std::move(parts.tokenizer)),
       m_checkpoint(std::move(parts.checkpoint)),
-      m_fileSummary(std::move(parts.fileSummary)) {
+      m_fileSummary(std::move(parts.fileSummary)),
+      m_packed(std::move(parts.packed)) {
   ensureRuntime();
 }
 
@@ -62,14 +64,15 @@ torch::nn::Module& FolderFamily::rootForVocabulary(int vocabSize, std::size_t to
 }
 
 bool FolderFamily::hasTensor(const std::string& name, const std::string& prefix) const {
-  return m_checkpoint.find(name) || m_checkpoint.find(prefix + name);
+  if (m_checkpoint.find(name) || m_checkpoint.find(prefix + name)) return true;
+  return m_packed && (m_packed->find(name) || m_packed->find(prefix + name));
 }
 
 std::vector<std::string> FolderFamily::loadFrozen(torch::nn::Module& module,
                                                   const WeightRules& rules,
                                                   const std::string& summary) {
   for (auto& p : module.parameters()) p.set_requires_grad(false);
-  return loadWeights(module, m_checkpoint, rules, summary);
+  return loadWeights(module, m_checkpoint, rules, summary, m_packed.get());
 }
 
 }  // namespace attnscope

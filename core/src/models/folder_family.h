@@ -52,7 +52,8 @@ class FolderFamily : public TransformerFamily {
     m_root = root.ptr();
     return root;
   }
-  /// Whether the checkpoint holds a tensor of that name, with or without the prefix.
+  /// Whether the checkpoint (or a GGUF file's packed matrices) holds a tensor of that name, with or
+  /// without the prefix.
   bool hasTensor(const std::string& name, const std::string& prefix) const;
   /// Loads every parameter with requires_grad off (F32 mapped, F16/BF16 kept compact); returns
   /// the checkpoint tensors the rules ignored.
@@ -61,8 +62,9 @@ class FolderFamily : public TransformerFamily {
 
   ConfigReader m_config;
   FolderTokenizer m_tokenizer;
-  SafetensorsCheckpoint m_checkpoint;  // mapped weights: lives as long as the modules
-  std::string m_fileSummary;           // ModelInfo::fileSummary
+  SafetensorsCheckpoint m_checkpoint;             // mapped weights: lives as long as the modules
+  std::string m_fileSummary;                      // ModelInfo::fileSummary
+  std::shared_ptr<const PackedWeights> m_packed;  // a GGUF file's blocks: as long as the modules
 
  private:
   // After m_checkpoint, so destroyed before it: the modules hold views of its mapped weights.

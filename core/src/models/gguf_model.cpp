@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "attnscope/error.h"
 
@@ -134,9 +137,79 @@ nlohmann::json llama3Scaling(const GgufFile& file, const GgufTensorInfo& info, d
 
 }  // namespace
 
+std::string GgufModel::fileTypeName(const GgufFile& file) {
+  // llama.cpp's llama_ftype (general.file_type): what the converter or llama-quantize was asked
+  // for. Gaps are values llama.cpp removed.
+  static const std::map<int64_t, const char*> names = {
+      {0, "F32"},      {1, "F16"},      {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},
+      {8, "Q5_0"},     {9, "Q5_1"},     {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"},
+      {13, "Q3_K_L"},  {14, "Q4_K_S"},  {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"},
+      {18, "Q6_K"},    {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"},
+      {23, "IQ3_XXS"}, {24, "IQ1_S"},   {25, "IQ4_NL"}, {26, "IQ3_S"},  {27, "IQ3_M"},
+      {28, "IQ2_S"},   {29, "IQ2_M"},   {30, "IQ4_XS"}, {31, "IQ1_M"},  {32, "BF16"},
+      {36, "TQ1_0"},   {37, "TQ2_0"}};
+  if (const GgufValue* v = file.find("general.file_type"); v && v->integer())
+    if (const auto it = names.find(*v->integer()); it != names.end()) return it->second;
+  // Named after the type holding most weights; of two alike, the one of more tensors, then the
+  // lower type id.
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> byType;  // type -> {tensors, elements}
+  for (const GgufTensorInfo& t : file.tensors()) {
+    auto& [count, elements] = byType[t.type];
+    ++count;
+    elements += t.columns() * t.rows();
+  }
+  std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> types(byType.begin(),
+                                                                        byType.end());
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const auto most = std::max_element(types.begin(), types.end(), [](const auto& a, const auto& b) {
+    return a.second.second < b.second.second;
+  });
+  return most == types.end() ? std::string() : ggmlTypeName(most->first) + "-like";
+}
+
 std::string GgufModel::supportedArchitectures() { return "llama, qwen2, qwen3"; }
 
-GgufModel::GgufModel(const GgufFile& file) : m_file(file) {
+GgufModel::GgufModel(const GgufFile& file) : GgufModel(std::vector<const GgufFile*>{&file}) {}
+
+GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(parts)) {
+  if (m_parts.empty()) mappingError("no file given");
+  const GgufFile& file = *m_parts.front();
+  // gguf-split's keys: split.no (from 0) in every part, split.count and split.tensors.count.
+  uint64_t allTensors = 0;
+  for (std::size_t i = 0; i < m_parts.size(); ++i) {
+    allTensors += m_parts[i]->tensors().size();
+    const GgufValue* no = m_parts[i]->find("split.no");
+    const GgufValue* count = m_parts[i]->find("split.count");
+    if (m_parts.size() == 1 && !count) break;  // a file of its own
+    if (m_parts.size() == 1 && count->integer() && *count->integer() > 1) {
+      char name[48];
+      std::snprintf(name, sizeof name, "NAME-00001-of-%05lld.gguf",
+                    static_cast<long long>(*count->integer() % 100000));
+      mappingError("a part of a model split in " + std::to_string(*count->integer()) +
+                   " files (split.count): open its first part under the name gguf-split gave it (" +
+                   name + "), with the others beside it");
+    }
+    const std::string part =
+        "part " + std::to_string(i + 1) + " of " + std::to_string(m_parts.size());
+    if (!count || !count->integer() || *count->integer() != static_cast<int64_t>(m_parts.size()))
+      mappingError(part + " of the split model does not say split.count " +
+                   std::to_string(m_parts.size()));
+    if (!no || !no->integer() || *no->integer() != static_cast<int64_t>(i))
+      mappingError(part + " of the split model does not say split.no " + std::to_string(i));
+  }
+  if (m_parts.size() > 1) {
+    const GgufValue* total = file.find("split.tensors.count");
+    if (!total || !total->integer() || *total->integer() != static_cast<int64_t>(allTensors))
+      mappingError("the split model's parts hold " + std::to_string(allTensors) +
+                   " tensors, not the split.tensors.count of its first part");
+  }
+  // A tensor and the part that holds it.
+  const auto findTensor = [&](const std::string& name) {
+    for (const GgufFile* p : m_parts)
+      if (const GgufTensorInfo* t = p->findTensor(name)) return std::make_pair(p, t);
+    return std::pair<const GgufFile*, const GgufTensorInfo*>(nullptr, nullptr);
+  };
   const GgufValue* arch = file.find("general.architecture");
   if (!arch || !arch->string()) mappingError("general.architecture is missing");
   m_arch = *arch->string();
@@ -144,7 +217,7 @@ GgufModel::GgufModel(const GgufFile& file) : m_file(file) {
     mappingError("architecture '" + m_arch +
                  "' is not supported yet; supported: " + supportedArchitectures());
   const Hyper h(file, m_arch);
-  const GgufTensorInfo* embed = file.findTensor("token_embd.weight");
+  const GgufTensorInfo* embed = findTensor("token_embd.weight").second;
   if (!embed || embed->dims.size() != 2) mappingError("tensor token_embd.weight is missing");
   const int64_t heads = h.integer("attention.head_count", 1, 1024);
   const int64_t kvHeads = h.integer("attention.head_count_kv", 1, 1024, heads);
@@ -160,7 +233,7 @@ GgufModel::GgufModel(const GgufFile& file) : m_file(file) {
       {"max_position_embeddings", h.integer("context_length", 1, 1 << 24, 2048)},
       {"rms_norm_eps", h.number("attention.layer_norm_rms_epsilon", 1e-6)},
       {"rope_theta", h.number("rope.freq_base", 10000.0)},
-      {"tie_word_embeddings", file.findTensor("output.weight") == nullptr},
+      {"tie_word_embeddings", findTensor("output.weight").second == nullptr},
   };
   int64_t headDim = hidden % heads == 0 ? hidden / heads : 0;
   if (h.has("attention.key_length")) {
@@ -181,46 +254,72 @@ GgufModel::GgufModel(const GgufFile& file) : m_file(file) {
   } else if (scaling != "none") {
     mappingError(m_arch + ".rope.scaling.type '" + scaling + "' is not supported yet");
   }
-  if (const GgufTensorInfo* freqs = file.findTensor("rope_freqs.weight")) {
+  if (const auto [freqsFile, freqs] = findTensor("rope_freqs.weight"); freqs) {
     if (c.contains("rope_scaling"))
       mappingError("tensor rope_freqs.weight and " + m_arch + ".rope.scaling.type both scale RoPE");
-    c["rope_scaling"] = llama3Scaling(file, *freqs, c["rope_theta"].get<double>(), headDim);
+    c["rope_scaling"] = llama3Scaling(*freqsFile, *freqs, c["rope_theta"].get<double>(), headDim);
   }
   m_config = std::move(c);
 
   // llama's converter permutes Q and K (weights and biases) for llama.cpp's interleaved rotary
   // layout; qwen2 and qwen3 are converted unpermuted (llama.cpp rotates them as NeoX does).
   const bool permuted = m_arch == "llama";
-  for (const GgufTensorInfo& t : file.tensors()) {
-    Tensor out;
-    out.hfName = hfName(t.name);
-    if (out.hfName.empty())
-      mappingError("tensor " + t.name + " has no place in the " + m_arch + " family");
-    if (out.hfName == kFoldedIntoConfig) continue;
-    out.info = &t;
-    if (permuted && out.hfName.find(".self_attn.q_proj.") != std::string::npos)
-      out.permutedHeads = heads;
-    if (permuted && out.hfName.find(".self_attn.k_proj.") != std::string::npos)
-      out.permutedHeads = kvHeads;
-    if (out.permutedHeads > 0) {
-      const uint64_t rows = t.dims.size() == 1 ? t.dims[0] : t.rows();
-      if (rows % static_cast<uint64_t>(2 * out.permutedHeads) != 0)
-        mappingError("tensor " + t.name + " has " + std::to_string(rows) +
-                     " rows, not a whole number of " + std::to_string(out.permutedHeads) +
-                     " heads of rotary pairs");
+  std::set<std::string> names;
+  for (const GgufFile* part : m_parts)
+    for (const GgufTensorInfo& t : part->tensors()) {
+      if (!names.insert(t.name).second)
+        mappingError("tensor " + t.name + " is in two parts of the split model");
+      Tensor out;
+      out.file = part;
+      out.hfName = hfName(t.name);
+      if (out.hfName.empty())
+        mappingError("tensor " + t.name + " has no place in the " + m_arch + " family");
+      if (out.hfName == kFoldedIntoConfig) continue;
+      out.info = &t;
+      if (permuted && out.hfName.find(".self_attn.q_proj.") != std::string::npos)
+        out.permutedHeads = heads;
+      if (permuted && out.hfName.find(".self_attn.k_proj.") != std::string::npos)
+        out.permutedHeads = kvHeads;
+      if (out.permutedHeads > 0) {
+        const uint64_t rows = t.dims.size() == 1 ? t.dims[0] : t.rows();
+        if (rows % static_cast<uint64_t>(2 * out.permutedHeads) != 0)
+          mappingError("tensor " + t.name + " has " + std::to_string(rows) +
+                       " rows, not a whole number of " + std::to_string(out.permutedHeads) +
+                       " heads of rotary pairs");
+      }
+      m_tensors.push_back(std::move(out));
     }
-    m_tensors.push_back(std::move(out));
-  }
 }
 
-uint64_t GgufModel::float32Bytes() const {
+uint64_t GgufModel::float32Bytes(bool vectorsOnly) const {
   uint64_t bytes = 0;
-  for (const Tensor& t : m_tensors) bytes += t.info->columns() * t.info->rows() * 4;
+  for (const Tensor& t : m_tensors)
+    if (!vectorsOnly || !t.matrix()) bytes += t.info->columns() * t.info->rows() * 4;
   return bytes;
 }
 
-std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes) const {
-  const uint64_t weights = float32Bytes();
+uint64_t GgufModel::matrixFileBytes() const {
+  uint64_t bytes = 0;
+  for (const Tensor& t : m_tensors)
+    if (t.matrix()) bytes += t.info->bytes;
+  return bytes;
+}
+
+uint64_t GgufModel::layerFloat32Bytes() const {
+  std::map<std::string, uint64_t> layers;  // "model.layers.N." -> float32 bytes of its matrices
+  for (const Tensor& t : m_tensors) {
+    const std::string prefix = "model.layers.";
+    if (!t.matrix() || t.hfName.rfind(prefix, 0) != 0) continue;
+    const std::size_t end = t.hfName.find('.', prefix.size());
+    layers[t.hfName.substr(0, end)] += t.info->columns() * t.info->rows() * 4;
+  }
+  uint64_t largest = 0;
+  for (const auto& [name, bytes] : layers) largest = std::max(largest, bytes);
+  return largest;
+}
+
+std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes, bool vectorsOnly) const {
+  const uint64_t weights = float32Bytes(vectorsOnly);
   if (weights > memoryLimitBytes)
     throw Error(ErrorKind::ResourceLimit,
                 "gguf: widening its weights to float32 needs " + megabytes(weights) +
@@ -229,6 +328,7 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes) const {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const Tensor& t : m_tensors) {
+    if (vectorsOnly && t.matrix()) continue;
     const uint64_t bytes = t.info->columns() * t.info->rows() * 4;
     header[t.hfName] = {
         {"dtype", "F32"}, {"shape", t.info->shape()}, {"data_offsets", {offset, offset + bytes}}};
@@ -240,11 +340,12 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes) const {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
   std::memcpy(&out[8], json.data(), json.size());
   for (const Tensor& t : m_tensors) {
+    if (vectorsOnly && t.matrix()) continue;
     const auto& offsets = header[t.hfName]["data_offsets"];
     float* dst = reinterpret_cast<float*>(&out[8 + json.size() + offsets[0].get<uint64_t>()]);
     const GgufTensorInfo& info = *t.info;
     if (t.permutedHeads == 0) {
-      m_file.readRows(info, 0, info.rows(), dst);
+      t.file->readRows(info, 0, info.rows(), dst);
       continue;
     }
     // The converter stored head h's rows [2, D/2] as [D/2, 2]: Hugging Face row h*D + j*D/2 + i
@@ -256,7 +357,7 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes) const {
     std::vector<float> source;
     if (vector) {
       source.resize(rows);
-      m_file.readRows(info, 0, 1, source.data());
+      t.file->readRows(info, 0, 1, source.data());
     }
     for (uint64_t r = 0; r < rows; ++r) {
       const uint64_t head = r / d, j = (r % d) / (d / 2), i = r % (d / 2);
@@ -264,7 +365,7 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes) const {
       if (vector)
         dst[r] = source[from];
       else
-        m_file.readRows(info, from, 1, dst + r * cols);
+        t.file->readRows(info, from, 1, dst + r * cols);
     }
   }
   return out;

@@ -23,28 +23,50 @@ class GgufModel final {
   /// family does not compute (rope_freqs factors, YaRN, partial rotary). The file must outlive
   /// the GgufModel.
   explicit GgufModel(const GgufFile& file);
+  /// A model split in parts (llama.cpp's gguf-split: NAME-00001-of-00003.gguf, ...), given in
+  /// order: the first holds the metadata, each a share of the tensors. Throws Error(Format) as
+  /// above, and when split.no / split.count / split.tensors.count disagree with the parts given
+  /// or a tensor is in two parts. The parts must outlive the GgufModel.
+  explicit GgufModel(std::vector<const GgufFile*> parts);
 
   /// The general.architecture values it maps, for messages and `attnscope-cli models`:
   /// "llama, qwen2, qwen3".
   static std::string supportedArchitectures();
+  /// general.file_type's name ("Q4_K_M", llama.cpp's llama_ftype); for a file without one, the
+  /// type holding most weights ("Q8_0-like"); "" for a file without tensors.
+  static std::string fileTypeName(const GgufFile& file);
 
-  /// config.json of the same model (model_type llama, qwen2 or qwen3).
-  const nlohmann::json& config() const { return m_config; }
-  /// What the float32 weights take: their elements times 4.
-  uint64_t float32Bytes() const;
-  /// The weights as one F32 safetensors file in memory (SafetensorsCheckpoint::fromMemory reads
-  /// it), dequantized a row at a time. Throws Error(ResourceLimit) before allocating when they
-  /// would exceed memoryLimitBytes, and what GgufFile::readRows throws for a type it cannot read.
-  std::string float32Safetensors(uint64_t memoryLimitBytes) const;
-
- private:
+  /// One weight: its Hugging Face name and where it is in the file.
   struct Tensor {
     std::string hfName;
     const GgufTensorInfo* info = nullptr;
+    const GgufFile* file = nullptr;  // the part holding it
     int64_t permutedHeads = 0;  // > 0: rows were permuted for this many heads (Q or K of llama)
+    /// A matrix (embeddings, a projection, the head): kept as the file's blocks and dequantized
+    /// while a layer uses it, when a model is opened packed. Vectors (norms, biases) are widened.
+    bool matrix() const { return info->dims.size() == 2; }
   };
 
-  const GgufFile& m_file;
+  /// config.json of the same model (model_type llama, qwen2 or qwen3).
+  const nlohmann::json& config() const { return m_config; }
+  /// The weights that map to the family's parameters, in file order.
+  const std::vector<Tensor>& tensors() const { return m_tensors; }
+  /// What the float32 weights take: their elements times 4 (only the vectors' with
+  /// vectorsOnly).
+  uint64_t float32Bytes(bool vectorsOnly = false) const;
+  /// The file bytes of the matrices, kept as they are when opened packed.
+  uint64_t matrixFileBytes() const;
+  /// The float32 bytes of the largest layer's matrices (blk.N.*): what dequantizing one layer's
+  /// weights at a time needs at most.
+  uint64_t layerFloat32Bytes() const;
+  /// The weights as one F32 safetensors file in memory (SafetensorsCheckpoint::fromMemory reads
+  /// it), dequantized a row at a time; with vectorsOnly, only the vectors (the matrices are then
+  /// kept packed). Throws Error(ResourceLimit) before allocating when they would exceed
+  /// memoryLimitBytes, and what GgufFile::readRows throws for a type it cannot read.
+  std::string float32Safetensors(uint64_t memoryLimitBytes, bool vectorsOnly = false) const;
+
+ private:
+  std::vector<const GgufFile*> m_parts;  // one, or a split model's parts in order
   std::string m_arch;
   nlohmann::json m_config;
   std::vector<Tensor> m_tensors;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <utility>
 #include <vector>
 
@@ -14,26 +15,12 @@
 #include "models/decoder_models.h"
 #include "models/folder_parts.h"
 #include "models/gguf_model.h"
+#include "nn/packed_weights.h"
 #include "runtime/batch_input.h"
 #include "tokenizers/gguf_vocabulary.h"
 
 namespace attnscope {
 namespace {
-
-// llama.cpp's llama_ftype (general.file_type): what the converter or llama-quantize was asked
-// for. Gaps are values llama.cpp removed.
-const char* fileTypeName(int64_t type) {
-  static const std::map<int64_t, const char*> names = {
-      {0, "F32"},      {1, "F16"},      {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},
-      {8, "Q5_0"},     {9, "Q5_1"},     {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"},
-      {13, "Q3_K_L"},  {14, "Q4_K_S"},  {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"},
-      {18, "Q6_K"},    {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"},
-      {23, "IQ3_XXS"}, {24, "IQ1_S"},   {25, "IQ4_NL"}, {26, "IQ3_S"},  {27, "IQ3_M"},
-      {28, "IQ2_S"},   {29, "IQ2_M"},   {30, "IQ4_XS"}, {31, "IQ1_M"},  {32, "BF16"},
-      {36, "TQ1_0"},   {37, "TQ2_0"}};
-  const auto it = names.find(type);
-  return it == names.end() ? nullptr : it->second;
-}
 
 std::string sizeText(uint64_t bytes) {
   char buf[32];
@@ -44,45 +31,68 @@ std::string sizeText(uint64_t bytes) {
   return buf;
 }
 
+// The files of a model split like llama.cpp's gguf-split writes it ("NAME-00001-of-00003.gguf",
+// ...), in order; {path} for any other file. A later part is refused naming the first, which
+// holds the metadata.
+std::vector<std::string> splitParts(const std::string& path) {
+  static const std::regex split("^(.*)-(\\d{5})-of-(\\d{5})(\\.gguf)$", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_match(path, m, split)) return {path};
+  const int no = std::stoi(m[2].str()), count = std::stoi(m[3].str());
+  if (count < 2 || no < 1 || no > count) return {path};
+  const auto part = [&](int i) {
+    char middle[32];
+    std::snprintf(middle, sizeof middle, "-%05d-of-%05d", i, count);
+    return m[1].str() + middle + m[4].str();
+  };
+  if (no != 1)
+    throw Error(ErrorKind::Format, path + ": part " + std::to_string(no) + " of " +
+                                       std::to_string(count) +
+                                       " of a split model; open its first part, " + part(1));
+  std::vector<std::string> parts;
+  for (int i = 1; i <= count; ++i) parts.push_back(part(i));
+  return parts;
+}
+
 }  // namespace
 
-std::string ggufTypeSummary(const GgufFile& file) {
+std::string ggufTypeSummary(const std::vector<const GgufFile*>& parts) {
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> byType;  // type -> {tensors, elements}
   uint64_t bytes = 0;
-  for (const GgufTensorInfo& t : file.tensors()) {
-    auto& [count, elements] = byType[t.type];
-    ++count;
-    elements += t.columns() * t.rows();
-    bytes += t.bytes;
-  }
+  for (const GgufFile* file : parts)
+    for (const GgufTensorInfo& t : file->tensors()) {
+      auto& [count, elements] = byType[t.type];
+      ++count;
+      elements += t.columns() * t.rows();
+      bytes += t.bytes;
+    }
   std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> types(byType.begin(),
                                                                         byType.end());
   // Most tensors first; ties by type id, so the order does not depend on the file's.
   std::stable_sort(types.begin(), types.end(),
                    [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::string name;
-  if (const GgufValue* v = file.find("general.file_type"); v && v->integer())
-    if (const char* n = fileTypeName(*v->integer())) name = n;
-  if (name.empty() && !types.empty()) {
-    const auto most = std::max_element(
-        types.begin(), types.end(),
-        [](const auto& a, const auto& b) { return a.second.second < b.second.second; });
-    name = ggmlTypeName(most->first) + "-like";
-  }
-  std::string out = "GGUF " + name + ":";
+  std::string out = "GGUF " + GgufModel::fileTypeName(*parts.front()) + ":";
   for (std::size_t i = 0; i < types.size(); ++i)
     out += (i == 0 ? " " : ", ") + std::to_string(types[i].second.first) + " " +
            ggmlTypeName(types[i].first);
   out += " tensors, " + sizeText(bytes);
   const bool allF32 =
       types.size() == 1 && types.front().first == static_cast<uint32_t>(GgmlType::F32);
-  return out + (allF32 ? "; float32" : "; dequantized to float32 at load");
+  return out + (allF32 ? "; float32" : "; kept quantized, dequantized per layer as it runs");
 }
 
 std::shared_ptr<Model> openGgufModel(const std::string& path, const std::string& name,
                                      uint64_t memoryLimitBytes) {
-  const GgufFile file = GgufFile::open(path);  // its messages name the path
-  if (file.tensors().empty())
+  // Shared: the packed weights view their bytes for as long as the model lives. Reserved first:
+  // the model points into the vector. GgufFile::open's messages name the part.
+  const std::vector<std::string> paths = splitParts(path);
+  auto files = std::make_shared<std::vector<GgufFile>>();
+  files->reserve(paths.size());
+  for (const std::string& p : paths) files->push_back(GgufFile::open(p));
+  std::vector<const GgufFile*> ggufParts;
+  for (const GgufFile& f : *files) ggufParts.push_back(&f);
+  const GgufFile& first = files->front();
+  if (paths.size() == 1 && first.tensors().empty())
     throw Error(ErrorKind::Format, path +
                                        ": a vocabulary-only GGUF file (no tensors): it opens for "
                                        "`attnscope-cli tokenize --model FILE` only");
@@ -96,23 +106,51 @@ std::shared_ptr<Model> openGgufModel(const std::string& path, const std::string&
       throw Error(e.kind(), path + ": " + what);
     }
   };
-  const GgufModel model = named([&] { return GgufModel(file); });
-  // Before anything is allocated: every weight becomes 4 bytes, whatever the file stores.
-  const uint64_t weights = model.float32Bytes();
-  if (weights > memoryLimitBytes)
+  const GgufModel model = named([&] { return GgufModel(ggufParts); });
+  // Before anything is allocated: the matrices stay as the file's blocks, and a layer's are
+  // widened to float32 only while it runs; the vectors (norms, biases) are widened at load.
+  const uint64_t packed = model.matrixFileBytes(), layer = model.layerFloat32Bytes(),
+                 vectors = model.float32Bytes(/*vectorsOnly=*/true);
+  if (packed + layer + vectors > memoryLimitBytes)
     throw Error(ErrorKind::ResourceLimit,
-                path + ": its weights dequantized to float32 need " + formatBytes(weights) +
-                    " (4 bytes a weight), more than the memory limit of " +
+                path + ": its weights need " + formatBytes(packed + layer + vectors) + " (" +
+                    formatBytes(packed) + " as stored, " + formatBytes(layer) +
+                    " for one layer dequantized to float32, " + formatBytes(vectors) +
+                    " of norms and biases), more than the memory limit of " +
                     formatBytes(memoryLimitBytes) +
                     " (raise --memory-limit, or Edit › Memory Limit in the window)");
+  auto weights = std::make_shared<PackedWeights>(files);
+  for (const GgufModel::Tensor& t : model.tensors()) {
+    if (!t.matrix()) continue;
+    const GgufTensorInfo& info = *t.info;
+    const GgmlTypeLayout* type = ggmlTypeLayout(info.type);
+    if (!type->readable) {
+      // readRows names the tensor, its type and the readable ones.
+      std::vector<float> row(info.columns());
+      named([&] { return (t.file->readRows(info, 0, 1, row.data()), 0); });
+    }
+    PackedWeightLayout layout;
+    layout.rows = static_cast<int64_t>(info.rows());
+    layout.columns = static_cast<int64_t>(info.columns());
+    layout.rowBytes = static_cast<int64_t>(info.columns() / type->blockSize * type->blockBytes);
+    layout.permutedHeads = t.permutedHeads;
+    layout.typeName = type->name;
+    layout.unpack = [ggml = static_cast<GgmlType>(info.type)](const uint8_t* src, float* dst,
+                                                              int64_t count) {
+      dequantizeValues(ggml, src, dst, static_cast<uint64_t>(count));
+    };
+    weights->add(t.hfName, t.file->tensorData(info), std::move(layout));
+  }
   // tokenizerFromGguf's messages name the file already.
   FolderTokenizer tokenizer = FolderTokenizer::fromHf(
-      tokenizerFromGguf(named([&] { return readGgufVocabulary(file, path); })), path);
+      tokenizerFromGguf(named([&] { return readGgufVocabulary(first, path); })), path);
   const std::string fileName = std::filesystem::path(path).filename().string();
   SafetensorsCheckpoint checkpoint = SafetensorsCheckpoint::fromMemory(
-      named([&] { return model.float32Safetensors(memoryLimitBytes); }), fileName);
+      named([&] { return model.float32Safetensors(memoryLimitBytes, /*vectorsOnly=*/true); }),
+      fileName);
   FolderParts parts{ConfigReader(model.config(), path + " (its metadata as config.json)"),
-                    std::move(tokenizer), std::move(checkpoint), ggufTypeSummary(file)};
+                    std::move(tokenizer), std::move(checkpoint), ggufTypeSummary(ggufParts),
+                    std::move(weights)};
   // Every architecture GgufModel maps is the Llama family's (model_type llama, qwen2, qwen3).
   return openLlamaParts(std::move(parts), name);
 }

@@ -127,8 +127,10 @@ class Gpt2Family final : public DecoderFamily {
     return decoderInfo("gpt2", m_c.nLayer, m_c.nHead, m_c.nHead, m_c.nEmbd, m_c.nPositions);
   }
 
-  torch::Tensor embedIds(const torch::Tensor& ids) override {
-    const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
+  torch::Tensor embedIds(const torch::Tensor& ids) override { return embedIdsAt(ids, 0); }
+
+  torch::Tensor embedIdsAt(const torch::Tensor& ids, int64_t start) override {
+    const torch::Tensor positions = torch::arange(start, start + ids.size(1), ids.options());
     return torch::embedding(m_module->wte->weight, ids).to(torch::kFloat) +
            torch::embedding(m_module->wpe->weight, positions).to(torch::kFloat).unsqueeze(0);
   }

@@ -3,7 +3,9 @@
 
 #include <utility>
 
+#include "generation/layer_kv_cache.h"
 #include "nn/attention_mask.h"
+#include "nn/sparse_moe_block.h"
 #include "runtime/batch_input.h"
 #include "runtime/trace_recorder.h"
 
@@ -26,6 +28,8 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     ctx.crossMask = crossMask;
     ctx.contextLengths = contextLengths;
     ctx.rec = &rec;
+    MoeRouting routed;
+    if (routing) ctx.routing = &routed;
     if (self) {
       ctx.buffers = self->buffers(l);
       ctx.valueNorms = self->valueNorms();
@@ -33,7 +37,9 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
         ctx.buffers.written = [this, l] { attentionWritten(l); };
     }
     if (cross) ctx.crossBuffers = cross->buffers(l);
+    if (cache) ctx.buffers.kvCache = &cache->layer(l);
     x = layer(static_cast<int>(l), x, ctx);
+    if (routing) routing->push_back(std::move(routed));  // empty for a dense layer
     if (self) self->finish(l, ctx.buffers, ctx.valueNorms, *queryLengths, *keyLengths);
     if (cross) cross->finish(l, ctx.crossBuffers, {}, *queryLengths, *contextLengths);
     if (traces) traces->push_back(std::move(trace));
@@ -46,7 +52,13 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
 
 torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev) {
+  return deviceMask(keyLengths, Tq, Tk, causal, slidingWindow, dev, 0);
+}
+
+torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+                         int slidingWindow, const torch::Device& dev, int64_t queryOffset) {
   MaskOptions o;
+  o.queryOffset = queryOffset;
   o.keyLengths = keyLengths;
   o.queries = Tq;
   o.keys = Tk;

@@ -13,6 +13,10 @@
 #include "models/transformer_family.h"
 
 namespace attnscope {
+class KvCache;  // generation/layer_kv_cache.h
+}
+
+namespace attnscope {
 
 /// One layer stack of a run: the encoder (or the only stack) or an encoder-decoder's decoder,
 /// with what each of its layers reads (masks, positions, the context) and where it writes
@@ -27,6 +31,8 @@ struct LayerStack {
   GroupWriter* self = nullptr;   // null: the self-attention is not kept (generation steps)
   GroupWriter* cross = nullptr;  // null: no cross-attention, or not kept
   std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
+  KvCache* cache = nullptr;  // generation: each layer attends over its cached keys and values too
+  std::vector<MoeRouting>* routing = nullptr;  // mixture of experts: one entry per layer appended
   /// (layer index, hidden states [B, T, C], context) -> [B, T, C]: the family's layer.
   std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
   int progressBase = 0;                    // layers done before this stack (RunRequest::progress)
@@ -45,5 +51,9 @@ struct LayerStack {
 /// keys, and with `causal` later keys; slidingWindow > 0: query i sees only keys j > i - window.
 torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev);
+/// The same for Tq queries at positions queryOffset.. (generation with a key/value cache: the new
+/// queries after queryOffset cached keys).
+torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+                         int slidingWindow, const torch::Device& dev, int64_t queryOffset);
 
 }  // namespace attnscope

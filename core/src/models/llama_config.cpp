@@ -63,7 +63,10 @@ LlamaConfig LlamaConfig::fromFile(const std::string& path) {
 LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   LlamaConfig r;
   r.modelType = c.string("model_type", "llama");
-  const bool qwen = r.modelType == "qwen2" || r.modelType == "qwen3";
+  // qwen3_moe, mixtral, olmoe and olmo2 use these fields too (mixtral_config.cpp, olmo2.cpp).
+  const bool qwen3 = r.modelType == "qwen3" || r.modelType == "qwen3_moe";
+  const bool qwen = r.modelType == "qwen2" || qwen3;
+  const bool mixtral = r.modelType == "mixtral";
   const bool gemma = r.modelType == "gemma";
   r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22);
   r.hiddenSize = c.integer({"hidden_size"}, 1, 1 << 16);
@@ -78,11 +81,13 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
            std::to_string(r.hiddenSize) + ") when head_dim is not given");
   r.headDim = c.integer({"head_dim"}, 2, 4096, gemma ? 256 : r.hiddenSize / r.numHeads);
   r.maxPositions = c.integer({"max_position_embeddings"}, 1, 1 << 24, gemma ? 8192 : 2048);
-  r.rmsNormEps = c.number("rms_norm_eps", 1e-6);
+  // Olmo2Config's, OlmoeConfig's and MixtralConfig's default is 1e-5.
+  const bool olmo = r.modelType == "olmo2" || r.modelType == "olmoe";
+  r.rmsNormEps = c.number("rms_norm_eps", olmo || mixtral ? 1e-5 : 1e-6);
   if (!(r.rmsNormEps > 0) || r.rmsNormEps > 1)
     c.fail("\"rms_norm_eps\" must be a positive number below 1, got " +
            std::to_string(r.rmsNormEps));
-  r.ropeTheta = c.number("rope_theta", 10000.0);
+  r.ropeTheta = c.number("rope_theta", mixtral ? 1e6 : 10000.0);
   // The frequencies are float32, as in transformers: a larger base overflows the conversion.
   if (!(r.ropeTheta > 1) || r.ropeTheta > kMaxRopeBase)
     c.fail("\"rope_theta\" must be above 1 and at most 1e30, got " + formatNumber(r.ropeTheta));
@@ -100,13 +105,13 @@ LlamaConfig LlamaConfig::fromReader(const ConfigReader& c) {
   r.qkvBias = r.modelType == "qwen2" || attentionBias;
   r.outputBias = r.modelType != "qwen2" && attentionBias;
   r.mlpBias = !gemma && c.flag("mlp_bias", false);  // GemmaMLP has no biases
-  r.qkNorm = r.modelType == "qwen3";
+  r.qkNorm = qwen3;
   r.tieWordEmbeddings = c.flag("tie_word_embeddings", gemma);
   r.normUnitOffset = r.scaleEmbeddings = gemma;
   // Mistral windows every layer when sliding_window is set; Qwen only with use_sliding_window,
   // and then only the layers from max_window_layers on (transformers' Qwen2Attention).
   const bool windowed = qwen ? c.flag("use_sliding_window", false)
-                             : r.modelType == "mistral" && c.has("sliding_window");
+                             : (r.modelType == "mistral" || mixtral) && c.has("sliding_window");
   if (windowed) {
     r.slidingWindow = c.integer({"sliding_window"}, 1, 1 << 24, 4096);
     r.slidingFromLayer = qwen ? c.integer({"max_window_layers"}, 0, 1 << 20, 28) : 0;

@@ -116,7 +116,11 @@ std::vector<CachedModel> findCachedModels() {
       if (names.count(name)) continue;
       if (const auto snap = pickSnapshot(it->path())) {
         names.insert(name);
-        found.push_back({name, snap->string(), modelTypeOf(*snap)});
+        CachedModel m;
+        m.name = name;
+        m.path = snap->string();
+        m.modelType = modelTypeOf(*snap);
+        found.push_back(std::move(m));
       }
     }
   }
@@ -138,7 +142,7 @@ std::optional<std::string> resolveCachedModel(const std::string& name) {
       if (slash != std::string::npos && m.name.substr(slash + 1) == name) return m.path;
     }
   }
-  return std::nullopt;
+  return resolveGgufModel(name);
 }
 
 }  // namespace attnscope

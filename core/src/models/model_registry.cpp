@@ -68,6 +68,26 @@ const std::vector<Entry>& entries() {
       {{"gemma3", "gemma2",
         "Gemma 3 4B-27B (the text model of the vision-language folder; images are not shown)"},
        openGemma2Folder},
+      {{"phi3", "phi3",
+        "Phi-3, Phi-3.5, Phi-4-mini (Llama's layers with fused q|k|v and gate|up projections, "
+        "LongRoPE short/long factors, partial rotary, sliding window where configured)"},
+       openPhi3Folder},
+      {{"olmo2", "olmo2",
+        "OLMo 2 (post-norm layout: RMSNorm after attention and MLP, none before; q/k RMSNorm "
+        "over the whole projection before the head split and rotary)"},
+       openOlmo2Folder},
+      {{"mixtral", "mixtral",
+        "Mixtral 8x7B, 8x22B (Mistral's attention; a sparse mixture of experts: each token through "
+        "its router's top 2 of 8 SwiGLU experts, weights renormalised)"},
+       openMixtralFolder},
+      {{"qwen3_moe", "mixtral",
+        "Qwen3-MoE (Qwen3's attention; top-k of many experts, renormalised with norm_topk_prob; "
+        "dense layers from mlp_only_layers)"},
+       openMixtralFolder},
+      {{"olmoe", "mixtral",
+        "OLMoE (Llama's pre-norm layers with OLMo 2's whole-projection q/k RMSNorm; top 8 of 64 "
+        "experts, renormalised with norm_topk_prob)"},
+       openMixtralFolder},
       {{"gpt_neox", "gpt_neox",
         "GPT-NeoX, Pythia (fused per-head q|k|v, partial rotary, parallel residual)"},
        openGptNeoxFolder},

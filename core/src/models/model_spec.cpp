@@ -39,8 +39,11 @@ std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
   std::error_code ec;
   if (std::filesystem::is_directory(source, ec))
     return openModelFolder(source, folderName(source), spec.memoryLimitBytes);
-  if (const auto cached = resolveCachedModel(source))
+  if (const auto cached = resolveCachedModel(source)) {
+    // A GGUF model of a local store ("ollama:llama3.2:1b"), named as the user named it.
+    if (isGgufFile(*cached)) return openGgufModel(*cached, source, spec.memoryLimitBytes);
     return openModelFolder(*cached, source, spec.memoryLimitBytes);
+  }
 
   std::string searched;
   for (const std::string& dir : huggingFaceCacheDirs())
@@ -50,7 +53,8 @@ std::shared_ptr<Model> openUnguarded(const ModelSpec& spec) {
                   "' not found: not a folder, and not in the Hugging Face cache (searched: " +
                   (searched.empty() ? std::string("no cache folder: HOME is not set") : searched) +
                   "); choose toy, default, a tiny-GPT .safetensors file, a model folder, a GGUF "
-                  "file, or a cached model name such as gpt2");
+                  "file, a cached model name such as gpt2, or a GGUF model of Ollama, LM Studio "
+                  "or llama.cpp such as ollama:llama3.2:1b (attnscope-cli models lists them)");
 }
 
 }  // namespace

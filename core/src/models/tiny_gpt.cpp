@@ -127,6 +127,13 @@ class TinyGptFamily final : public TransformerFamily {
   torch::nn::Module& module() override { return *m_state->module; }
   std::mutex& mutex() override { return m_state->mutex; }
   torch::Tensor embedIds(const torch::Tensor& ids) override { return m_state->module->embed(ids); }
+  torch::Tensor embedIdsAt(const torch::Tensor& ids, int64_t start) override {
+    // The chapter's embed() at positions start.. instead of 0..
+    TinyGptModuleImpl& m = *m_state->module;
+    const torch::Tensor pos = torch::arange(start, start + ids.size(1), ids.options());
+    return m.token_embedding_table(ids) + m.position_embedding_table(pos);
+  }
+  bool supportsKvCache() const override { return true; }
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     auto* block = m_state->module->blocks[static_cast<std::size_t>(index)]->as<TinyGptBlockImpl>();
     if (ctx.valueNorms.defined()) ctx.valueNorms.copy_(valueNorms(*block, x));

@@ -15,6 +15,8 @@
 
 namespace attnscope {
 
+struct MoeRouting;  // nn/sparse_moe_block.h
+
 /// The hidden states a family feeds into its first layer.
 struct Embedded {
   torch::Tensor x;        // [B, Tq, C] on the run's device
@@ -32,6 +34,8 @@ struct LayerContext {
   torch::Tensor valueNorms;      // [B, H, Tk] on the device: when defined, the layer writes each
                                  // head's ‖(x_k W_V^h + b_V^h) W_O^h‖ here (supportsValueNorms)
   TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
+  MoeRouting* routing = nullptr;  // when set, a mixture-of-experts layer leaves its router's
+                                  // choices here ([B, T, k] experts and weights; routerTopK)
 
   // Decoder layers of an encoder-decoder only (TransformerFamily::decoderLayer): `mask` is then
   // the causal self-attention mask over the decoder inputs and `context` the encoder's output.
@@ -61,6 +65,17 @@ class TransformerFamily {
   /// ids: [B, T] int64 on the device -> [B, T, C]. Used by the default embed (and, for
   /// encoder-decoders, the encoder's input).
   virtual torch::Tensor embedIds(const torch::Tensor& ids) { return {}; }
+  /// ids at positions start.. ([B, T] int64) -> [B, T, C]: generation's new tokens after `start`
+  /// cached ones. The default is embedIds, right for every family whose positions are applied in
+  /// the layers (rotary, ALiBi); one that adds absolute position embeddings overrides it.
+  virtual torch::Tensor embedIdsAt(const torch::Tensor& ids, int64_t start) {
+    (void)start;
+    return embedIds(ids);
+  }
+  /// Whether step-by-step generation may run its layers with a key/value cache
+  /// (LayerContext::buffers.kvCache, positions and masks offset by the cached length): layers
+  /// that attend through scaledDotProduct and embedIdsAt right for start > 0. Default: no.
+  virtual bool supportsKvCache() const { return false; }
   /// x: [B, Tq, C] -> [B, Tq, C].
   virtual torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& context) = 0;
   /// After the last layer (ln_f). Default: unchanged.
@@ -83,6 +98,9 @@ class TransformerFamily {
   virtual uint64_t activationBytesPerToken() const;
   /// Whether layer() fills LayerContext::valueNorms. Default: no (such a request is refused).
   virtual bool supportsValueNorms() const { return false; }
+  /// Mixture-of-experts families: the experts each token is routed to (k > 0); layer() then fills
+  /// LayerContext::routing when it is set (a dense layer leaves it empty). Default: 0, none.
+  virtual int routerTopK() const { return 0; }
   /// Which run requests the family can serve; throws Error(InvalidArgument) with a message
   /// the user can act on. The default refuses random input and a context.
   virtual void checkRequest(const RunRequest& request) const;

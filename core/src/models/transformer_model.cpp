@@ -5,10 +5,12 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "attnscope/error.h"
 #include "attnscope/runtime.h"
+#include "generation/generation_session.h"
 #include "io/mapped_files.h"
 #include "models/greedy_generation.h"
 #include "models/group_writer.h"
@@ -17,6 +19,8 @@
 #include "models/predictions.h"
 #include "models/run_estimate.h"
 #include "nn/attention_mask.h"
+#include "nn/packed_weights.h"
+#include "nn/sparse_moe_block.h"
 #include "nn/state_dict.h"
 #include "nn/widened_weights.h"
 #include "runtime/caching_cpu_allocator.h"
@@ -28,6 +32,29 @@
 
 namespace attnscope {
 namespace {
+
+/// Each layer's router choices ([B, T, k] experts and weights; none for a dense layer) as the
+/// result's [L, B, T, k] routerExperts and routerWeights: -1 and 0 at padding and dense layers.
+void writeRouting(const std::vector<MoeRouting>& layers, int64_t k, const std::vector<int>& lengths,
+                  int64_t T, AttentionResult& r) {
+  const int64_t L = static_cast<int64_t>(layers.size()), B = static_cast<int64_t>(lengths.size());
+  r.routerExperts = FloatTensor({L, B, T, k});
+  r.routerWeights = FloatTensor({L, B, T, k});
+  const torch::Tensor experts = torch::from_blob(r.routerExperts.data.data(), {L, B, T, k});
+  const torch::Tensor weights = torch::from_blob(r.routerWeights.data.data(), {L, B, T, k});
+  experts.fill_(-1);
+  for (int64_t l = 0; l < L; ++l) {
+    const MoeRouting& m = layers[static_cast<std::size_t>(l)];
+    if (!m.experts.defined()) continue;
+    experts[l].copy_(m.experts.to(torch::kCPU).to(torch::kFloat));
+    weights[l].copy_(m.weights.detach().to(torch::kCPU).to(torch::kFloat));
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t real = lengths[static_cast<std::size_t>(b)];
+    experts.select(1, b).narrow(1, real, T - real).fill_(-1);
+    weights.select(1, b).narrow(1, real, T - real).zero_();
+  }
+}
 
 /// The whole padded batch as a FloatTensor with the rows of padded queries zeroed.
 FloatTensor withoutPadding(const torch::Tensor& t, const std::vector<int>& queryLengths) {
@@ -73,8 +100,23 @@ TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, st
     : m_family(std::move(family)), m_name(std::move(name)) {
   if (m_name.empty()) m_name = m_family->info().name;
   std::set<const void*> seen;  // a tied parameter is one tensor under two names
-  for (const torch::Tensor& p : m_family->module().parameters()) {
+  // "layers.N" -> the float32 bytes of its packed weights.
+  std::map<std::string, uint64_t> packedLayers;
+  for (const auto& named : m_family->module().named_parameters()) {
+    const torch::Tensor& p = named.value();
     if (!seen.insert(p.data_ptr()).second) continue;
+    if (const auto packed = packedLayout(p)) {
+      // A GGUF matrix: a block of rows is dequantized at a time while a layer runs; counted as
+      // its layer's weights widened at once. Embeddings and the head are never widened whole.
+      m_weightDtype =
+          m_weightDtype.empty() || m_weightDtype == packed->typeName ? packed->typeName : "mixed";
+      const uint64_t widened = static_cast<uint64_t>(packed->rows * packed->columns) * 4;
+      m_widenedBytes += widened;
+      const std::size_t layer = named.key().find("layers.");
+      if (layer != std::string::npos)
+        packedLayers[named.key().substr(0, named.key().find('.', layer + 7))] += widened;
+      continue;
+    }
     const std::string dtype = p.scalar_type() == torch::kFloat  ? "F32"
                               : p.scalar_type() == torch::kHalf ? "F16"
                               : p.scalar_type() == torch::kBFloat16
@@ -89,6 +131,8 @@ TransformerModel::TransformerModel(std::shared_ptr<TransformerFamily> family, st
     const auto bytes = static_cast<std::size_t>(p.numel()) * p.element_size();
     if (p.is_cpu() && insideMappedFile(p.data_ptr(), bytes)) m_mappedBytes += bytes;
   }
+  for (const auto& [layer, bytes] : packedLayers)
+    m_largestWidened = std::max(m_largestWidened, bytes);
 }
 
 ModelInfo TransformerModel::info() const {
@@ -343,6 +387,9 @@ torch::Tensor TransformerModel::runEncoder(const RunRequest& request, const Mode
     return m_family->layer(i, x, c);
   };
   encoder.progressTotal = static_cast<int>(L) + mi.decoderLayers;
+  std::vector<MoeRouting> routing;
+  const int64_t topK = m_family->routerTopK();
+  if (topK > 0 && !mi.encoderDecoder()) encoder.routing = &routing;
   bool previewed = false;
   if (request.preview && !mi.encoderDecoder()) {
     // From inside the layer when its weights are final by then, else after it.
@@ -353,7 +400,9 @@ torch::Tensor TransformerModel::runEncoder(const RunRequest& request, const Mode
       request.preview(previewOf(r, main, slot, static_cast<int>(l), static_cast<int>(L), batch));
     };
   }
-  return m_family->finalNorm(encoder.run(in.x, request, mi.variant));
+  torch::Tensor hidden = m_family->finalNorm(encoder.run(in.x, request, mi.variant));
+  if (encoder.routing) writeRouting(routing, topK, batch.queryLengths, Tq, r);
+  return hidden;
 }
 
 torch::Tensor TransformerModel::runDecoder(const RunRequest& request, const ModelInfo& mi,
@@ -476,6 +525,13 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   releaseActivations.keepUpTo(resultBytes);
   r.timings.totalMs = t0.ms();
   return r;
+}
+
+std::unique_ptr<Generation> TransformerModel::startGeneration(
+    const GenerationRequest& request) const {
+  return withTorchErrors(m_name, [&]() -> std::unique_ptr<Generation> {
+    return std::make_unique<GenerationSession>(m_family, m_name, request);
+  });
 }
 
 HeadAblation TransformerModel::ablateHeads(const AblationRequest& request) const {

@@ -26,6 +26,8 @@ class TransformerModel final : public Model {
   /// Exact: L·H forwards of the layers above each ablated one (about half of L·H full forwards);
   /// estimate: one forward and one backward. See HeadAblator.
   HeadAblation ablateHeads(const AblationRequest& request) const override;
+  /// A GenerationSession over the family (generation/generation_session.h).
+  std::unique_ptr<Generation> startGeneration(const GenerationRequest& request) const override;
 
   /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
   /// (twice with scores), the kept queries and keys (about d_model floats per token and layer

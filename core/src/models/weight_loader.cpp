@@ -7,6 +7,7 @@
 
 #include "attnscope/error.h"
 #include "attnscope/float_tensor.h"
+#include "nn/packed_weights.h"
 
 namespace attnscope {
 namespace {
@@ -70,11 +71,37 @@ torch::Tensor tensorOf(const SafetensorsCheckpoint::Entry& e, bool map) {
   return aligned ? view : view.clone();
 }
 
+/// Sets `target` to the packed tensor of its name (under the prefix or without it, or a tied
+/// alternate's), after checking the float32 shape it stands for. False when there is none.
+bool loadPacked(torch::Tensor& target, const std::string& param, const std::string& prefix,
+                const PackedWeights& packed, const WeightRules& rules,
+                const std::string& configSummary) {
+  std::vector<std::string> names = {prefix + param, param};
+  for (const auto& [name, alternate] : rules.tied)
+    if (name == param) names.insert(names.end(), {prefix + alternate, alternate});
+  for (const std::string& name : names) {
+    const torch::Tensor* t = packed.find(name);
+    if (!t) continue;
+    const auto layout = packedLayout(*t);
+    const std::vector<int64_t> want(target.sizes().begin(), target.sizes().end());
+    const std::vector<int64_t> have = {layout->rows, layout->columns};
+    if (have != want)
+      throw Error(ErrorKind::Format, "tensor '" + name + "' has shape " +
+                                         FloatTensor::formatShape(have) +
+                                         " but the configuration (" + configSummary + ") implies " +
+                                         FloatTensor::formatShape(want));
+    target.set_data(*t);  // the module's own handle now shares the file's blocks
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> loadWeights(torch::nn::Module& module,
                                      const SafetensorsCheckpoint& checkpoint,
-                                     const WeightRules& rules, const std::string& configSummary) {
+                                     const WeightRules& rules, const std::string& configSummary,
+                                     const PackedWeights* packed) {
   torch::NoGradGuard noGrad;
   const std::string prefix = detectPrefix(module, checkpoint, rules);
   std::set<std::string> used;
@@ -91,6 +118,8 @@ std::vector<std::string> loadWeights(torch::nn::Module& module,
         }
       }
     }
+    if (!e && packed && loadPacked(p.value(), p.key(), prefix, *packed, rules, configSummary))
+      continue;
     if (!e)
       throw Error(ErrorKind::Format,
                   "missing tensor '" + key + "' in the weights (" + configSummary + ")");

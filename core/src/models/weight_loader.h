@@ -11,6 +11,8 @@
 
 namespace attnscope {
 
+class PackedWeights;
+
 /// How a family's parameter names relate to the tensor names in its checkpoints.
 struct WeightRules {
   std::string family;                 // "GPT-2", for messages
@@ -38,9 +40,12 @@ struct WeightRules {
 /// a non-float dtype, or a shape that disagrees with the config (configSummary says which).
 /// A parameter is looked up under the detected prefix first, then without it (heads such as
 /// BERT's "cls.predictions.*" sit outside "bert."). Returns the tensors ignored under
-/// rules.ignoreUnexpected.
+/// rules.ignoreUnexpected. A tensor in `packed` (a GGUF file's quantized matrices) is used as it
+/// is, a uint8 tensor of its blocks, when the checkpoint has no tensor of that name; `packed` must
+/// then outlive the module.
 std::vector<std::string> loadWeights(torch::nn::Module& module,
                                      const SafetensorsCheckpoint& checkpoint,
-                                     const WeightRules& rules, const std::string& configSummary);
+                                     const WeightRules& rules, const std::string& configSummary,
+                                     const PackedWeights* packed = nullptr);
 
 }  // namespace attnscope

@@ -10,10 +10,13 @@ torch::Tensor buildMask(const MaskOptions& o) {
   bool padded = false;
   for (int len : o.keyLengths) padded |= len < Tk;
   const bool windowed = o.slidingWindow > 0 && o.slidingWindow < Tk;
-  if (!o.causal && !padded && !windowed) return {};
+  // One new query after cached keys (generation) sees every key: no mask to build each step.
+  const bool hidesKeys = o.causal && !(o.queryOffset > 0 && Tq == 1 && o.queryOffset + 1 >= Tk);
+  if (!hidesKeys && !padded && !windowed) return {};
   torch::Tensor keep = torch::ones({B, 1, Tq, Tk}, torch::kBool);
-  if (o.causal) keep = keep & torch::ones({Tq, Tk}, torch::kBool).tril();
-  if (windowed) keep = keep & torch::ones({Tq, Tk}, torch::kBool).triu(-(o.slidingWindow - 1));
+  const int64_t d = o.queryOffset;
+  if (o.causal) keep = keep & torch::ones({Tq, Tk}, torch::kBool).tril(d);
+  if (windowed) keep = keep & torch::ones({Tq, Tk}, torch::kBool).triu(d - (o.slidingWindow - 1));
   for (int64_t b = 0; b < B; ++b) {
     if (o.keyLengths[static_cast<std::size_t>(b)] < Tk) {
       keep.index_put_({b, torch::indexing::Slice(), torch::indexing::Slice(),

@@ -14,6 +14,9 @@ struct MaskOptions {
   int64_t keys = 0;             // Tk
   bool causal = false;          // query i sees keys j <= i
   int64_t slidingWindow = 0;    // > 0: query i sees only keys j > i - slidingWindow (Mistral)
+  int64_t queryOffset = 0;      // query i sits at position queryOffset + i (generation with a
+                                // key/value cache: Tq new queries after Tk - Tq cached keys);
+                                // causality and the window count from there
 };
 
 /// Additive mask [B, 1, Tq, Tk]: 0 where a query may look, -inf where it may not (padding, future

@@ -7,6 +7,8 @@
 
 namespace attnscope {
 
+class LayerKvCache;  // generation/layer_kv_cache.h
+
 /// What an attention module's forward returns.
 struct AttentionOutput {
   torch::Tensor out;        // [B, Tq, d_model]
@@ -37,6 +39,9 @@ struct AttentionBuffers {
                            // (0 ablates the head; ones that require grad give ∂/∂head output);
                            // undefined: unchanged
   bool scoresUnused = false;  // the caller keeps no scores: they need not be materialised
+  // Step-by-step generation: scaledDotProduct appends its keys and values here and attends over
+  // every cached position (q: the new positions only). Null: no cache.
+  LayerKvCache* kvCache = nullptr;
   // Called once the layer's weights are in `attention`, before the rest of the layer runs (its
   // output projection and MLP are two thirds of a GPT-2 layer): the window shows the first layer
   // that much sooner (RunRequest::preview). Modules that hand the buffers on call it where they

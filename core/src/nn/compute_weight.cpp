@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "nn/packed_weights.h"
 #include "nn/widened_weights.h"
 
 namespace attnscope {
 
 torch::Tensor widenWeight(const torch::Tensor& w) {
+  // A packed (quantized) weight is widened per use, never kept: keeping it would undo the point.
+  if (const auto layout = packedLayout(w)) return unpackWeight(w, *layout);
   if (WidenedWeights* cache = WidenedWeights::active())
     return cache->widen(w, WidenedWeights::activeBudget());
   return w.to(torch::kFloat);
@@ -37,16 +40,23 @@ int64_t widenedRowsPerBlock(int64_t in) {
 /// were slower than widening the BF16 blocks (Llama-3.2-1B shapes, 14 tokens, one thread: 1640 ms
 /// from 4.9 GB of copies, 1201 ms from the BF16 weights), so a linear layer keeps none.
 /// x: [rows, in] float32, weight: [out, in] -> [rows, out]
+/// A packed weight (packed_weights.h: GGUF blocks) is widened the same way, a block of rows at a
+/// time from its quantized bytes, so no layer's float32 copy is ever whole.
 torch::Tensor blockedLinear(const torch::Tensor& flat, const torch::Tensor& weight,
-                            const torch::Tensor& bias) {
-  const int64_t rows = flat.size(0), in = weight.size(1), out = weight.size(0);
+                            const torch::Tensor& bias, const PackedWeightLayout* packed) {
+  const int64_t rows = flat.size(0);
+  const int64_t in = packed ? packed->columns : weight.size(1);
+  const int64_t out = packed ? packed->rows : weight.size(0);
   torch::Tensor y = torch::empty({rows, out}, flat.options());
   const int64_t step = widenedRowsPerBlock(in);
   const torch::Tensor buffer = torch::empty({std::min(step, out), in}, flat.options());
   for (int64_t r0 = 0; r0 < out; r0 += step) {
     const int64_t n = std::min(step, out - r0);
     torch::Tensor block = buffer.narrow(0, 0, n);  // [n, in] float32, contiguous
-    block.copy_(weight.narrow(0, r0, n));
+    if (packed)
+      unpackRows(weight, *packed, r0, n, block.data_ptr<float>());
+    else
+      block.copy_(weight.narrow(0, r0, n));
     torch::Tensor dst = y.narrow(1, r0, n);  // [rows, n], rows `out` apart
     if (rows <= 2) {
       // A matrix-vector product per row reads the block once (see linearForward).
@@ -70,12 +80,15 @@ torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight,
   const int64_t rows = in > 0 ? x.numel() / in : 0;
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
   if (!shape.empty() && weight.dim() == 2) shape.back() = weight.size(0);
+  const std::shared_ptr<const PackedWeightLayout> packed = packedLayout(weight);
+  TORCH_CHECK(!packed || in == packed->columns, "a packed weight of ", packed ? packed->columns : 0,
+              " columns applied to ", in, " features");
   // Compact weights without gradients (every run; not attribution's forward, whose graph needs
   // whole tensors): widened block by block.
   if (rows >= 1 && weight.dim() == 2 && weight.scalar_type() != torch::kFloat &&
       weight.device().is_cpu() && x.device().is_cpu() && x.scalar_type() == torch::kFloat &&
       !torch::GradMode::is_enabled())
-    return blockedLinear(x.reshape({rows, in}), weight, bias).view(shape);
+    return blockedLinear(x.reshape({rows, in}), weight, bias, packed.get()).view(shape);
   const torch::Tensor w = computeWeight(weight), b = computeWeight(bias);
   if (rows < 1 || rows > 2 || w.dim() != 2 || !x.device().is_cpu() ||
       x.scalar_type() != torch::kFloat || w.scalar_type() != torch::kFloat ||

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "nn/head_value_norms.h"
 
+#include "nn/packed_weights.h"
+
 namespace attnscope {
 
 torch::Tensor headValueNorms(const torch::Tensor& values, const torch::Tensor& outputWeight) {
@@ -11,7 +13,7 @@ torch::Tensor headValueNorms(const torch::Tensor& values, const torch::Tensor& o
 }
 
 torch::Tensor outputWeightByHead(const torch::Tensor& linearWeight, int64_t heads) {
-  const torch::Tensor w = linearWeight.to(torch::kFloat);
+  const torch::Tensor w = floatWeight(linearWeight);  // packed (GGUF) weights too
   return w.t().reshape({heads, -1, w.size(0)});
 }
 

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "nn/compute_weight.h"
+#include "nn/packed_weights.h"
 
 namespace attnscope {
 
@@ -23,7 +24,8 @@ class LinearImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Linear);
 
-/// An embedding table whose rows are widened to float32 when looked up.
+/// An embedding table whose rows are widened to float32 when looked up (of a packed table, only
+/// the rows looked up are widened).
 /// Parameters: weight [rows, dim].
 class EmbeddingTableImpl : public torch::nn::Module {
  public:
@@ -31,6 +33,7 @@ class EmbeddingTableImpl : public torch::nn::Module {
       : weight(register_parameter("weight", torch::empty({rows, dim}), /*requires_grad=*/false)) {}
   /// ids: int64 any shape -> [..., dim] float32
   torch::Tensor forward(const torch::Tensor& ids) {
+    if (const auto packed = packedLayout(weight)) return unpackEmbedding(weight, *packed, ids);
     return torch::embedding(weight, ids).to(torch::kFloat);
   }
 

@@ -15,7 +15,7 @@ PerHeadAttentionImpl::PerHeadAttentionImpl(int inputDim, int dModel, int heads)
 // Long (~85 lines) on purpose: it is the chapter's per-head module written out step by step, one
 // traced step per line of the Python it mirrors, so a reader can follow both side by side.
 AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRecorder& rec) {
-  if (!rec.active() && !in.keepAttention) return forwardBatched(in);
+  if (!rec.active() && !in.keepAttention && !in.buffers.kvCache) return forwardBatched(in);
   const int xStep = in.inputStep >= 0 ? in.inputStep : rec.record("x", "x", "input", in.x);
   const torch::Tensor& kvSource = in.context.defined() ? in.context : in.x;
   const int kvStep =
@@ -48,6 +48,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     sdpa.head = h;
     if (in.buffers.queryKey) sdpa.buffers.queryKey = &kept[static_cast<std::size_t>(h)];
     sdpa.buffers.headMask = in.buffers.headMask;
+    sdpa.buffers.kvCache = in.buffers.kvCache;  // one slot per head
     if (direct) {
       sdpa.buffers.attention = in.buffers.attention.select(1, h);
       if (in.buffers.scores.defined()) sdpa.buffers.scores = in.buffers.scores.select(1, h);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "generation/layer_kv_cache.h"
 #include "nn/attention_kernels.h"
 #include "nn/blocked_attention.h"
 
@@ -94,9 +95,13 @@ ScaledDotProduct finishValues(ScaledDotProduct r, const SdpaOptions& o, TraceRec
 
 }  // namespace
 
-ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& k,
-                                  const torch::Tensor& v, const SdpaOptions& o, TraceRecorder& rec,
-                                  int qStep, int kStep, int vStep) {
+ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& newK,
+                                  const torch::Tensor& newV, const SdpaOptions& o,
+                                  TraceRecorder& rec, int qStep, int kStep, int vStep) {
+  // Generation: the keys and values of every position so far, the cached ones first; the mask
+  // (and any bias) the caller built is then [..., Tq new, Tk all].
+  const auto [k, v] =
+      o.buffers.kvCache ? o.buffers.kvCache->append(newK, newV, o.head) : std::pair{newK, newV};
   ScaledDotProduct r;
   // Handles, not copies: the caller copies them into the result once the layer is done.
   if (o.buffers.queryKey) *o.buffers.queryKey = {q.detach(), k.detach(), o.scale, o.softcap};

@@ -7,6 +7,7 @@
 
 #include "attnscope/error.h"
 #include "attnscope/float_tensor.h"
+#include "nn/packed_weights.h"
 #include "runtime/torch_convert.h"
 
 namespace attnscope {
@@ -31,7 +32,7 @@ void initialiseLikePyTorch(torch::nn::Module& module, at::Generator gen) {
 std::vector<NamedTensor> stateDict(const torch::nn::Module& module) {
   std::vector<NamedTensor> out;
   for (const auto& p : module.named_parameters(/*recurse=*/true))
-    out.push_back({p.key(), toFloatTensor(p.value())});
+    out.push_back({p.key(), toFloatTensor(floatWeight(p.value()))});
   return out;
 }
 

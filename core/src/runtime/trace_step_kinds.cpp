@@ -62,6 +62,12 @@ const std::vector<TraceStepKind>& traceStepKinds() {
        "names it)."},
       {"multiply", "×",
        "The gate: the activated gate projection multiplies the up projection element by element."},
+      {"topk", "top-k",
+       "The router keeps each token's k most probable experts and their probabilities "
+       "(renormalised to sum to 1 where the model does so)."},
+      {"experts", "experts",
+       "Each token goes through its chosen experts only (each a gated MLP); their outputs are "
+       "added, each times its router weight."},
   };
   return kinds;
 }
