@@ -97,10 +97,18 @@ std::vector<std::string> huggingFaceCacheDirs() {
     const char* v = std::getenv(name);
     return v ? v : "";
   };
-  if (!env("HF_HUB_CACHE").empty()) dirs.push_back(env("HF_HUB_CACHE"));
-  if (!env("HF_HOME").empty()) dirs.push_back((fs::path(env("HF_HOME")) / "hub").string());
-  if (!env("HOME").empty())
-    dirs.push_back((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
+  // huggingface_hub's order: HF_HUB_CACHE, its older name HUGGINGFACE_HUB_CACHE, HF_HOME/hub,
+  // and HF_HOME's default $XDG_CACHE_HOME/huggingface (XDG's default ~/.cache). The first is where
+  // a download goes; all are searched, so a model fetched under other settings is still found.
+  const auto add = [&dirs](const std::string& dir) {
+    if (!dir.empty() && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  };
+  add(env("HF_HUB_CACHE"));
+  add(env("HUGGINGFACE_HUB_CACHE"));
+  if (!env("HF_HOME").empty()) add((fs::path(env("HF_HOME")) / "hub").string());
+  if (!env("XDG_CACHE_HOME").empty())
+    add((fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub").string());
+  if (!env("HOME").empty()) add((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
   return dirs;
 }
 

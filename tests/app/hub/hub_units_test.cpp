@@ -143,6 +143,24 @@ class HubUnitsTest : public QObject {
       qunsetenv(name);
   }
 
+  // Where huggingface_hub itself would write, so that neither side downloads twice.
+  void cacheFolderAsHuggingFaceHubChoosesIt() {
+    const QByteArray home = qgetenv("HOME");
+    qputenv("HOME", "/home/u");
+    qputenv("XDG_CACHE_HOME", "/xdg");
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/xdg/huggingface/hub"));
+    qputenv("HF_HOME", "/hf");
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/hf/hub"));
+    qputenv("HUGGINGFACE_HUB_CACHE", "/legacy");
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/legacy"));
+    qputenv("HF_HUB_CACHE", "/new");
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/new"));
+    for (const char* name : {"XDG_CACHE_HOME", "HF_HOME", "HUGGINGFACE_HUB_CACHE", "HF_HUB_CACHE"})
+      qunsetenv(name);
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/home/u/.cache/huggingface/hub"));
+    qputenv("HOME", home);
+  }
+
   void progressText() {
     QCOMPARE(TransferRate::formatBytes(0), std::string("0 B"));
     QCOMPARE(TransferRate::formatBytes(999), std::string("999 B"));
