@@ -528,6 +528,73 @@ class T5Small(nn.Module):
         return logits, torch.stack(enc), torch.stack(dec), torch.stack(cross)
 
 
+# --- One generation step through a key/value cache (BM_*GenerationStep), written from the ------
+# architectures above with their modules' weights: keys and values preallocated per layer and
+# written one position per step (attnscope's LayerKvCache); SmolLM caches its 3 key/value heads and
+# repeats them per step, as transformers' cache does. The step keeps its query's attention row.
+def gpt2_step(m, ids, start, cache):
+    """ids [1, n] at positions start..; cache: per layer (K, V) [1, H, capacity, hd]. -> logits of
+    the last position, its attention rows [L, 1, H, T]."""
+    n = ids.shape[1]
+    T = start + n
+    x = m.wte(ids) + m.wpe(torch.arange(start, T))
+    C = x.shape[-1]
+    rows = []
+    for (K, V), b in zip(cache, m.h):
+        a = b.attn
+        H = a.n_head
+        split = lambda t: t.view(1, n, H, C // H).transpose(1, 2)
+        q, k, v = a.c_attn(b.ln_1(x)).split(C, dim=2)
+        K[:, :, start:T], V[:, :, start:T] = split(k), split(v)
+        w = torch.matmul(split(q), K[:, :, :T].transpose(-1, -2)) / math.sqrt(C // H)
+        if n > 1:
+            w = torch.where(torch.ones(n, T, dtype=torch.bool).tril(start), w, torch.tensor(torch.finfo(w.dtype).min))
+        w = F.softmax(w, dim=-1)
+        rows.append(w[:, :, -1])
+        x = x + a.c_proj(torch.matmul(w, V[:, :, :T]).transpose(1, 2).reshape(1, n, C))
+        h = b.c_fc(b.ln_2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        x = x + b.c_proj(h)
+    return m.ln_f(x)[:, -1] @ m.wte.weight.t(), torch.stack(rows)
+
+
+def smollm_step(m, ids, start, cache):
+    """As gpt2_step for SmolLm: cache per layer (K, V) [1, kv heads, capacity, hd]."""
+    n = ids.shape[1]
+    T = start + n
+    x = m.embed_tokens(ids)
+    cos, sin = m.rotary_emb(x, torch.arange(start, T)[None])
+    mask = torch.full((n, T), torch.finfo(torch.float32).min).triu(start + 1)[None, None]
+    rows = []
+    for (K, V), layer in zip(cache, m.layers):
+        a = layer.self_attn
+        h = layer.input_layernorm(x)
+        shape = (1, n, -1, a.head_dim)
+        q = a.q_proj(h).view(shape).transpose(1, 2)
+        k = a.k_proj(h).view(shape).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        K[:, :, start:T], V[:, :, start:T] = k, a.v_proj(h).view(shape).transpose(1, 2)
+        keys = repeat_kv(K[:, :, :T], a.num_key_value_groups)
+        values = repeat_kv(V[:, :, :T], a.num_key_value_groups)
+        w = F.softmax(torch.matmul(q, keys.transpose(2, 3)) * a.scaling + mask, dim=-1)
+        rows.append(w[:, :, -1])
+        x = x + a.o_proj(torch.matmul(w, values).transpose(1, 2).reshape(1, n, -1))
+        x = x + layer.mlp(layer.post_attention_layernorm(x))
+    return m.norm(x)[:, -1] @ m.embed_tokens.weight.t(), torch.stack(rows)
+
+
+def generation_step(step, m, cache_heads, head_dim, layers, T):
+    """The step that writes token T (its query over T - 1 keys), after a prompt of T - 2 tokens
+    run through the cache once (untimed); each call rewrites position T - 2, so the cost repeats."""
+    with torch.inference_mode():
+        cache = [(torch.empty(1, cache_heads, T, head_dim), torch.empty(1, cache_heads, T, head_dim))
+                 for _ in range(layers)]
+        prompt = torch.randint(0, 259, (1, T - 2))
+        logits, _ = step(m, prompt, 0, cache)
+        nxt = logits.argmax(-1).view(1, 1)
+    return lambda: step(m, nxt, T - 2, cache)
+
+
 def timed(fn, min_time):
     """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -649,6 +716,15 @@ def main():
     for T in (128, 1000, 1024) if gpt2 is not None else ():
         ids = torch.randint(0, 259, (1, T))
         record(f"BM_Gpt2Forward/T:{T}/scores:0", lambda: gpt2(ids), 0.5)
+
+    # One cached generation step at T = 1024 (generation_bench.cpp).
+    name = "BM_Gpt2GenerationStep/T:1024"
+    if (not args.filter or args.filter in name) and (not args.match or re.search(args.match, name)):
+        model = gpt2 if gpt2 is not None else Gpt2().eval()
+        record(name, generation_step(gpt2_step, model, 12, 64, 12, 1024), 0.5)
+    name = "BM_SmolLmGenerationStep/T:1024"
+    if (not args.filter or args.filter in name) and (not args.match or re.search(args.match, name)):
+        record(name, generation_step(smollm_step, SmolLm().eval(), 3, 64, 30, 1024), 0.5)
 
     smollm = SmolLm().eval() if builds("SmolLm") else None
     if smollm is not None:

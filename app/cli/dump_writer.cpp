@@ -15,7 +15,8 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
   // replaced; anything else in it means it is not ours to delete.
   static const std::vector<std::string> kNames = {
       "input.npy", "context.npy", "weights.safetensors", "attention.npy", "output.npy",
-      "trace.json", "tokens.json", "router_experts.npy", "router_weights.npy",
+      "trace.json", "tokens.json", "router_experts.npy", "router_weights.npy", "logit_lens_ids.npy",
+      "logit_lens_probs.npy", "logit_lens_next.npy",
       // encoder-decoders
       "decoder_tokens.json", "decoder_attention.npy", "cross_attention.npy", "decoder_output.npy"};
   // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
@@ -36,6 +37,11 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
         if (!result.routerExperts.empty()) {  // mixture-of-experts models
           writeNpy(at("router_experts.npy"), result.routerExperts);
           writeNpy(at("router_weights.npy"), result.routerWeights);
+        }
+        if (!result.logitLensIds.empty()) {  // run --logit-lens
+          writeNpy(at("logit_lens_ids.npy"), result.logitLensIds);
+          writeNpy(at("logit_lens_probs.npy"), result.logitLensProbs);
+          writeNpy(at("logit_lens_next.npy"), result.logitLensNext);
         }
         if (const AttentionGroup* decoder = result.findGroup("decoder_self")) {
           // attention.npy is then the encoder's self-attention, tokens.json the source.

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "exporter.h"
 #include "head_matrix.h"
+#include "logit_lens_view.h"
 #include "model_options.h"
 #include "palette.h"
 #include "view_factory.h"
@@ -88,7 +89,8 @@ int tokenFlag(const ArgParser& p, const std::string& flag, int count) {
 void addExportFlags(ArgParser& p) {
   p.option("--view", "V",
            "heatmap (default), grid, compare, stats, pipeline, lines, text, qk, alignment "
-           "(encoder-decoders: target tokens to their strongest source tokens) or ablation")
+           "(encoder-decoders: target tokens to their strongest source tokens), ablation or "
+           "logit-lens (causal language models: each layer's predicted token at each position)")
       .flag("--all-layers", "alignment: average over every layer, not the selected one")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
@@ -166,8 +168,8 @@ ExportPlan parseOptions(const ArgParser& p) {
   if (p.has("--view") &&
       !render::parseViewKind(QString::fromStdString(p.value("--view")), &plan.kind)) {
     throw UsageError(
-        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment or "
-        "ablation, "
+        "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment, "
+        "ablation or logit-lens, "
         "got '" +
         p.value("--view") + "'");
   }
@@ -319,6 +321,8 @@ int exportCommand(const std::vector<std::string>& args) {
   RunRequest request = requestFromFlags(p);
   request.keepQueryKey = plan.kind == render::ViewKind::QueryKey;
   request.keepValueNorms = p.value("--attention", "") == "value_norm";
+  if (plan.kind == render::ViewKind::LogitLens)
+    request.logitLens = render::LogitLensView::kTopTokens;
   const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
   selectFromResult(p, *result, plan);

@@ -28,19 +28,46 @@ std::string pieceOf(const Token& t) { return t.special ? t.label : t.text; }
 /// A token for JSON: its bytes when they are whole UTF-8, else its readable label ("<0xE2>").
 std::string jsonToken(const Token& t) { return isValidUtf8(t.text) ? t.text : t.label; }
 
-std::string stepFileName(std::size_t step) {
-  char name[32];
-  std::snprintf(name, sizeof name, "step_%04zu.npy", step);
+std::string stepFileName(std::size_t step, const char* kind = "step") {
+  char name[48];
+  std::snprintf(name, sizeof name, "%s_%04zu.npy", kind, step);
   return name;
 }
 
+/// A [L, H, T] tensor as nested lists [L][H][T]; empty when it has no such shape.
+nlohmann::json rowsJson(const FloatTensor& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  const std::vector<int64_t>& shape = rows.shape;
+  if (shape.size() != 3) return out;
+  const auto T = static_cast<std::size_t>(shape[2]);
+  for (int64_t l = 0; l < shape[0]; ++l) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (int64_t h = 0; h < shape[1]; ++h) {
+      const auto at = (static_cast<std::size_t>(l) * static_cast<std::size_t>(shape[1]) +
+                       static_cast<std::size_t>(h)) *
+                      T;
+      heads.push_back(std::vector<float>(rows.data.begin() + static_cast<long>(at),
+                                         rows.data.begin() + static_cast<long>(at + T)));
+    }
+    out.push_back(std::move(heads));
+  }
+  return out;
+}
+
 /// The JSON: {"text", "ids", "steps": [{"id", "token", "candidates": [{"id", "token",
-/// "p"}], "attention": [L][H][T_step]}]}; p is the model's own probability.
+/// "p"}], "attention": [L][H][T_step]}]}; p is the model's own probability. Encoder-decoders
+/// add "source_ids" and each step's "cross_attention" [L][H][T_source]; "ids" are then the
+/// decoder's (the start token, then the generated ones).
 nlohmann::json generationJson(const Generation& g, const std::vector<GenerationStep>& steps) {
   nlohmann::json out;
   nlohmann::json ids = nlohmann::json::array();
   for (const Token& t : g.tokens()) ids.push_back(t.id);
   out["ids"] = std::move(ids);
+  if (!g.sourceTokens().empty()) {
+    nlohmann::json source = nlohmann::json::array();
+    for (const Token& t : g.sourceTokens()) source.push_back(t.id);
+    out["source_ids"] = std::move(source);
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const GenerationStep& s : steps) {
     nlohmann::json step;
@@ -50,23 +77,8 @@ nlohmann::json generationJson(const Generation& g, const std::vector<GenerationS
     for (const GenerationCandidate& c : s.candidates)
       candidates.push_back({{"id", c.token.id}, {"token", jsonToken(c.token)}, {"p", c.pModel}});
     step["candidates"] = std::move(candidates);
-    nlohmann::json attention = nlohmann::json::array();
-    const std::vector<int64_t>& shape = s.attention.shape;  // [L, H, T_step]
-    if (shape.size() == 3) {
-      const auto T = static_cast<std::size_t>(shape[2]);
-      for (int64_t l = 0; l < shape[0]; ++l) {
-        nlohmann::json heads = nlohmann::json::array();
-        for (int64_t h = 0; h < shape[1]; ++h) {
-          const auto at = (static_cast<std::size_t>(l) * static_cast<std::size_t>(shape[1]) +
-                           static_cast<std::size_t>(h)) *
-                          T;
-          heads.push_back(std::vector<float>(s.attention.data.begin() + static_cast<long>(at),
-                                             s.attention.data.begin() + static_cast<long>(at + T)));
-        }
-        attention.push_back(std::move(heads));
-      }
-    }
-    step["attention"] = std::move(attention);
+    step["attention"] = rowsJson(s.attention);  // [L, H, T_step]
+    if (!g.sourceTokens().empty()) step["cross_attention"] = rowsJson(s.crossAttention);
     list.push_back(std::move(step));
   }
   out["steps"] = std::move(list);
@@ -77,10 +89,11 @@ nlohmann::json generationJson(const Generation& g, const std::vector<GenerationS
 
 int generateCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli generate",
-              "Generate text step by step with a key/value cache (causal language models), "
-              "printing it as it is written; --json keeps every step's candidates and attention.");
+              "Generate text step by step with a key/value cache (causal language models; "
+              "encoder-decoders from the source text), printing it as it is written; --json "
+              "keeps every step's candidates and attention.");
   p.option("--model", "M", "a model folder, a cached name, or default (the bundled tiny GPT)")
-      .option("--text", "TEXT", "the prompt")
+      .option("--text", "TEXT", "the prompt (an encoder-decoder's source text)")
       .option("--max-new-tokens", "N", "tokens to generate, at most 4096; default 20")
       .option("--temperature", "T", "0 (the default): greedy; > 0: sample from softmax(logits / T)")
       .option("--top-k", "K", "sample from the K most likely tokens only (sampling)")
@@ -90,7 +103,8 @@ int generateCommand(const std::vector<std::string>& args) {
               "divide positive logits of tokens already in the text by R, multiply negative ones")
       .option("--json", "FILE", "write text, ids and every step's candidates and attention")
       .option("--dump", "DIR",
-              "write every step's attention [L, H, T] as step_NNNN.npy and tokens.json")
+              "write every step's attention [L, H, T] as step_NNNN.npy (encoder-decoders: "
+              "cross_NNNN.npy [L, H, T_source] too) and tokens.json")
       .option("--device", "D", "auto (default), cpu or cuda")
       .option("--threads", "N", "CPU threads; default all cores")
       .option("--max-tokens", "N", "refuse more tokens in all; default 4096")
@@ -130,8 +144,12 @@ int generateCommand(const std::vector<std::string>& args) {
   const std::shared_ptr<Model> model = openModel(spec);
   const std::unique_ptr<Generation> g = model->startGeneration(request);
 
-  std::string text = request.text;
-  std::fputs(text.c_str(), stdout);
+  // An encoder-decoder writes a new text (a translation, say): the source is printed on its own
+  // line, and "text" is the generated text alone.
+  const bool seq2seq = !g->sourceTokens().empty();
+  std::string text = seq2seq ? std::string() : request.text;
+  std::fputs(request.text.c_str(), stdout);
+  if (seq2seq) std::fputs("\n", stdout);
   std::fflush(stdout);
   std::vector<GenerationStep> steps;
   for (int i = 0; i < count; ++i) {
@@ -170,15 +188,27 @@ int generateCommand(const std::vector<std::string>& args) {
   }
   if (p.has("--dump")) {
     std::vector<std::string> names{"tokens.json"};
-    for (int i = 0; i < kMaxNewTokens; ++i)
+    for (int i = 0; i < kMaxNewTokens; ++i) {
       names.push_back(stepFileName(static_cast<std::size_t>(i)));
+      names.push_back(stepFileName(static_cast<std::size_t>(i), "cross"));
+    }
     replaceFolderAtomically(
         p.value("--dump"), names,
         [&](const std::string& temp) {
-          for (std::size_t i = 0; i < steps.size(); ++i)
+          for (std::size_t i = 0; i < steps.size(); ++i) {
             writeNpy((std::filesystem::path(temp) / stepFileName(i)).string(), steps[i].attention);
+            if (seq2seq)
+              writeNpy((std::filesystem::path(temp) / stepFileName(i, "cross")).string(),
+                       steps[i].crossAttention);
+          }
           nlohmann::json tokens;
           tokens["prompt_length"] = g->promptLength();
+          if (seq2seq) {
+            nlohmann::json source = nlohmann::json::array();
+            for (const Token& t : g->sourceTokens())
+              source.push_back({{"id", t.id}, {"token", jsonToken(t)}});
+            tokens["source"] = std::move(source);
+          }
           nlohmann::json list = nlohmann::json::array();
           for (const Token& t : g->tokens())
             list.push_back({{"id", t.id}, {"token", jsonToken(t)}});

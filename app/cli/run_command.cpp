@@ -46,6 +46,9 @@ void printSummary(const AttentionResult& r) {
   std::printf("attention %s, output %s, forward %.2f ms\n",
               r.group().attention.shapeString().c_str(), r.output.shapeString().c_str(),
               r.timings.forwardMs);
+  if (!r.logitLensIds.empty())
+    std::printf("logit lens %s (layers x batch x positions x top tokens)\n",
+                r.logitLensIds.shapeString().c_str());
   if (!r.group().keptLayers.empty()) {
     std::string kept;
     for (int l : r.group().keptLayers) kept += (kept.empty() ? "" : ", ") + std::to_string(l);
@@ -79,6 +82,7 @@ void printPredictions(const AttentionResult& r) {
 }
 
 constexpr int kMaxGenerated = 256;
+constexpr int kLogitLensTop = 5;  // run --logit-lens: tokens kept per layer and position
 
 /// A greedy generation over `text` with a key/value cache (Model::startGeneration), or null for a
 /// model that has none (the toy layer): the caller then reruns the model per token.
@@ -131,6 +135,7 @@ std::string generate(const Model& model, std::string& text, int count, const Run
       RunRequest step = base;
       step.texts = {text};
       step.keepScores = false;
+      step.logitLens = 0;  // only the final run's
       const AttentionResult r = model.run(step);
       if (r.nextToken.empty())
         throw UsageError(info.name +
@@ -170,6 +175,10 @@ int runCommand(const std::vector<std::string>& args) {
       .option("--json", "FILE", "write tokens, shapes, trace, device, timings and attention")
       .option("--dump", "DIR",
               "write input/attention/output .npy, weights.safetensors, trace/tokens .json")
+      .flag("--logit-lens",
+            "also compute the logit lens (causal language models with a head): each layer's top "
+            "5 tokens and the next token's probability at every position, written by --dump as "
+            "logit_lens_{ids,probs,next}.npy")
       .option("--generate", "N",
               "first append N greedy tokens (at most 256, within the model's positions) to each "
               "text, then run on the result (causal language models); encoder-decoders: the "
@@ -183,6 +192,7 @@ int runCommand(const std::vector<std::string>& args) {
   // Nothing run prints or writes reads the pre-softmax scores: not keeping them halves what a
   // long run holds (GPT-2 at T = 1000: 576 MB less).
   request.keepScores = false;
+  if (p.has("--logit-lens")) request.logitLens = kLogitLensTop;
   // Before the run: a folder or unwritable --json fails now, not after the computation, and the
   // JSON's own memory counts in the estimate the run is refused by.
   if (p.has("--json")) {

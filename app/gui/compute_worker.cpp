@@ -107,6 +107,10 @@ void ComputeWorker::fitToModel(RunRequest& request) const {
   request.keepQueryKey = true;
   // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
   request.keepValueNorms = m_model->info().supportsValueNorms;
+  // The logit lens view asks for it (Document::recompute); encoders and encoder-decoders have no
+  // next-token head to apply to their layers, and the view says so.
+  const ModelInfo info = m_model->info();
+  if (!info.causal || info.encoderDecoder()) request.logitLens = 0;
 }
 
 MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& request,
@@ -156,6 +160,23 @@ MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& req
   return estimate;
 }
 
+AttentionResult ComputeWorker::runWithLens(const RunRequest& request,
+                                           ComputeOutcome& outcome) const {
+  if (request.logitLens <= 0) return m_model->run(request);
+  try {
+    return m_model->run(request);
+  } catch (const Error& e) {
+    // A decoder without a language-model head: the core refuses the lens before any layer runs,
+    // so the other views get their result at once and the banner says why the lens is missing.
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    RunRequest without = request;
+    without.logitLens = 0;
+    AttentionResult r = m_model->run(without);
+    outcome.notices << tr("No logit lens: %1").arg(QString::fromStdString(e.what()));
+    return r;
+  }
+}
+
 void ComputeWorker::compute(const ComputeJob& job) {
   // Typing queues a job per debounce; only the newest one is worth the time.
   if (job.generation < m_latest->load()) return;
@@ -187,7 +208,7 @@ void ComputeWorker::compute(const ComputeJob& job) {
                               std::make_shared<const AttentionResult>(std::move(preview)));
       };
     }
-    auto result = std::make_shared<AttentionResult>(m_model->run(request));
+    auto result = std::make_shared<AttentionResult>(runWithLens(request, outcome));
     if (request.keepValueNorms) {
       AttentionGroup& main = result->group();
       AttentionGroup norms = valueNormGroup(main);
@@ -226,6 +247,54 @@ void ComputeWorker::ablate(const AblationJob& job) {
     describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
   }
   Q_EMIT ablated(outcome);
+}
+
+void ComputeWorker::generateStep(const GenerationJob& job) {
+  GenerationOutcome outcome;
+  outcome.id = job.id;
+  outcome.index = static_cast<int>(job.generated.size());
+  QElapsedTimer timer;
+  timer.start();
+  try {
+    if (job.cancel && job.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+    useModel(job.spec, job.model);
+    // The kept generation continues only if it is this one and holds exactly the tokens the
+    // document has: a cut back (a forced candidate) or a stop inside a step starts it again.
+    bool same = m_generation && m_generationId == job.id && m_generationModel == m_model;
+    if (same) {
+      const std::vector<Token>& tokens = m_generation->tokens();
+      const auto prompt = static_cast<std::size_t>(m_generation->promptLength());
+      same = tokens.size() == prompt + job.generated.size();
+      for (std::size_t i = 0; same && i < job.generated.size(); ++i)
+        same = tokens[prompt + i].id == job.generated[i];
+    }
+    if (!same) {
+      m_generation.reset();
+      GenerationRequest request = job.request;
+      request.cancel = job.cancel.get();
+      m_generationModel = m_model;
+      m_generationCancel = job.cancel;
+      m_generationId = job.id;
+      m_generation = m_model->startGeneration(request);
+      // Forced tokens rebuild the same cache; their steps were reported before.
+      StepOptions replay;
+      for (int64_t id : job.generated) {
+        replay.forcedId = id;
+        m_generation->step(replay);
+      }
+    }
+    const int prompt = m_generation->promptLength();
+    outcome.promptTokens.assign(m_generation->tokens().begin(),
+                                m_generation->tokens().begin() + prompt);
+    outcome.step = std::make_shared<const GenerationStep>(m_generation->step(job.options));
+    outcome.canStep = m_generation->canStep();
+  } catch (...) {
+    // A step stopped half way leaves the cache unusable: the next job starts again.
+    m_generation.reset();
+    describeError(std::current_exception(), &outcome.error, &outcome.errorKind);
+  }
+  outcome.milliseconds = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  Q_EMIT generated(outcome);
 }
 
 }  // namespace attnscope::gui

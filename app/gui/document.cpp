@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "compute_worker.h"
+#include "logit_lens_view.h"
 #include "model_spec_equal.h"
 
 namespace attnscope::gui {
@@ -25,6 +26,9 @@ void registerMetaTypes() {
   qRegisterMetaType<AblationJob>();
   qRegisterMetaType<AblationOutcome>();
   qRegisterMetaType<render::AblationStatus>();
+  qRegisterMetaType<GenerationJob>();
+  qRegisterMetaType<GenerationOutcome>();
+  qRegisterMetaType<GenerationSettings>();
 }
 
 // Whether two computations read the same input: the ablation of one is valid for the other.
@@ -65,10 +69,41 @@ Document::Document(QObject* parent)
   connect(m_worker, &ComputeWorker::ablationProgress, this, &Document::onAblationProgress,
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::ablated, this, &Document::onAblated, Qt::QueuedConnection);
+
+  // Generation steps run on the same worker, which already holds the opened model.
+  m_generator = new GenerationController(
+      [this] {
+        GenerationJob job;
+        const ComputeJob input = currentInput({});
+        job.spec = input.spec;
+        job.model = input.model;
+        const QStringList items = batchTexts(m_text);
+        // Several lines are a batch: the selected one is the prompt.
+        if (!items.isEmpty())
+          job.request.text =
+              items[std::clamp(m_view.item, 0, static_cast<int>(items.size()) - 1)].toStdString();
+        job.request.device = m_run.device;
+        job.request.limits.memoryLimitBytes = m_memoryLimitBytes;
+        return job;
+      },
+      this);
+  connect(m_generator, &GenerationController::stepRequested, m_worker, &ComputeWorker::generateStep,
+          Qt::QueuedConnection);
+  connect(m_worker, &ComputeWorker::generated, m_generator, &GenerationController::onStepped,
+          Qt::QueuedConnection);
+  connect(m_generator, &GenerationController::failed, this, [this](const QString& message) {
+    m_generationError = message;
+    setError(message);
+  });
+  connect(m_generator, &GenerationController::succeeded, this, [this] {
+    if (!m_generationError.isEmpty() && m_error == m_generationError) setError(QString());
+    m_generationError.clear();
+  });
   m_thread->start();
 }
 
 Document::~Document() {
+  m_generator->stop();
   // Abandon the running job so quit() does not wait for a long forward pass.
   if (m_cancelCurrent) m_cancelCurrent->store(true);
   if (m_ablationCancel) m_ablationCancel->store(true);
@@ -98,6 +133,7 @@ Session Document::session() const {
 }
 
 void Document::loadSession(const Session& session) {
+  m_generator->discard();
   if (session.text != m_text) {
     m_text = session.text;
     Q_EMIT textChanged(m_text);
@@ -139,6 +175,7 @@ void Document::setModified(bool modified) {
 
 void Document::setText(const QString& text) {
   if (text == m_text) return;
+  m_generator->discard();
   m_text = text;
   Q_EMIT textChanged(m_text);
   noteEditDuringTrial();
@@ -158,6 +195,7 @@ void Document::setModelSpec(const ModelSpec& spec) {
 void Document::switchModel(const ModelSpec& spec) {
   const QString from = QString::fromStdString(m_spec.source);
   const QString to = QString::fromStdString(spec.source);
+  m_generator->discard();
   m_spec = spec;
   Q_EMIT modelSpecChanged(m_spec);
   if (from == to) return;
@@ -264,6 +302,10 @@ void Document::setCurrentView(render::ViewKind kind) {
   m_currentView = kind;
   Q_EMIT currentViewChanged(kind);
   recomputeIfLayerMissing();
+  // The logit lens is computed only for its view: opening it runs again with it (causal models).
+  if (kind == render::ViewKind::LogitLens && m_result && m_result->logitLensIds.empty() &&
+      (!m_modelInfo || (m_modelInfo->causal && !m_modelInfo->encoderDecoder())))
+    scheduleRecompute();
 }
 
 void Document::selectHead(int layer, int head) {
@@ -367,6 +409,9 @@ void Document::recompute() {
   job.request.limits.weightCacheBytes = attnscope::RunLimits::kAutoWeightCache;
   job.focusLayers = {m_view.layer};
   if (m_currentView == render::ViewKind::Compare) job.focusLayers.push_back(m_view.vsLayer);
+  // L softmaxes over the vocabulary per position: only while the view that shows them is open.
+  if (m_currentView == render::ViewKind::LogitLens)
+    job.request.logitLens = render::LogitLensView::kTopTokens;
   m_pendingJob = job;
   job.cancel = std::make_shared<std::atomic<bool>>(false);
   job.request.cancel = job.cancel.get();
@@ -558,6 +603,26 @@ render::ViewState Document::clampedToResult(render::ViewState s) const {
   if (s.pinnedKey >= g.keys()) s.pinnedKey = -1;
   if (s.pinnedQuery < -1) s.pinnedQuery = -1;
   return s;
+}
+
+bool Document::canGenerate() const {
+  return m_modelInfo && m_modelInfo->causal && !m_modelInfo->encoderDecoder();
+}
+
+void Document::keepGeneratedText() {
+  const QString prompt = m_generator->prompt();
+  const QString generated = m_generator->generatedText();
+  if (prompt.isEmpty() || generated.isEmpty()) return;
+  // The prompt is one line of the text (the batch item shown): that line gets the continuation.
+  QStringList lines = m_text.split(QLatin1Char('\n'));
+  for (QString& line : lines) {
+    if (line == prompt || (line.endsWith(QLatin1Char('\r')) && line.chopped(1) == prompt)) {
+      line.insert(line.endsWith(QLatin1Char('\r')) ? line.size() - 1 : line.size(), generated);
+      setText(lines.join(QLatin1Char('\n')));
+      return;
+    }
+  }
+  setText(m_text + generated);
 }
 
 }  // namespace attnscope::gui

@@ -13,6 +13,7 @@
 #include "ablation_job.h"
 #include "ablation_status.h"
 #include "compute_job.h"
+#include "generation_controller.h"
 #include "run_options.h"
 #include "session.h"
 
@@ -84,6 +85,11 @@ class Document final : public QObject {
   const MemoryEstimate& memoryEstimate() const { return m_estimate; }
   /// The head ablation of the current result's text: idle, running, done, failed or cancelled.
   const render::AblationStatus& ablation() const { return m_ablation; }
+  /// The step-by-step generation after the text (decoder models): its steps, selected step and
+  /// intents. Discarded when the text or the model changes.
+  GenerationController* generator() const { return m_generator; }
+  /// Whether the model shown can generate step by step (a decoder-only language model).
+  bool canGenerate() const;
 
  public Q_SLOTS:
   void setText(const QString& text);
@@ -109,6 +115,9 @@ class Document final : public QObject {
   void runAblation(bool estimate);
   /// Stops a running ablation; it ends as Cancelled when the worker has stopped.
   void cancelAblation();
+  /// Appends the generated text to its prompt in the text box ("Keep as text"); the generation
+  /// is then discarded, as after any edit.
+  void keepGeneratedText();
 
  Q_SIGNALS:
   void textChanged(const QString& text);
@@ -208,6 +217,9 @@ class Document final : public QObject {
   ComputeJob m_ablationInput;  // what made the result that was ablated
   quint64 m_ablationGeneration = 0;
   std::shared_ptr<std::atomic<bool>> m_ablationCancel;
+
+  GenerationController* m_generator = nullptr;
+  QString m_generationError;  // the banner's message when a generation step failed
 
   quint64 m_generation = 0;
   std::shared_ptr<std::atomic<quint64>>

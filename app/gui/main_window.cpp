@@ -32,11 +32,14 @@
 #include "document.h"
 #include "download_dialog.h"
 #include "error_banner.h"
+#include "generate_bar.h"
 #include "main_menus.h"
 #include "model_panel.h"
+#include "probabilities_panel.h"
 #include "session_actions.h"
 #include "settings.h"
 #include "status_panel.h"
+#include "step_view.h"
 #include "text_file_loader.h"
 #include "theme.h"
 #include "training_panel.h"
@@ -137,6 +140,11 @@ void MainWindow::buildUi() {
   m_nextLabel->setToolTip(tr("The model's five most likely next tokens after the first line"));
   m_nextLabel->hide();
   textLayout->addWidget(m_nextLabel);
+  m_generateBar = new GenerateBar(m_document, textBox);
+  m_generateBar->hide();  // until a model that can generate has opened
+  textLayout->addWidget(m_generateBar);
+  m_probabilities = new ProbabilitiesPanel(m_document, this);
+  m_probabilities->hide();
 
   m_modelPanel = new ModelPanel(this);
   m_modelScroll = new QScrollArea(this);
@@ -161,9 +169,11 @@ void MainWindow::buildUi() {
 
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(textBox);
+  left->addWidget(m_probabilities);
   left->addWidget(m_leftTabs);
   left->setStretchFactor(0, 1);
-  left->setStretchFactor(1, 3);
+  left->setStretchFactor(1, 1);
+  left->setStretchFactor(2, 3);
   left->setChildrenCollapsible(false);
 
   // Right: banner, selectors, then the views.
@@ -222,6 +232,27 @@ void MainWindow::changeEvent(QEvent* event) {
   QMainWindow::changeEvent(event);
 }
 
+void MainWindow::connectGeneration() {
+  Document* d = m_document;
+  GenerationController* g = d->generator();
+  connect(d, &Document::modelInfoChanged, this, [this] {
+    const bool can = m_document->canGenerate();
+    m_generateBar->setVisible(can);
+    m_probabilities->setVisible(can && m_document->generator()->stepCount() > 0);
+  });
+  auto* step = qobject_cast<render::StepView*>(m_tabs->view(render::ViewKind::Step));
+  const auto show = [this, step, g] {
+    if (step) step->setFrame(g->frame());
+    m_probabilities->setVisible(m_document->canGenerate() && g->stepCount() > 0);
+  };
+  connect(g, &GenerationController::selectedStepChanged, this, show);
+  connect(g, &GenerationController::stepsChanged, this, [this, g, show] {
+    // The first token of a generation brings its view forward.
+    if (g->stepCount() == 1) m_document->setCurrentView(render::ViewKind::Step);
+    show();
+  });
+}
+
 void MainWindow::connectDocument() {
   Document* d = m_document;
   // Text: the box edits the document; the document updates the box only when it differs, so the
@@ -263,6 +294,7 @@ void MainWindow::connectDocument() {
     ablation->setAblation(d->ablation());
   }
   connect(d, &Document::currentViewChanged, m_tabs, &ViewTabs::showKind);
+  connectGeneration();
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);
   connect(d, &Document::busyChanged, m_status, &StatusPanel::setBusy);

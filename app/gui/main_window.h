@@ -22,8 +22,10 @@ namespace attnscope::gui {
 
 class Document;
 class ErrorBanner;
+class GenerateBar;
 class MainMenus;
 class ModelPanel;
+class ProbabilitiesPanel;
 class SessionActions;
 class Settings;
 class StatusPanel;
@@ -74,6 +76,8 @@ class MainWindow final : public QMainWindow {
   void buildUi();
   void fitModelPanel();
   void connectDocument();
+  /// The Generate bar, the probabilities panel and the Step view follow the generation.
+  void connectGeneration();
   void onResult(const render::ResultPtr& result);
   void onError(const QString& message);
   void updateNextTokens(const render::ResultPtr& result);
@@ -96,6 +100,8 @@ class MainWindow final : public QMainWindow {
   QTabWidget* m_leftTabs = nullptr;
   TrainingPanel* m_trainingPanel = nullptr;
   QLabel* m_nextLabel = nullptr;
+  GenerateBar* m_generateBar = nullptr;
+  ProbabilitiesPanel* m_probabilities = nullptr;
   ErrorBanner* m_banner = nullptr;
   ViewSelectorBar* m_selector = nullptr;
   ViewTabs* m_tabs = nullptr;

@@ -146,7 +146,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   if (o.contains("tab") && !render::parseViewKind(stringAt(o, "tab", where), current)) {
     fail(QStringLiteral(
              "unknown view \"%1\" in view.tab (choose heatmap, grid, compare, stats, pipeline, "
-             "lines, text, qk, alignment or ablation)")
+             "lines, text, qk, alignment, ablation, step or logit-lens)")
              .arg(o.value("tab").toString()));
   }
   s.layer = intAt(o, "layer", where, 0, kMax, s.layer);

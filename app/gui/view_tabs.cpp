@@ -42,6 +42,14 @@ const TabText kTabs[] = {
      QT_TRANSLATE_NOOP("ViewTabs",
                        "How the top prediction changes when each head is zeroed; click a head to "
                        "open it")},
+    {render::ViewKind::Step, QT_TRANSLATE_NOOP("ViewTabs", "Step"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "Generation: the new token's attention over every earlier token, per layer "
+                       "and head, at the selected step")},
+    {render::ViewKind::LogitLens, QT_TRANSLATE_NOOP("ViewTabs", "Logit lens"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "Causal language models: the token each layer would predict at each "
+                       "position, coloured by its probability")},
 };
 
 }  // namespace

@@ -7,9 +7,11 @@
 #include "grid_view.h"
 #include "heatmap_view.h"
 #include "lines_view.h"
+#include "logit_lens_view.h"
 #include "pipeline_view.h"
 #include "query_key_view.h"
 #include "stats_view.h"
+#include "step_view.h"
 #include "text_view.h"
 
 namespace attnscope::render {
@@ -36,6 +38,10 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
       return new AlignmentView(parent);
     case ViewKind::Ablation:
       return new AblationView(parent);
+    case ViewKind::Step:
+      return new StepView(parent);
+    case ViewKind::LogitLens:
+      return new LogitLensView(parent);
   }
   return new HeatmapView(parent);
 }

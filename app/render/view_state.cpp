@@ -8,7 +8,7 @@
 namespace attnscope::render {
 namespace {
 
-const std::array<std::pair<ViewKind, const char*>, 10> kNames = {{
+const std::array<std::pair<ViewKind, const char*>, 12> kNames = {{
     {ViewKind::Heatmap, "heatmap"},
     {ViewKind::Grid, "grid"},
     {ViewKind::Compare, "compare"},
@@ -19,6 +19,8 @@ const std::array<std::pair<ViewKind, const char*>, 10> kNames = {{
     {ViewKind::QueryKey, "qk"},
     {ViewKind::Alignment, "alignment"},
     {ViewKind::Ablation, "ablation"},
+    {ViewKind::Step, "step"},
+    {ViewKind::LogitLens, "logit-lens"},
 }};
 
 const std::array<std::pair<TextSource, const char*>, 3> kSources = {{

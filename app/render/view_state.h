@@ -21,10 +21,12 @@ enum class ViewKind {
   Text,
   QueryKey,
   Alignment,
-  Ablation
+  Ablation,
+  Step,
+  LogitLens
 };
 /// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk" | "alignment" |
-/// "ablation"
+/// "ablation" | "step" | "logit-lens"
 QString toString(ViewKind kind);
 bool parseViewKind(const QString& s, ViewKind* out);
 

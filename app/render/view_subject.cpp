@@ -41,6 +41,10 @@ QString viewSubject(ViewKind kind, const ViewState& state, bool allLayers, bool 
     case ViewKind::Ablation:
       return QStringLiteral("head ablation%1")
           .arg(estimate ? QStringLiteral(" (estimate)") : QString());
+    case ViewKind::Step:
+      return QStringLiteral("generation step");
+    case ViewKind::LogitLens:
+      return QStringLiteral("logit lens");
   }
   return QString();
 }

@@ -359,14 +359,15 @@ class MainWindowTest : public QObject {
     }
   }
 
-  // Issue #32 (13): every one of the ten views has its Ctrl+digit (Ablation the tenth, Ctrl+0),
-  // and no two of the window's actions share a shortcut.
+  // Issue #32 (13): every one of the first ten views has its Ctrl+digit (Ablation the tenth,
+  // Ctrl+0; the views added later, Step among them, have none), and no two of the window's
+  // actions share a shortcut.
   void everyViewHasItsCtrlDigit() {
     Document doc;
     MainWindow window(&doc, nullptr);
     auto* tabs = window.findChild<QTabWidget*>();
     QVERIFY(tabs);
-    QCOMPARE(tabs->count(), 10);
+    QVERIFY(tabs->count() > 10);
     QHash<QString, QString> owners;
     for (QAction* a : window.actions()) {
       for (const QKeySequence& key : a->shortcuts()) {
@@ -376,7 +377,7 @@ class MainWindowTest : public QObject {
         owners.insert(name, a->text());
       }
     }
-    for (int i = 0; i < tabs->count(); ++i) {
+    for (int i = 0; i < 10; ++i) {
       const QString key = QStringLiteral("Ctrl+%1").arg((i + 1) % 10);
       QAction* found = nullptr;
       for (QAction* a : window.actions())

@@ -23,6 +23,7 @@
 #include "exporter.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
+#include "logit_lens_view.h"
 #include "palette.h"
 #include "pipeline_view.h"
 #include "render_style.h"
@@ -123,9 +124,9 @@ class RenderTest : public QObject {
     QVERIFY(a == b);
     b.pinnedQuery = 3;
     QVERIFY(a != b);
-    for (ViewKind k :
-         {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats, ViewKind::Pipeline,
-          ViewKind::Lines, ViewKind::Text, ViewKind::QueryKey, ViewKind::Ablation}) {
+    for (ViewKind k : {ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare, ViewKind::Stats,
+                       ViewKind::Pipeline, ViewKind::Lines, ViewKind::Text, ViewKind::QueryKey,
+                       ViewKind::Ablation, ViewKind::LogitLens}) {
       ViewKind parsed;
       QVERIFY(parseViewKind(toString(k), &parsed));
       QVERIFY(parsed == k);
@@ -137,6 +138,58 @@ class RenderTest : public QObject {
     ImageFormat f;
     QVERIFY(parseImageFormat(QStringLiteral("SVG"), &f) && f == ImageFormat::Svg);
     QVERIFY(!parseImageFormat(QStringLiteral("gif"), &f));
+  }
+
+  // The logit lens view reads cell (layer, position) of the selected item from [L, B, T, k], draws
+  // the last layer on top and names the kept tokens on hover; without a lens it says why.
+  void logitLensViewReadsItsCells() {
+    const int L = 3, T = 5, k = 2;
+    auto r = std::make_shared<AttentionResult>();
+    r->group().attention = FloatTensor({L, 1, 1, T, T});
+    r->group().tokens.resize(1);
+    for (int t = 0; t < T; ++t) {
+      Token tok;
+      tok.id = t;
+      tok.label = "in" + std::to_string(t);
+      r->group().tokens[0].push_back(tok);
+    }
+    r->logitLensIds = FloatTensor({L, 1, T, k});
+    r->logitLensProbs = FloatTensor({L, 1, T, k});
+    r->logitLensNext = FloatTensor({L, 1, T});
+    for (int l = 0; l < L; ++l)
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < k; ++i) {
+          const std::size_t at = (static_cast<std::size_t>(l) * T + t) * k + i;
+          r->logitLensIds.data[at] = static_cast<float>(100 * l + 10 * t + i);
+          r->logitLensProbs.data[at] = 0.5f / static_cast<float>(i + 1);
+          Token tok;
+          tok.id = 100 * l + 10 * t + i;
+          tok.label = "w" + std::to_string(tok.id);
+          r->logitLensTokens.push_back(tok);
+        }
+    std::sort(r->logitLensTokens.begin(), r->logitLensTokens.end(),
+              [](const Token& a, const Token& b) { return a.id < b.id; });
+    LogitLensView view;
+    view.resize(600, 300);
+    view.setResult(r);
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.layers(), L);
+    QCOMPARE(view.positions(), T);
+    QCOMPARE(view.topId(2, 4), int64_t{240});
+    QCOMPARE(view.topId(1, 3, 1), int64_t{131});
+    QCOMPARE(view.topProbability(0, 2, 1), 0.25);
+    QCOMPARE(view.cellText(2, 1), QStringLiteral("w210"));
+    QVERIFY(view.cellTip(1, 2).contains(QStringLiteral("w121")));
+    QCOMPARE(view.topId(3, 0), int64_t{-1});
+    QImage image(600, 300, QImage::Format_ARGB32);
+    QPainter painter(&image);
+    view.renderTo(painter, image.rect(), QString());
+    painter.end();
+    QVERIFY(view.cellRect(2, 0).bottom() <= view.cellRect(1, 0).top() + 1e-6);
+    QVERIFY(view.cellRect(0, 0).left() < view.cellRect(0, 1).left());
+    r->logitLensIds = FloatTensor();
+    view.setResult(r);
+    QVERIFY(view.message().contains(QStringLiteral("causal language models")));
   }
 
   void everyViewRendersToPng_data() {

@@ -70,9 +70,10 @@ std::vector<std::pair<const char*, std::function<void(ViewState&)>>> flips() {
   };
 }
 
-const ViewKind kKinds[] = {
-    ViewKind::Heatmap, ViewKind::Grid, ViewKind::Compare,  ViewKind::Stats,     ViewKind::Pipeline,
-    ViewKind::Lines,   ViewKind::Text, ViewKind::QueryKey, ViewKind::Alignment, ViewKind::Ablation};
+const ViewKind kKinds[] = {ViewKind::Heatmap,  ViewKind::Grid,     ViewKind::Compare,
+                           ViewKind::Stats,    ViewKind::Pipeline, ViewKind::Lines,
+                           ViewKind::Text,     ViewKind::QueryKey, ViewKind::Alignment,
+                           ViewKind::Ablation, ViewKind::LogitLens};
 
 }  // namespace
 

@@ -75,6 +75,11 @@ grep -q "exact: each head zeroed" "$out/ablation.svg" || fail "ablation.svg must
 "$cli" export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.svg" >/dev/null 2>&1
 grep -q "attribution patching, first order" "$out/ablation-estimate.svg" ||
   fail "ablation-estimate.svg must say it is an estimate"
+# The logit lens of the tiny GPT: its grid of top tokens, captioned (one run, top 10 per cell).
+"$cli" export "${tiny[@]}" --view logit-lens --format svg --out "$out/lens.svg" >/dev/null 2>&1 ||
+  fail "logit-lens"
+grep -q "probability of each layer's top token" "$out/lens.svg" || fail "lens.svg must caption its grid"
+grep -q ">out 3<" "$out/lens.svg" || fail "lens.svg must number its layers, the last as out"
 
 expect_exit() {  # code, description, args...
   local want=$1 what=$2

@@ -52,6 +52,10 @@ TEXTS = ["the cat sat on the mat and the dog sat on the cat", "the dog sat", "a"
 # `generate` through the key/value cache, one case per way a step differs from a full run: grouped
 # heads and a window shorter than the text (mistral), windows on some layers only (qwen2), Gemma's
 # single key/value head, partial rotary (neox), ALiBi (bloom).
+# run --logit-lens against the reference's final norm and head after every layer: an untied head,
+# and Gemma's scaled embeddings and 1 + w norm (its untied case: with a tied head the scaled
+# embedding makes every layer predict its own token at p ≈ 1, with or without the final norm).
+LENS_CASES = {"llama-f32-gqa", "gemma-gqa-f16-untied"}
 GENERATE_CASES = {"mistral-window", "qwen2-window-upper", "gemma-2b-mqa", "neox-parallel", "bloom-6-heads"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL_TOKENIZERS = os.path.join(HERE, "..", "..", "..", "shared", "data", "tokenizers")  # optional
@@ -281,12 +285,14 @@ def causal(T, window=0):
 
 
 def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None, kv_modulo=False,
-                  norms=None, gemma_without=()):
+                  norms=None, gemma_without=(), lens=None, lens_norm=True):
     """LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Gemma): returns attention [L, H, T, T], final
     hidden [T, C], logits [T, V] or None. rope_len: the sequence length dynamic scaling sees (in a
     padded batch transformers takes the longest item's). convention, kv_modulo (query head h reads
     kv head h % Hkv) and gemma_without (Gemma quirks left out: "1 + w", "sqrt(hidden)", "tanh gelu",
-    "head_dim") give plausible mistakes."""
+    "head_dim") give plausible mistakes. lens: a list that receives the logit lens, each layer's
+    next-token probabilities [T, V] (the final norm and head applied after that layer; without the
+    norm when lens_norm is False: a plausible mistake)."""
     T = len(ids)
     C, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     gemma = cfg["model_type"] == "gemma"
@@ -327,6 +333,10 @@ def llama_forward(cfg, w, ids, prefix="model.", convention="half", rope_len=None
         x = x + lin(w, p + "self_attn.o_proj", o.transpose(0, 1).reshape(T, H * hd))
         h = rms(w, p + "post_attention_layernorm", x, eps, offset)
         x = x + lin(w, p + "mlp.down_proj", act(lin(w, p + "mlp.gate_proj", h)) * lin(w, p + "mlp.up_proj", h))
+        if lens is not None:
+            head = w.get("lm_head.weight", emb if cfg.get("tie_word_embeddings", gemma) else None)
+            normed = rms(w, prefix + "norm", x, eps, offset) if lens_norm else x
+            lens.append(torch.softmax(normed @ head.T, -1))
     x = rms(w, prefix + "norm", x, eps, offset)
     head = w.get("lm_head.weight", emb if cfg.get("tie_word_embeddings", gemma) else None)
     return torch.stack(attentions), x, None if head is None else x @ head.T
@@ -604,7 +614,10 @@ def check(cli, root, case, V, failures, report):
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     w = write_weights(d, make(), fmt)
-    attention, output, tokens, run, _ = run_cli(cli, d, TEXTS, d)
+    lens = name in LENS_CASES
+    attention, output, tokens, run, _ = run_cli(cli, d, TEXTS, d, ("--logit-lens",) if lens else ())
+    if lens:
+        check_logit_lens(d, cfg, w, prefix, tokens, failures, report)
     worst = 0.0
     for b, item in enumerate(tokens):
         ids = [t["id"] for t in item]
@@ -659,6 +672,45 @@ def check(cli, root, case, V, failures, report):
     if (L, B, H) != (sizes.get("num_hidden_layers", sizes.get("n_layer")), len(TEXTS), want_h):
         failures.append(f"{name}: attention shape {attention.shape}")
     report.append(f"{name:32s} max |diff|/max(1,|want|) {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
+
+
+def check_logit_lens(d, cfg, w, prefix, tokens, failures, report):
+    """The dump's logit lens (top 5 ids and probabilities per layer and position, and the
+    probability of the token that follows) against llama_forward's final norm and head applied
+    after every layer, for every item; and far from the lens without the final norm."""
+    name = os.path.basename(d)
+    dump = os.path.join(d, "dump")
+    ids_got = np.load(os.path.join(dump, "logit_lens_ids.npy"))
+    p_got = np.load(os.path.join(dump, "logit_lens_probs.npy"))
+    next_got = np.load(os.path.join(dump, "logit_lens_next.npy"))
+    L, B = cfg["num_hidden_layers"], len(tokens)
+    if ids_got.shape[:2] != (L, B) or ids_got.shape[3] != 5 or p_got.shape != ids_got.shape:
+        failures.append(f"{name}: logit lens shapes {ids_got.shape}, {p_got.shape}")
+        return
+    worst, wrong_worst = 0.0, 1.0
+    for b, item in enumerate(tokens):
+        ids = [t["id"] for t in item]
+        T = len(ids)
+        lens, wrong = [], []
+        llama_forward(cfg, w, ids, prefix, rope_len=max(len(t) for t in tokens), lens=lens)
+        llama_forward(cfg, w, ids, prefix, rope_len=max(len(t) for t in tokens), lens=wrong, lens_norm=False)
+        want = torch.stack(lens).numpy()  # [L, T, V]
+        top = np.argsort(-want, axis=-1)[..., :5]
+        if (ids_got[:, b, :T].astype(np.int64) != top).any():
+            failures.append(f"{name} item {b}: logit-lens top ids differ from the reference's")
+        got = p_got[:, b, :T]
+        worst = max(worst, scaled_error(got, np.take_along_axis(want, top, -1)))
+        nxt = np.array([[want[l, t, ids[t + 1]] for t in range(T - 1)] for l in range(L)])
+        worst = max(worst, scaled_error(next_got[:, b, :T - 1], nxt))
+        if (next_got[:, b, T - 1:] != -1).any() or (ids_got[:, b, T:] != -1).any():
+            failures.append(f"{name} item {b}: the logit lens past the last token is not -1")
+        mistaken = torch.stack(wrong).numpy()
+        wrong_worst = min(wrong_worst, scaled_error(got, np.take_along_axis(mistaken, top, -1)))
+    report.append(f"{name:32s} logit lens max |diff| {worst:.2e} (without the final norm: {wrong_worst:.2e})")
+    if worst > P_TOL:
+        failures.append(f"{name}: logit-lens probabilities differ by {worst:.3g}")
+    if wrong_worst < 1e-2:
+        failures.append(f"{name}: the logit lens is as close to one without the final norm as to the reference")
 
 
 def check_value_norms(cli, d, family, cfg, w, prefix, failures, report):

@@ -60,7 +60,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dr  # noqa: E402
-from decoder_common import write_tokenizer  # noqa: E402
+from decoder_common import check_generate, write_tokenizer  # noqa: E402
 from decoder_reference import inverse_frequencies, lin, rms, rotate, silu, value_norms  # noqa: E402
 
 QK_SCALE = 3.0
@@ -135,19 +135,33 @@ def longrope(cfg, n, without=()):
     return factors, a
 
 
-def phi3_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, without=()):
+def phi3_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, without=(), rope_lens=None):
     """Phi3ForCausalLM: attention [L, H, T, T], final hidden [T, C], logits [T, V]. without: quirks
     left out ("gate/up order", "longrope", "factors", "other factors", "attention factor",
-    "partial", "window")."""
+    "partial", "window"). rope_lens: per position, the length of the model call that computed it
+    (generation with a cache: transformers picks LongRoPE's factors per call, by its largest
+    position + 1, and the cache keeps each key as its call rotated it); None: rope_len or T."""
     T = len(ids)
     C, H, Hkv, I = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["intermediate_size"]
     hd = C // H
     eps = cfg.get("rms_norm_eps", 1e-5)
     rot = hd if "partial" in without else int(hd * cfg.get("partial_rotary_factor", 1.0))
     inv = inverse_frequencies(rot, cfg.get("rope_theta", 10000.0), None, T, cfg["max_position_embeddings"])
+
+    def divided(factors):  # the "full rotary" mistake has more frequencies than factors: 1 beyond
+        if factors is None:
+            return inv
+        return inv / torch.cat([factors, torch.ones(len(inv) - len(factors), dtype=factors.dtype)])
+
     factors, a_factor = longrope(cfg, rope_len or T, without)
-    if factors is not None:  # the "full rotary" mistake has more frequencies than factors: 1 beyond
-        inv = inv / torch.cat([factors, torch.ones(len(inv) - len(factors), dtype=factors.dtype)])
+    if rope_lens is None:
+        def rope(t):
+            return rotate(t, rot, divided(factors))
+    else:  # each position rotated with the factors of its own call's length
+        invs = [divided(longrope(cfg, n, without)[0]) for n in rope_lens]
+
+        def rope(t):
+            return torch.stack([rotate(t, rot, f)[..., i, :] for i, f in enumerate(invs)], -2)
     window = 0 if "window" in without else cfg.get("sliding_window") or 0
     keep = causal_keep(T, window)
     emb = w[prefix + "embed_tokens.weight"]
@@ -160,7 +174,7 @@ def phi3_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, withou
         q = qkv[:, : H * hd].reshape(T, H, hd).transpose(0, 1)
         k = qkv[:, H * hd:(H + Hkv) * hd].reshape(T, Hkv, hd).transpose(0, 1)
         v = qkv[:, (H + Hkv) * hd:].reshape(T, Hkv, hd).transpose(0, 1)
-        q, k = rotate(q, rot, inv), rotate(k, rot, inv)
+        q, k = rope(q), rope(k)
         # cos and sin times the attention factor: the rotated dimensions scale, the others pass.
         q = torch.cat([q[..., :rot] * a_factor, q[..., rot:]], -1)
         k = torch.cat([k[..., :rot] * a_factor, k[..., rot:]], -1)
@@ -580,6 +594,38 @@ for _family in MOE:
 dr.mistakes = mistakes  # check() looks both up at call time
 
 
+# `generate` through the key/value cache (check_generate), one case per family: OLMo 2's
+# whole-projection q/k norm under a step's single query, Mixtral's router on each step's token
+# with a window of 5 shorter than the 9 tokens, and Phi-3 (below, with its own prompt).
+dr.GENERATE_CASES = {"olmo2-post-norm-qk-whole", "mixtral-top2-of-4-window"}
+# Phi-3 with LongRoPE past an original context of 8: a 6-token prompt, so that the steps at 6, 7
+# and 8 tokens take the short factors and those at 9 to 11 the long ones, as transformers does
+# with its cache (each call picks the factors by its own length, the cached keys keep theirs): the
+# rows equal one forward that rotates each position as its step did (not one over the final
+# text, which would rotate every position long), and the greedy ids the same reference's.
+PHI3_GENERATE = ("phi3-longrope-long-gqa-window", "the cat sat on the mat")
+
+
+def check_phi3_generate(cli, root, case, failures, report):
+    name, _, cfg, make, _, prefix = case[:6]
+    # The folder dr.check wrote (F32: the CLI reads each value rounded to float32).
+    w = {k: torch.from_numpy(np.asarray(v, dtype=np.float32).astype(np.float64)) for k, v in make().items()}
+    prompt = []  # check_generate's first forward is over the prompt alone: its length
+
+    def forward(ids):
+        if not prompt:
+            prompt.append(len(ids))
+        t0 = prompt[0]
+        lens = [t0] * t0 + list(range(t0 + 1, len(ids) + 1))
+        a, _, logits = phi3_forward(cfg, w, ids, prefix, rope_lens=lens)
+        return a, torch.softmax(logits[-1], -1)
+
+    check_generate(cli, os.path.join(root, name), PHI3_GENERATE[1], forward, name, failures, report)
+    if prompt and not (prompt[0] <= cfg["original_max_position_embeddings"] < prompt[0] + 5):
+        failures.append(f"{name}: the generate prompt has {prompt[0]} tokens: the steps do not cross "
+                        f"original_max_position_embeddings")
+
+
 def remember(name, make):
     """make, keeping the stored values (what the CLI reads) for check_routing."""
     def wrapped():
@@ -603,6 +649,8 @@ def main():
                     make = case[3]
                     case = case[:3] + (remember(case[0], make),) + case[4:]
                 dr.check(cli, root, case, V, failures, report)
+                if case[0] == PHI3_GENERATE[0]:
+                    check_phi3_generate(cli, root, case, failures, report)
                 if case[1] in MOE:
                     check_routing(cli, root, case, failures, report)
             except Exception as e:  # one broken case must not hide the others

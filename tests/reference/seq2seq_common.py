@@ -90,11 +90,57 @@ class Reference:
         self.encode, self.decode, self.logits, self.start, self.eos = encode, decode, logits, start, eos
 
 
+_GENERATED = []  # the case whose `generate` was checked (one per process)
+
+
+def check_generate(cli, ref, folder, source, memory, n_source, want, tol, p_tol):
+    """`attnscope-cli generate` (greedy, through the decoder's key/value cache and the cached
+    cross-attention keys and values) on one source: the ids must be the greedy reference's `want`
+    (the start token, then up to 6 generated), each step's "attention" row [L][H][s + 1] the
+    decoder self-attention row of its query (position s) in ONE reference decode over the final
+    ids, its "cross_attention" row [L][H][T_source] that query's cross-attention row, and its
+    candidates' probabilities the reference's softmax at that query. Returns the problems."""
+    js = os.path.join(folder + "_gen", "generate.json")
+    steps = len(want) - 1
+    p = subprocess.run([cli, "generate", "--model", folder, "--text", source, "--max-new-tokens", str(steps),
+                        "--json", js], capture_output=True)
+    if p.returncode != 0:
+        return [f"generate exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}"]
+    with open(js, encoding="utf-8") as f:
+        got = json.load(f)
+    if got["ids"] != want:
+        return [f"generate gave ids {got['ids']}, the greedy reference {want}"]
+    if len(got.get("source_ids", [])) != n_source:
+        return [f"generate's source_ids {got.get('source_ids')} are not the {n_source} source tokens"]
+    ids = torch.tensor([want])
+    hidden, self_att, cross_att = ref.decode(memory, [n_source], ids, [len(want)])
+    worst, p_worst = 0.0, 0.0
+    for s, step in enumerate(got["steps"]):
+        row, cross = np.array(step["attention"]), np.array(step.get("cross_attention", []))
+        want_row, want_cross = self_att[:, 0, :, s, :s + 1].numpy(), cross_att[:, 0, :, s, :n_source].numpy()
+        if row.shape != want_row.shape or cross.shape != want_cross.shape:
+            return [f"generate step {s}: rows {row.shape} and {cross.shape}, want {want_row.shape} and "
+                    f"{want_cross.shape}"]
+        worst = max(worst, scaled_error(row, want_row), scaled_error(cross, want_cross))
+        probs = torch.softmax(ref.logits(hidden[0, s]), -1)
+        p_worst = max(p_worst, scaled_error([c["p"] for c in step["candidates"]],
+                                            [float(probs[c["id"]]) for c in step["candidates"]]))
+    print(f"    generate: {len(got['steps'])} steps, self and cross rows {worst:.2e} from one decode, "
+          f"p {p_worst:.1e}")
+    problems = []
+    if not worst < tol:
+        problems.append(f"generate's self/cross rows differ from one decode by {worst:.2e}")
+    if not p_worst < p_tol:
+        problems.append(f"generate's candidate probabilities differ by {p_worst:.2e}")
+    return problems
+
+
 def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_tol=1e-5, steps=6):
     """Runs the CLI with --target and with --generate on `sources` and compares every attention
     kind, both outputs (to tol) and the top-5 next tokens (probabilities to p_tol), each as
     scaled_error (absolute up to 1, relative above), and the greedy tokens with `ref`.
-    check_ids(source ids, decoder ids) returns the tokenizer's problems. Prints one line (and the
+    check_ids(source ids, decoder ids) returns the tokenizer's problems. The first call in a
+    process also checks `generate` on the first source (check_generate). Prints one line (and the
     problems); returns whether all agree."""
     try:
         dumps, src_tokens, dec_tokens, run, _ = run_cli(cli, folder, folder + "_out", sources, ["--target", target])
@@ -148,6 +194,10 @@ def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_to
                      compare("cross", gen_dumps["cross"], gcross, glengths, lengths))
     if not gworst < tol:
         problems.append(f"generated run: max |ours - pytorch| / max(1, |pytorch|) = {gworst:.2e}")
+    if not _GENERATED:  # the first case only: each check costs a CLI run
+        _GENERATED.append(name)
+        problems += check_generate(cli, ref, folder, sources[0], memory[:1, :lengths[0]], lengths[0],
+                                   want[0], tol, p_tol)
 
     print(f"{'FAIL' if problems else 'ok'}: {name}: max |ours - pytorch| / max(1, |pytorch|) = "
           f"{max(worst, gworst):.2e} (attention "

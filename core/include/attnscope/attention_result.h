@@ -149,6 +149,17 @@ struct AttentionResult {
                               // output (after top-k renormalisation where the model does it); 0
                               // where routerExperts is -1
 
+  // The logit lens (RunRequest::logitLens = k): what each layer's residual stream predicts when
+  // the model's final norm and unembedding are applied to it, p = softmax(logits(norm(h_l,t))).
+  // Only the top k of each distribution are kept, never [L, T, V]. The last layer's row is the
+  // model's own next-token distribution (nextTokens). Empty unless requested.
+  FloatTensor logitLensIds;    // [layers, batch, query, k] token ids (whole numbers), the most
+                               // probable first; -1 at padding
+  FloatTensor logitLensProbs;  // [layers, batch, query, k] their probabilities; 0 at padding
+  FloatTensor logitLensNext;   // [layers, batch, query] the probability of the token actually at
+                               // t + 1 (the right answer); -1 at the last real token and padding
+  std::vector<Token> logitLensTokens;  // every id logitLensIds names, ascending by id (labels)
+
   std::vector<LayerTrace> traces;     // one per layer (encoder-decoders: the encoder's, then
                                       // the decoder's; LayerTrace::stack tells which)
   std::vector<std::string> notices;   // things the user must see: truncation, unknown characters
@@ -177,6 +188,19 @@ struct AttentionResult {
       if (g.name == name) return g;
     }
     return groups.front();
+  }
+  /// The vocabulary entry of an id of logitLensIds, or nullptr.
+  const Token* logitLensToken(int64_t id) const {
+    std::size_t lo = 0, hi = logitLensTokens.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (logitLensTokens[mid].id < id)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo < logitLensTokens.size() && logitLensTokens[lo].id == id ? &logitLensTokens[lo]
+                                                                       : nullptr;
   }
   /// The group of that name, or nullptr.
   const AttentionGroup* findGroup(const std::string& name) const {

@@ -49,6 +49,10 @@ struct GenerationStep {
   // predicted `token`) over the T_step = position keys up to and including itself; empty when
   // GenerationRequest::keepAttention is false.
   FloatTensor attention;
+  // crossAttention: [L, H, T_source], encoder-decoders only: the same query's attention over
+  // the source's tokens (Generation::sourceTokens()); empty for decoders or when
+  // keepAttention is false. `attention` is then the decoder's self-attention row.
+  FloatTensor crossAttention;
   double milliseconds = 0;  // the step's forward and sampling
 };
 
@@ -67,8 +71,13 @@ struct StepOptions {
 class Generation {
  public:
   virtual ~Generation() = default;
-  /// Every token so far: the prompt's, then the generated ones.
+  /// Every token so far: the prompt's, then the generated ones. Encoder-decoders: the decoder's
+  /// inputs, the decoder start token (promptLength() 1) then the generated ones; the prompt text
+  /// is the source (sourceTokens()).
   virtual const std::vector<Token>& tokens() const = 0;
+  /// Encoder-decoders: the source's tokens, the encoder's input (run once, by the first step).
+  /// Empty for decoders.
+  virtual const std::vector<Token>& sourceTokens() const = 0;
   virtual int promptLength() const = 0;
   /// Whether another step fits the model's positions and RunLimits::maxTokens.
   virtual bool canStep() const = 0;

@@ -79,6 +79,11 @@ struct RunRequest {
                                 // the toy layer and encoder-decoders refuse with
                                 // Error(InvalidArgument))
   bool keepQueryKey = false;  // also return AttentionGroup::queryVectors, keyVectors (every family)
+  /// > 0: also return the logit lens (AttentionResult::logitLensIds and the rest): after each
+  /// layer, the final norm and the unembedding applied to every position's residual stream, this
+  /// many most probable tokens kept per layer and position. Causal language models with a head
+  /// only; others refuse with Error(InvalidArgument). 0: none.
+  int logitLens = 0;
   /// The model layers whose attention (and scores) the result keeps, ascending and unique; empty:
   /// every layer. Every layer is still computed; the others' attention is dropped as soon as the
   /// next layer has it, so a long input to a big model fits (AttentionGroup::keptLayers).

@@ -41,6 +41,13 @@ std::pair<torch::Tensor, torch::Tensor> LayerKvCache::append(const torch::Tensor
   return {s.k.narrow(-2, 0, need), s.v.narrow(-2, 0, need)};
 }
 
+std::pair<torch::Tensor, torch::Tensor> LayerKvCache::stored(int head) const {
+  const auto index = static_cast<std::size_t>(head + 1);
+  if (index >= m_slots.size() || !m_slots[index].k.defined()) return {};
+  const Slot& s = m_slots[index];
+  return {s.k.narrow(-2, 0, s.length), s.v.narrow(-2, 0, s.length)};
+}
+
 int64_t LayerKvCache::length() const {
   for (const Slot& s : m_slots)
     if (s.k.defined()) return s.length;

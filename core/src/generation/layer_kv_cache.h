@@ -24,6 +24,10 @@ class LayerKvCache final {
   /// (views of the cache: the cached positions followed by these).
   std::pair<torch::Tensor, torch::Tensor> append(const torch::Tensor& k, const torch::Tensor& v,
                                                  int head);
+  /// The keys and values cached for `head` (as append() returns them), without adding any:
+  /// cross-attention stores the encoder's projected output once and reads it back every step.
+  /// Undefined tensors when that slot holds nothing.
+  std::pair<torch::Tensor, torch::Tensor> stored(int head) const;
   /// Positions cached (in the first slot used).
   int64_t length() const;
   /// Bytes held (capacity, not length).

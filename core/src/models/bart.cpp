@@ -125,6 +125,9 @@ class BartFamily final : public EncoderDecoderFamily {
 
   torch::Tensor embedIds(const torch::Tensor& ids) override { return embed(ids, false); }
   torch::Tensor embedDecoderIds(const torch::Tensor& ids) override { return embed(ids, true); }
+  torch::Tensor embedDecoderIdsAt(const torch::Tensor& ids, int64_t start) override {
+    return embed(ids, true, start);
+  }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
     return block(m_encoder[static_cast<std::size_t>(index)], x, ctx, false);
@@ -166,8 +169,9 @@ class BartFamily final : public EncoderDecoderFamily {
     return out.to(torch::kFloat);
   }
 
-  torch::Tensor embed(const torch::Tensor& ids, bool decoder) {
-    const int64_t T = ids.size(1);
+  /// ids at positions start.. ([B, T]) -> [B, T, C]: token and position embeddings.
+  torch::Tensor embed(const torch::Tensor& ids, bool decoder, int64_t start = 0) {
+    const int64_t T = start + ids.size(1);
     if (T > m_c.maxPositions)
       throw Error(ErrorKind::InvalidArgument,
                   std::string(decoder ? "the decoder input" : "the source") + " has " +
@@ -176,11 +180,11 @@ class BartFamily final : public EncoderDecoderFamily {
     torch::Tensor x = m_shared(ids);
     if (m_c.scaleEmbedding) x = x * std::sqrt(static_cast<double>(m_c.dModel));
     if (m_c.flavour == BartFlavour::Bart) {
-      const torch::Tensor positions = torch::arange(T, ids.options()) + 2;
+      const torch::Tensor positions = torch::arange(start, T, ids.options()) + 2;
       x = x + (decoder ? m_decoderPositions : m_encoderPositions)(positions).unsqueeze(0);
       return (decoder ? m_decoderEmbedNorm : m_encoderEmbedNorm)(x);
     }
-    return x + m_sinusoid.narrow(0, 0, T).to(x.device()).unsqueeze(0);
+    return x + m_sinusoid.narrow(0, start, T - start).to(x.device()).unsqueeze(0);
   }
 
   torch::Tensor block(BartLayer& b, const torch::Tensor& x, LayerContext& ctx, bool decoder) {

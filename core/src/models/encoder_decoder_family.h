@@ -21,6 +21,10 @@ class EncoderDecoderFamily : public FolderFamily {
   std::vector<Token> tokenizeTarget(const std::string& text) const override;
   Token decoderStartToken() const override;
   std::optional<int64_t> endTokenId() const override { return m_eos; }
+  /// T5, BART and Marian attend through projectedAttention (cross-attention's keys and values
+  /// cached once), T5's decoder bias takes the cached length as its query offset, and BART's and
+  /// Marian's embedDecoderIdsAt their positions.
+  bool supportsKvCache() const override { return true; }
 
  protected:
   explicit EncoderDecoderFamily(const std::string& folder) : FolderFamily(folder) {}

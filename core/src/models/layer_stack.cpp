@@ -23,6 +23,7 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     ctx.layer = static_cast<int>(l);
     ctx.mask = mask;
     ctx.positions = positions;
+    ctx.sequenceLength = sequenceLength;
     ctx.context = context;
     ctx.keyLengths = keyLengths;
     ctx.crossMask = crossMask;
@@ -38,6 +39,7 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     }
     if (cross) ctx.crossBuffers = cross->buffers(l);
     if (cache) ctx.buffers.kvCache = &cache->layer(l);
+    if (crossCache) ctx.crossBuffers.kvCache = &crossCache->layer(l);
     x = layer(static_cast<int>(l), x, ctx);
     if (routing) routing->push_back(std::move(routed));  // empty for a dense layer
     if (self) self->finish(l, ctx.buffers, ctx.valueNorms, *queryLengths, *keyLengths);
@@ -45,6 +47,7 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     if (traces) traces->push_back(std::move(trace));
     if (progressTotal > 0 && request.progress)
       request.progress(progressBase + static_cast<int>(l) + 1, progressTotal);
+    if (hiddenDone) hiddenDone(l, x);
     if (layerDone) layerDone(l);
   }
   return x;

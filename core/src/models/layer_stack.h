@@ -31,13 +31,18 @@ struct LayerStack {
   GroupWriter* self = nullptr;   // null: the self-attention is not kept (generation steps)
   GroupWriter* cross = nullptr;  // null: no cross-attention, or not kept
   std::vector<LayerTrace>* traces = nullptr;  // null: nothing recorded
+  int64_t sequenceLength = 0;                 // LayerContext::sequenceLength
   KvCache* cache = nullptr;  // generation: each layer attends over its cached keys and values too
+  KvCache* crossCache = nullptr;  // generation, encoder-decoders: cross-attention's keys and
+                                  // values, stored by the first step and reused
   std::vector<MoeRouting>* routing = nullptr;  // mixture of experts: one entry per layer appended
   /// (layer index, hidden states [B, T, C], context) -> [B, T, C]: the family's layer.
   std::function<torch::Tensor(int, const torch::Tensor&, LayerContext&)> layer;
   int progressBase = 0;                    // layers done before this stack (RunRequest::progress)
   int progressTotal = 0;                   // 0: this pass reports no progress (generation steps)
   std::function<void(int64_t)> layerDone;  // after each layer's attention is written; may be empty
+  // After each layer, its output hidden states [B, T, C] (the logit lens); may be empty.
+  std::function<void(int64_t, const torch::Tensor&)> hiddenDone;
   // As soon as a layer's self-attention weights are final (GroupWriter::finalOnceWritten), before
   // the rest of that layer runs; may be empty.
   std::function<void(int64_t)> attentionWritten;

@@ -108,7 +108,8 @@ std::vector<std::string> huggingFaceCacheDirs() {
   if (!env("HF_HOME").empty()) add((fs::path(env("HF_HOME")) / "hub").string());
   if (!env("XDG_CACHE_HOME").empty())
     add((fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub").string());
-  if (!env("HOME").empty()) add((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
+  if (!env("HOME").empty())
+    add((fs::path(env("HOME")) / ".cache" / "huggingface" / "hub").string());
   return dirs;
 }
 

@@ -53,18 +53,26 @@ class Phi3Rotary {
  public:
   explicit Phi3Rotary(const Phi3Config& c) : m_c(c), m_rotary(options(c)) {}
 
-  /// positions: [T] int64 -> cos, sin [T, rotaryDim] float32.
-  const std::pair<torch::Tensor, torch::Tensor>& cosSin(const torch::Tensor& positions) {
-    // As RotaryCache: one positions tensor per run (and per generation step).
+  /// positions: [T] int64 -> cos, sin [T, rotaryDim] float32. sequenceLength: LongRoPE's
+  /// length (LayerContext::sequenceLength); 0: the largest position + 1.
+  const std::pair<torch::Tensor, torch::Tensor>& cosSin(const torch::Tensor& positions,
+                                                        int64_t sequenceLength) {
+    // As RotaryCache: one positions tensor per run (and per generation pass).
     if (m_cosSin.first.defined() && m_positions.is_same(positions) &&
         m_cosSin.first.device() == positions.device() &&
         !(m_cosSin.first.is_inference() && !c10::InferenceMode::is_enabled()))
       return m_cosSin;
     m_positions = positions;
     if (!m_c.longRope.enabled) return m_cosSin = m_rotary.cosSin(positions);
-    // transformers' longrope_frequency_update: the sequence length is the largest position + 1;
-    // past the original context every frequency takes its long factor, else its short one.
-    const int64_t seqLen = positions.numel() > 0 ? positions.max().item<int64_t>() + 1 : 0;
+    // transformers' longrope_frequency_update: the sequence length is the largest position + 1
+    // of the model call; past the original context every frequency takes its long factor, else
+    // its short one. Generating with a cache, each step is such a call: the cached keys keep the
+    // rotation of the step that made them, so when a generation crosses the original context
+    // the earlier keys stay short-factored and the new ones are long-factored, as in
+    // transformers (one full forward over the final text would rotate them all long).
+    const int64_t seqLen = sequenceLength > 0      ? sequenceLength
+                           : positions.numel() > 0 ? positions.max().item<int64_t>() + 1
+                                                   : 0;
     const bool longContext = seqLen > m_c.originalMaxPositions;
     const std::vector<double>& f = longContext ? m_c.longRope.longFactor : m_c.longRope.shortFactor;
     const torch::Tensor factors = torch::tensor(f, torch::kDouble).to(torch::kFloat);
@@ -195,7 +203,7 @@ class Phi3Family final : public DecoderFamily {
       *steps[i] =
           rec.record(n, n + ".view(B, T, -1, hd).transpose(1, 2)", "permute", *out[i], {splitStep});
     }
-    const auto& [cos, sin] = m_rotary.cosSin(ctx.positions);
+    const auto& [cos, sin] = m_rotary.cosSin(ctx.positions, ctx.sequenceLength);
     r = rotateAndRepeat(std::move(r), H, cos, sin, m_rotary.describe(), rec);
     SdpaOptions sdpa;
     sdpa.mask = ctx.mask;  // the sliding window, when configured, is already in it

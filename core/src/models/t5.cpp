@@ -9,6 +9,7 @@
 #include <cmath>
 #include <utility>
 
+#include "generation/layer_kv_cache.h"
 #include "models/encoder_decoder_family.h"
 #include "models/t5_config.h"
 #include "models/transformer_model.h"
@@ -119,7 +120,13 @@ class T5Family final : public EncoderDecoderFamily {
     return block(m_encoder[static_cast<std::size_t>(index)], x, ctx, false);
   }
   torch::Tensor decoderLayer(int index, const torch::Tensor& x, LayerContext& ctx) override {
-    if (index == 0) m_bias = m_decoderBias(x.size(1), x.size(1));
+    if (index == 0) {
+      // Generation: the new queries come after the cached keys, and the bias reads their
+      // absolute positions (HF's cache_position), not 0..Tq-1.
+      const int64_t Tq = x.size(1),
+                    cached = ctx.buffers.kvCache ? ctx.buffers.kvCache->length() : 0;
+      m_bias = m_decoderBias(Tq, cached + Tq, cached);
+    }
     return block(m_decoder[static_cast<std::size_t>(index)], x, ctx, true);
   }
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_encoderNorm(x); }

@@ -28,7 +28,12 @@ struct LayerContext {
   int layer = 0;
   torch::Tensor mask;       // [B, 1, Tq, Tk] additive (0 / -inf); undefined when nothing is masked
   torch::Tensor positions;  // [Tq] int64: 0..Tq-1
-  torch::Tensor context;    // [B, Tk, C] for cross-attention; undefined otherwise
+  // Generation: the length of the sequence the step covers (the prompt and the tokens so far),
+  // which the step may run in two passes (the prompt but its last token, then that token).
+  // Hugging Face runs the step as one call and picks LongRoPE's factors by its largest position
+  // + 1 (Phi-3); 0: the largest of `positions` + 1, as in a run.
+  int64_t sequenceLength = 0;
+  torch::Tensor context;  // [B, Tk, C] for cross-attention; undefined otherwise
   const std::vector<int>* keyLengths = nullptr;  // [B] real keys per item (ALiBi)
   AttentionBuffers buffers;      // the layer writes its [B, H, Tq, Tk] attention (and scores) here
   torch::Tensor valueNorms;      // [B, H, Tk] on the device: when defined, the layer writes each
@@ -74,7 +79,10 @@ class TransformerFamily {
   }
   /// Whether step-by-step generation may run its layers with a key/value cache
   /// (LayerContext::buffers.kvCache, positions and masks offset by the cached length): layers
-  /// that attend through scaledDotProduct and embedIdsAt right for start > 0. Default: no.
+  /// that attend through scaledDotProduct and embedIdsAt right for start > 0. Encoder-decoders:
+  /// the decoder's layers likewise (embedDecoderIdsAt, position biases offset by the cached
+  /// length), cross-attention through projectedAttention (its keys and values cached once,
+  /// LayerContext::crossBuffers.kvCache). Default: no.
   virtual bool supportsKvCache() const { return false; }
   /// x: [B, Tq, C] -> [B, Tq, C].
   virtual torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& context) = 0;
@@ -119,6 +127,13 @@ class TransformerFamily {
   virtual std::optional<int64_t> endTokenId() const { return std::nullopt; }
   /// ids: [B, Tt] int64 on the device -> [B, Tt, C], the decoder's first input.
   virtual torch::Tensor embedDecoderIds(const torch::Tensor& ids) { return {}; }
+  /// The decoder's ids at positions start.. -> [B, Tt, C], as embedIdsAt for the decoder
+  /// (generation through the cache). The default is embedDecoderIds, right for a decoder without
+  /// absolute position embeddings (T5); BART and Marian override it.
+  virtual torch::Tensor embedDecoderIdsAt(const torch::Tensor& ids, int64_t start) {
+    (void)start;
+    return embedDecoderIds(ids);
+  }
   /// x: [B, Tt, C] -> [B, Tt, C]: self-attention (ctx.mask, ctx.buffers), cross-attention over
   /// ctx.context (ctx.crossMask, ctx.crossBuffers) and the feed-forward block.
   virtual torch::Tensor decoderLayer(int index, const torch::Tensor& x, LayerContext& ctx);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "attnscope/error.h"
@@ -16,6 +17,7 @@
 #include "models/group_writer.h"
 #include "models/head_ablator.h"
 #include "models/layer_stack.h"
+#include "models/logit_lens.h"
 #include "models/predictions.h"
 #include "models/run_estimate.h"
 #include "nn/attention_mask.h"
@@ -302,6 +304,12 @@ void TransformerModel::checkRunRequest(const RunRequest& request, const ModelInf
   if (request.generate < 0)
     throw Error(ErrorKind::InvalidArgument,
                 "the number of tokens to generate must not be negative");
+  if (request.logitLens < 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "the logit lens's number of tokens per position must not be negative");
+  if (request.logitLens > 0 && request.random)
+    throw Error(ErrorKind::InvalidArgument,
+                "the logit lens reads a text's tokens: give a text, not random input");
 }
 
 BatchInput TransformerModel::runBatch(const RunRequest& request, const ModelInfo& mi,
@@ -400,7 +408,13 @@ torch::Tensor TransformerModel::runEncoder(const RunRequest& request, const Mode
       request.preview(previewOf(r, main, slot, static_cast<int>(l), static_cast<int>(L), batch));
     };
   }
+  std::optional<LogitLens> lens;
+  if (request.logitLens > 0) {
+    lens.emplace(*m_family, batch.tokens, Tq, L, request.logitLens);
+    encoder.hiddenDone = [&](int64_t l, const torch::Tensor& x) { lens->addLayer(l, x); };
+  }
   torch::Tensor hidden = m_family->finalNorm(encoder.run(in.x, request, mi.variant));
+  if (lens) lens->moveInto(r);
   if (encoder.routing) writeRouting(routing, topK, batch.queryLengths, Tq, r);
   return hidden;
 }
@@ -497,6 +511,7 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   const torch::Device dev(r.device);
   prepareModules(dev);
   c10::InferenceMode inference;
+  if (request.logitLens > 0) LogitLens::check(*m_family, mi, dev);
   const Embedded in = m_family->embed(batch, request, dev);
   r.input = withoutPadding(in.x, batch.queryLengths);
   if (in.context.defined()) r.contextInput = toFloatTensor(in.context);

@@ -39,11 +39,13 @@ RelativePositionBiasImpl::RelativePositionBiasImpl(int64_t buckets, int64_t maxD
           torch::nn::EmbeddingOptions(buckets, heads)._weight(torch::zeros({buckets, heads}))));
 }
 
-torch::Tensor RelativePositionBiasImpl::forward(int64_t queries, int64_t keys) {
+torch::Tensor RelativePositionBiasImpl::forward(int64_t queries, int64_t keys,
+                                                int64_t queryOffset) {
   // On the table's device, so the lookup needs no copy wherever the module was moved.
   const auto options =
       torch::TensorOptions().dtype(torch::kLong).device(relative_attention_bias->weight.device());
-  const torch::Tensor context = torch::arange(queries, options).unsqueeze(1);
+  const torch::Tensor context =
+      torch::arange(queryOffset, queryOffset + queries, options).unsqueeze(1);
   const torch::Tensor memory = torch::arange(keys, options).unsqueeze(0);
   const torch::Tensor bucket =
       relativePositionBucket(memory - context, m_bidirectional, m_buckets, m_maxDistance);

@@ -16,8 +16,10 @@ torch::Tensor relativePositionBucket(const torch::Tensor& relative, bool bidirec
 class RelativePositionBiasImpl : public torch::nn::Module {
  public:
   RelativePositionBiasImpl(int64_t buckets, int64_t maxDistance, int64_t heads, bool bidirectional);
-  /// -> [1, H, Tq, Tk] float32 on the table's device, added to the unscaled scores.
-  torch::Tensor forward(int64_t queries, int64_t keys);
+  /// -> [1, H, Tq, Tk] float32 on the table's device, added to the unscaled scores. The queries
+  /// sit at positions queryOffset.. (generation with a key/value cache: after that many cached
+  /// keys), the keys at 0..keys-1.
+  torch::Tensor forward(int64_t queries, int64_t keys, int64_t queryOffset = 0);
 
   torch::nn::Embedding relative_attention_bias{nullptr};
 

@@ -157,7 +157,8 @@ class HubUnitsTest : public QObject {
     QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/new"));
     for (const char* name : {"XDG_CACHE_HOME", "HF_HOME", "HUGGINGFACE_HUB_CACHE", "HF_HUB_CACHE"})
       qunsetenv(name);
-    QCOMPARE(HubSettings::fromEnvironment().cacheDir, std::string("/home/u/.cache/huggingface/hub"));
+    QCOMPARE(HubSettings::fromEnvironment().cacheDir,
+             std::string("/home/u/.cache/huggingface/hub"));
     qputenv("HOME", home);
   }
 

@@ -40,6 +40,21 @@ TEST(LayerKvCache, StepsThroughTheCacheEqualOneCausalAttention) {
   }
 }
 
+TEST(LayerKvCache, StoredReadsBackWithoutAppending) {
+  // Cross-attention: the encoder's keys and values are appended once and read back every step.
+  LayerKvCache cache;
+  EXPECT_FALSE(cache.stored(-1).first.defined());
+  const torch::Tensor k = torch::randn({1, 2, 5, 8}), v = torch::randn({1, 2, 5, 8});
+  cache.append(k, v, -1);
+  for (int i = 0; i < 2; ++i) {
+    const auto [sk, sv] = cache.stored(-1);
+    EXPECT_TRUE(sk.equal(k));
+    EXPECT_TRUE(sv.equal(v));
+    EXPECT_EQ(cache.length(), 5);
+  }
+  EXPECT_FALSE(cache.stored(0).first.defined());  // a per-head slot never written
+}
+
 TEST(LayerKvCache, MasksCountFromTheQueryOffset) {
   MaskOptions o;
   o.keyLengths = {5};

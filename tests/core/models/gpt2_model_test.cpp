@@ -264,6 +264,83 @@ TEST_F(Gpt2Fixture, PaddedBatchItemsMatchTheirOwnReference) {
   for (int b = 0; b < 3; ++b) expectMatchesReference(r, b, m_weights, m_spec);
 }
 
+// The logit lens: the last layer's top tokens and probabilities are the run's own next-token
+// candidates, and every layer's are a plain-loop ln_f + wte of the reference's hidden state after
+// that layer (the reference run with only the first l + 1 layers). A padded batch: padding is -1.
+TEST_F(Gpt2Fixture, LogitLensIsTheFinalNormAndHeadOfEachLayersHiddenState) {
+  const auto model = open(folder());
+  RunRequest request = textRequest({"the cat sat on the mat", "hi"});
+  request.logitLens = 3;
+  const AttentionResult r = model->run(request);
+  const int L = m_spec.layers, T = r.group().queries(), k = 3;
+  ASSERT_EQ(r.logitLensIds.shape, (std::vector<int64_t>{L, 2, T, k}));
+  ASSERT_EQ(r.logitLensProbs.shape, r.logitLensIds.shape);
+  ASSERT_EQ(r.logitLensNext.shape, (std::vector<int64_t>{L, 2, T}));
+  const auto cell = [&](int l, int b, int t, int i) {
+    return ((static_cast<std::size_t>(l) * 2 + b) * T + t) * k + i;
+  };
+  for (int b = 0; b < 2; ++b) {
+    const std::vector<Token>& tokens = r.group().tokens[static_cast<std::size_t>(b)];
+    const int real = static_cast<int>(tokens.size());
+    // The last layer at the last real token: nextTokens of that item, id for id.
+    const std::vector<Prediction>& next = r.nextTokens[static_cast<std::size_t>(b)];
+    for (int i = 0; i < k; ++i) {
+      EXPECT_EQ(r.logitLensIds.data[cell(L - 1, b, real - 1, i)], next[i].token.id);
+      EXPECT_NEAR(r.logitLensProbs.data[cell(L - 1, b, real - 1, i)], next[i].probability, 1e-6);
+    }
+    const FloatTensor* wte = nullptr;
+    for (const NamedTensor& w : m_weights)
+      if (w.name == "wte.weight") wte = &w.tensor;
+    ASSERT_NE(wte, nullptr);
+    const std::size_t V = static_cast<std::size_t>(wte->shape[0]), C = wte->shape[1];
+    double worst = 0;
+    for (int l = 0; l < L; ++l) {
+      const test::ReferenceGpt2 ref =
+          test::referenceGpt2(m_weights, l + 1, m_spec.heads, idsOf(tokens));
+      for (int t = 0; t < real; ++t) {
+        std::vector<double> p(V, 0.0);
+        for (std::size_t v = 0; v < V; ++v)
+          for (std::size_t c = 0; c < C; ++c)
+            p[v] += ref.hidden[static_cast<std::size_t>(t) * C + c] * wte->data[v * C + c];
+        const double top = *std::max_element(p.begin(), p.end());
+        double sum = 0;
+        for (double& v : p) sum += (v = std::exp(v - top));
+        for (double& v : p) v /= sum;
+        std::vector<double> sorted = p;
+        std::sort(sorted.rbegin(), sorted.rend());
+        for (int i = 0; i < k; ++i) {
+          const float id = r.logitLensIds.data[cell(l, b, t, i)];
+          ASSERT_GE(id, 0);
+          worst = std::max(worst, std::abs(r.logitLensProbs.data[cell(l, b, t, i)] -
+                                           p[static_cast<std::size_t>(id)]));
+          worst = std::max(worst, std::abs(r.logitLensProbs.data[cell(l, b, t, i)] -
+                                           sorted[static_cast<std::size_t>(i)]));
+        }
+        const float right = r.logitLensNext.data[(static_cast<std::size_t>(l) * 2 + b) * T + t];
+        if (t + 1 < real) {
+          worst = std::max(worst, std::abs(right - p[static_cast<std::size_t>(tokens[t + 1].id)]));
+        } else {
+          EXPECT_EQ(right, -1.0f) << "no token follows the last one";
+        }
+      }
+      for (int t = real; t < T; ++t) EXPECT_EQ(r.logitLensIds.data[cell(l, b, t, 0)], -1.0f);
+    }
+    EXPECT_LT(worst, 1e-5) << "item " << b;
+  }
+  for (const float id : r.logitLensIds.data) {
+    if (id >= 0) {
+      EXPECT_NE(r.logitLensToken(static_cast<int64_t>(id)), nullptr);
+    }
+  }
+  request.logitLens = 0;
+  EXPECT_TRUE(model->run(request).logitLensIds.empty()) << "nothing unless asked";
+  // A model without a language-model head (the toy layer) is refused before any layer runs.
+  RunRequest toy = textRequest({"the cat"});
+  toy.logitLens = 5;
+  test::expectError([&] { open("toy")->run(toy); }, ErrorKind::InvalidArgument,
+                    "the logit lens needs a causal language model with a head");
+}
+
 // RunRequest::preview: layer 0's weights arrive from inside layer 0 (before its progress report:
 // the window shows them before the layer's MLP runs), bit for bit the full result's layer 0.
 // Padded rows are zeroed after a layer, so a padded batch's preview comes after layer 0 instead,
