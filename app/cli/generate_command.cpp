@@ -168,6 +168,7 @@ int generateCommand(const std::vector<std::string>& args) {
     if (end) break;
   }
   std::fputs("\n", stdout);
+  std::fflush(stdout);  // before the summary on stderr, which shares the terminal
   if (!steps.empty()) {
     // The first step runs the prompt too; the others one token each, through the cache.
     double rest = 0;
