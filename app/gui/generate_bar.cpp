@@ -104,25 +104,29 @@ GenerateBar::GenerateBar(Document* document, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(3);
+  // Three short rows rather than two long ones: the bar shares the left panel, which must keep
+  // the window within 1024 pixels (one row of five spin boxes widened the panel by 200).
   auto* buttons = new QHBoxLayout;
   auto* heading = new QLabel(tr("<b>Generate</b>"), this);
   buttons->addWidget(heading);
   for (QWidget* w : {static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_play),
-                     static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_count)})
+                     static_cast<QWidget*>(m_stop)})
     buttons->addWidget(w);
   buttons->addStretch(1);
-  buttons->addWidget(m_keep);
   layout->addLayout(buttons);
-  auto* sampling = new QHBoxLayout;
-  for (QWidget* w : {static_cast<QWidget*>(m_temperature), static_cast<QWidget*>(m_topK),
-                     static_cast<QWidget*>(m_topP), static_cast<QWidget*>(m_penalty),
-                     static_cast<QWidget*>(m_seed)})
-    sampling->addWidget(w);
-  sampling->addStretch(1);
+  auto* sampling = new QGridLayout;
+  sampling->addWidget(m_temperature, 0, 0);
+  sampling->addWidget(m_topK, 0, 1);
+  sampling->addWidget(m_topP, 0, 2);
+  sampling->addWidget(m_penalty, 1, 0);
+  sampling->addWidget(m_seed, 1, 1);
+  sampling->addWidget(m_count, 1, 2);
+  sampling->setColumnStretch(3, 1);
   layout->addLayout(sampling);
   auto* replay = new QHBoxLayout;
   replay->addWidget(m_slider, 1);
   replay->addWidget(m_stepLabel);
+  replay->addWidget(m_keep);
   layout->addLayout(replay);
   layout->addWidget(m_output);
 
