@@ -298,10 +298,17 @@ void writeExport(render::AttentionView& view, const ExportPlan& plan) {
   const QString error = render::Exporter::exportView(view, plan.out, options);
   if (!error.isEmpty()) throw Error(ErrorKind::Io, error.toStdString());
   static const char* kFormats[] = {"png", "svg", "pdf"};
+  // The exporter enlarges a page too small for the view to stay readable; say so.
+  const QSize asked(options.width, options.height);
+  const QSize size = options.pixelSize.isValid()
+                         ? asked
+                         : view.legibleExportSize(asked, options.title, options.themed);
   std::printf("wrote %s (%s %s, %dx%d", plan.out.toLocal8Bit().constData(),
               render::toString(plan.kind).toLatin1().constData(),
-              kFormats[static_cast<int>(options.format)], options.width, options.height);
+              kFormats[static_cast<int>(options.format)], size.width(), size.height());
   if (options.format == render::ImageFormat::Png) std::printf(" at %d dpi", options.dpi);
+  if (size != asked)
+    std::printf("; enlarged from %dx%d to keep the text readable", asked.width(), asked.height());
   std::printf(")\n");
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "elided_combo_box.h"
 #include "head_matrix.h"
 
 namespace attnscope::gui {
@@ -21,7 +22,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_groupLabel(nullptr),
       m_layer(new QSpinBox(this)),
       m_head(new QSpinBox(this)),
-      m_item(new QComboBox(this)),
+      m_item(new render::ElidedComboBox(this)),
       m_palette(new QComboBox(this)),
       m_scores(new QCheckBox(tr("Scores"), this)),
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),

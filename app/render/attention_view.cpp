@@ -32,6 +32,18 @@ void AttentionView::renderTo(QPainter& painter, const QRect& rect, const QString
   paintView(painter, rect, title, painter.device() == this, themed);
 }
 
+QSize AttentionView::legibleExportSize(const QSize& requested, const QString& title,
+                                       bool themed) const {
+  const RenderStyle style =
+      themed ? RenderStyle::forWidget(*this, m_state) : RenderStyle::forExport(m_state);
+  const int titleHeight = title.isEmpty() ? 0 : style.titleHeight();
+  const QSize least = minimumDrawingSize(style, requested.width());
+  if (least.isEmpty()) return requested;
+  return requested.expandedTo(QSize(least.width(), least.height() + titleHeight));
+}
+
+QSize AttentionView::minimumDrawingSize(const RenderStyle&, int) const { return {}; }
+
 void AttentionView::paintView(QPainter& painter, const QRect& rect, const QString& title,
                               bool onScreen, bool themed) {
   const RenderStyle style =

@@ -36,6 +36,9 @@ class AttentionView : public QWidget {
   /// in the screen's colours on this widget itself, in the export's (dark on white) everywhere
   /// else unless `themed` asks for the window's colours (its theme, a dark one included).
   void renderTo(QPainter& painter, const QRect& rect, const QString& title, bool themed = false);
+  /// The size to export at when `requested` is asked for: the same, or larger where the view would
+  /// otherwise shrink its text below a readable size to fit (the pipeline's whole layer).
+  QSize legibleExportSize(const QSize& requested, const QString& title, bool themed = false) const;
 
  protected:
   /// What a rebuild follows: a result (perhaps the same one again) or a new view state.
@@ -48,6 +51,9 @@ class AttentionView : public QWidget {
   /// background filled; `onScreen` asks for the hover and selection feedback of the widget.
   virtual void draw(QPainter& painter, const QRect& area, const RenderStyle& style,
                     bool onScreen) = 0;
+  /// The smallest area below the title in which an export of this view keeps its text readable
+  /// (`width`: the area the export offers); empty when any size will do.
+  virtual QSize minimumDrawingSize(const RenderStyle& style, int width) const;
   /// The preamble every drawing shares, then draw(): the screen's or the export's style.
   void paintView(QPainter& painter, const QRect& rect, const QString& title, bool onScreen,
                  bool themed = false);

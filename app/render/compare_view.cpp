@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "attnscope/head_statistics.h"
+#include "elided_combo_box.h"
 #include "matrix_painter.h"
 #include "palette.h"
 #include "render_style.h"
@@ -52,10 +53,10 @@ CompareView::CompareView(QWidget* parent)
       m_bar(new QWidget(this)),
       m_layerA(new QSpinBox(m_bar)),
       m_headA(new QSpinBox(m_bar)),
-      m_itemA(new QComboBox(m_bar)),
+      m_itemA(new ElidedComboBox(m_bar)),
       m_layerB(new QSpinBox(m_bar)),
       m_headB(new QSpinBox(m_bar)),
-      m_itemB(new QComboBox(m_bar)),
+      m_itemB(new ElidedComboBox(m_bar)),
       m_otherSentence(new QPushButton(tr("Same head, other sentence"), m_bar)),
       m_scroll(new QScrollBar(Qt::Vertical, this)) {
   setMouseTracking(true);

@@ -175,7 +175,23 @@ bool parseImageFormat(const QString& s, ImageFormat* out) {
   return true;
 }
 
-QImage Exporter::renderImage(AttentionView& view, const ExportOptions& options) {
+namespace {
+
+/// `options` with the drawing enlarged where the view needs more room to stay readable; a PNG
+/// of an exact pixel size keeps it (it was asked for), and the view fits itself into it.
+ExportOptions legible(const AttentionView& view, ExportOptions options) {
+  if (options.pixelSize.isValid()) return options;
+  const QSize size =
+      view.legibleExportSize(QSize(options.width, options.height), options.title, options.themed);
+  options.width = size.width();
+  options.height = size.height();
+  return options;
+}
+
+}  // namespace
+
+QImage Exporter::renderImage(AttentionView& view, const ExportOptions& requested) {
+  const ExportOptions options = legible(view, requested);
   // Logical size × dpi/96 pixels: text and lines keep their proportions at any dpi.
   const double ratio = options.dpi / 96.0;
   const QSize pixels = options.pngPixelSize();
@@ -199,8 +215,9 @@ QImage Exporter::renderImage(AttentionView& view, const ExportOptions& options) 
 }
 
 QString Exporter::exportView(AttentionView& view, const QString& path,
-                             const ExportOptions& options) {
-  if (const QString bad = checkOptions(options); !bad.isEmpty()) return bad;
+                             const ExportOptions& requested) {
+  if (const QString bad = checkOptions(requested); !bad.isEmpty()) return bad;
+  const ExportOptions options = legible(view, requested);
   const QRect rect(0, 0, options.width, options.height);
   return saveAtomically(path, [&](QIODevice& file) -> QString {
     switch (options.format) {

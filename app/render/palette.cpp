@@ -109,4 +109,23 @@ QColor Palette::inkOn(const QColor& fill) {
   return contrastRatio(black, fill) >= contrastRatio(white, fill) ? black : white;
 }
 
+QColor Palette::readableOn(const QColor& ink, const QColor& fill, const QColor& text) {
+  const QColor target = contrastRatio(text, fill) >= 4.5 ? text : inkOn(fill);
+  for (int step = 0; step <= 20; ++step) {
+    const double t = step / 20.0;
+    const QColor mixed = QColor::fromRgbF(ink.redF() * (1 - t) + target.redF() * t,
+                                          ink.greenF() * (1 - t) + target.greenF() * t,
+                                          ink.blueF() * (1 - t) + target.blueF() * t);
+    if (contrastRatio(mixed, fill) >= 4.5) return mixed;
+  }
+  return target;
+}
+
+QColor Palette::over(const QColor& top, const QColor& below) {
+  const double a = top.alphaF();
+  return QColor::fromRgbF(top.redF() * a + below.redF() * (1 - a),
+                          top.greenF() * a + below.greenF() * (1 - a),
+                          top.blueF() * a + below.blueF() * (1 - a));
+}
+
 }  // namespace attnscope::render

@@ -29,6 +29,12 @@ class Palette final {
   /// Black or white, whichever contrasts more with `fill`: text drawn on a colour of any map
   /// keeps a ratio of at least 4.58 (WCAG AA asks for 4.5).
   static QColor inkOn(const QColor& fill);
+  /// `ink` itself when it keeps a WCAG AA ratio (4.5) on `fill`, else `ink` mixed towards `text`
+  /// (the theme's text colour, or black or white) just enough to: a muted label or an accent
+  /// keeps its hue where it can and stays readable on every theme's background.
+  static QColor readableOn(const QColor& ink, const QColor& fill, const QColor& text);
+  /// `top` drawn over `below` with its alpha: what a translucent fill looks like.
+  static QColor over(const QColor& top, const QColor& below);
 
   const QString& name() const { return m_name; }
   const QMap<double, QColor>& stops() const { return m_stops; }

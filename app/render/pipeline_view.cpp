@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "palette.h"
 #include "render_style.h"
 
 namespace attnscope::render {
@@ -238,7 +239,8 @@ void drawLanes(QPainter& painter, const PipelineView::Layout& lay, const RenderS
     painter.setPen(selected ? QPen(style.accent, 1.5) : Qt::NoPen);
     painter.setBrush(selected ? selectedFill : laneFill);
     painter.drawRoundedRect(lay.lanes[l], 6, 6);
-    painter.setPen(selected ? style.accent : style.muted);
+    const QColor under = Palette::over(selected ? selectedFill : laneFill, style.background);
+    painter.setPen(Palette::readableOn(selected ? style.accent : style.muted, under, style.text));
     painter.drawText(lay.lanes[l].adjusted(8, 0, -8, -3), Qt::AlignLeft | Qt::AlignBottom,
                      QStringLiteral("head %1").arg(lay.laneHeads[l]));
   }
@@ -439,6 +441,18 @@ PipelineView::Frame PipelineView::frameFor(const QRectF& area, const RenderStyle
   f.toWidget.scale(scale, scale);
   f.layout = layoutFor(QRectF(QPointF(0, 0), size), style);
   return f;
+}
+
+QSize PipelineView::minimumDrawingSize(const RenderStyle& style, int width) const {
+  // An export fits the whole diagram into its page, but not below three quarters of the screen's
+  // size (box names at 9 px, shapes at 8): a taller page instead of unreadable text.
+  constexpr double kMinExportScale = 0.75;
+  const QFontMetricsF fm(style.font(11));
+  const QSizeF natural = naturalSize(style, width - 20) * kMinExportScale;
+  if (natural.isEmpty()) return {};
+  // The margins draw() leaves around the diagram: the caption above, the legend below.
+  return QSize(static_cast<int>(std::ceil(natural.width())) + 20,
+               static_cast<int>(std::ceil(natural.height() + fm.height() * 3 + 16)) + 1);
 }
 
 void PipelineView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,

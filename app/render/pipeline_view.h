@@ -84,6 +84,8 @@ class PipelineView final : public AttentionView {
  protected:
   void rebuild(Change) override { update(); }  // drawn straight from the trace, nothing kept
   void draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool onScreen) override;
+  /// The whole layer at kMinExportScale with the caption above and the legend below.
+  QSize minimumDrawingSize(const RenderStyle& style, int width) const override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;

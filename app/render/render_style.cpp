@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+#include "palette.h"
+
 namespace attnscope::render {
 
 RenderStyle RenderStyle::forExport(const ViewState& state) {
@@ -21,7 +23,9 @@ RenderStyle RenderStyle::forWidget(const QWidget& widget, const ViewState& state
   const QPalette& p = widget.palette();
   s.background = p.color(QPalette::Base);
   s.text = p.color(QPalette::Text);
-  s.muted = p.color(QPalette::PlaceholderText);
+  // The palette's placeholder grey is 4.0:1 on Fusion's white: muted text is darkened (or, in a
+  // dark theme, lightened) to WCAG AA, since axis titles and hints are read, not decoration.
+  s.muted = Palette::readableOn(p.color(QPalette::PlaceholderText), s.background, s.text);
   s.frame = p.color(QPalette::Mid);
   s.accent = p.color(QPalette::Highlight);
   return s;
@@ -35,10 +39,14 @@ QFont RenderStyle::font(double pixels, bool bold) const {
   return f;
 }
 
+int RenderStyle::titleHeight() const {
+  return static_cast<int>(std::ceil(QFontMetricsF(font(16, true)).height() * 1.8));
+}
+
 QRect RenderStyle::drawTitle(QPainter& painter, const QRect& rect, const QString& title) const {
   if (title.isEmpty()) return rect;
   const QFont f = font(16, true);
-  const int height = static_cast<int>(std::ceil(QFontMetricsF(f).height() * 1.8));
+  const int height = titleHeight();
   painter.save();
   painter.setFont(f);
   painter.setPen(text);

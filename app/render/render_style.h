@@ -29,6 +29,8 @@ struct RenderStyle {
 
   /// The UI font at `pixels` (before the classroom scale).
   QFont font(double pixels, bool bold = false) const;
+  /// The height of the title strip drawTitle draws.
+  int titleHeight() const;
   /// Draws a title strip at the top of rect (nothing for an empty title); returns what is left.
   QRect drawTitle(QPainter& painter, const QRect& rect, const QString& title) const;
   /// A muted sentence centred in rect: what a view shows when it has nothing to draw.

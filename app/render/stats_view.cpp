@@ -42,6 +42,7 @@ class NumberItem final : public QTableWidgetItem {
   double m_value;
 };
 
+constexpr double kMinTablePixels = 9;  // the export table's smallest font, in pixels
 const char* const kColumns[] = {"layer", "head", "entropy", "distance",
                                 "max",   "prev", "diag",    "first"};
 
@@ -358,6 +359,15 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
     if (total <= rect.width()) break;
     pixels *= rect.width() / total * 0.98;
   }
+  // Never below a readable size: a narrow page shows fewer columns instead.
+  pixels = std::max(pixels, kMinTablePixels);
+  int shownColumns = 0;
+  for (double x = 0; shownColumns < columns && x + widths[shownColumns] <= rect.width() + 0.5;)
+    x += widths[shownColumns++];
+  shownColumns = std::max(shownColumns, 2);
+  double tableWidth = 0;  // the rule and the selected row's band span the columns shown
+  for (int c = 0; c < shownColumns; ++c) tableWidth += widths[c];
+  tableWidth = std::min(tableWidth, rect.width());
   const QFont font = style.font(pixels), bold = style.font(pixels, true);
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
@@ -372,26 +382,26 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   };
   painter.setFont(bold);
   painter.setPen(style.text);
-  for (int c = 0; c < columns; ++c)
+  for (int c = 0; c < shownColumns; ++c)
     painter.drawText(cellRect(0, c), Qt::AlignRight | Qt::AlignVCenter,
                      QString::fromLatin1(kColumns[c]));
   painter.setPen(QPen(style.frame, 0));
   painter.drawLine(QPointF(rect.left(), rect.top() + rowH),
-                   QPointF(rect.right(), rect.top() + rowH));
+                   QPointF(rect.left() + tableWidth, rect.top() + rowH));
   painter.setFont(font);
   const int selected = viewState().layer * heads + viewState().head;
   for (int i = 0; i < shown; ++i) {
     if (i == selected) {
       QColor band = style.accent;
       band.setAlpha(40);
-      painter.fillRect(QRectF(rect.left(), rect.top() + (i + 1) * rowH, rect.width(), rowH), band);
+      painter.fillRect(QRectF(rect.left(), rect.top() + (i + 1) * rowH, tableWidth, rowH), band);
     }
     painter.setPen(style.text);
     painter.drawText(cellRect(i + 1, 0), Qt::AlignRight | Qt::AlignVCenter,
                      QString::number(i / heads));
     painter.drawText(cellRect(i + 1, 1), Qt::AlignRight | Qt::AlignVCenter,
                      QString::number(i % heads));
-    for (int s = 0; s < 6; ++s) {
+    for (int s = 0; s < shownColumns - 2; ++s) {
       painter.drawText(cellRect(i + 1, 2 + s), Qt::AlignRight | Qt::AlignVCenter,
                        MatrixPainter::formatValue(statisticOf(m_stats[i], s), 3));
     }
@@ -424,6 +434,17 @@ void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle&
   // The table gets its natural width (8 columns of a value or header), up to half the drawing.
   const QFontMetricsF bm(style.font(11, true));
   const double natural = 8 * (bm.horizontalAdvance(QStringLiteral("distance")) + 10);
+  if (area.width() * 0.5 < natural) {
+    // Too narrow for both side by side at a readable size (a 1024-pixel window's view): the
+    // table across the top, the charts below it.
+    const double tableHeight = area.height() * 0.45;
+    drawTable(painter, QRectF(area.left(), area.top(), area.width(), tableHeight), style);
+    drawCharts(painter,
+               QRectF(area.left(), area.top() + tableHeight + 12, area.width(),
+                      area.height() - tableHeight - 12),
+               style);
+    return;
+  }
   const double tableWidth = std::min(area.width() * 0.5, natural);
   drawTable(painter, QRectF(area.left(), area.top(), tableWidth, area.height()), style);
   const QRectF charts(area.left() + tableWidth + 16, area.top(), area.width() - tableWidth - 16,

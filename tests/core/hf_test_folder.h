@@ -15,14 +15,13 @@
 
 namespace attnscope::test {
 
-/// Writes a Hugging Face model folder into dir/model: config.json, a tokenizer fixture
+/// Writes a Hugging Face model folder: config.json, a tokenizer fixture
 /// (tests/data/tokenizers/<tokenizer>; the word-level one has 301 tokens) as tokenizer.json, and
 /// model.safetensors with N(0, stddev) weights of the given names and shapes. Returns the folder.
-inline std::string writeHfFolder(const TempDir& dir, const nlohmann::json& config,
-                                 const std::map<std::string, std::vector<int64_t>>& shapes,
-                                 unsigned seed = 3, float stddev = 0.3f,
-                                 const std::string& tokenizer = "wordlevel.json") {
-  const std::string folder = dir.path("model");
+inline std::string writeHfFolderAt(const std::string& folder, const nlohmann::json& config,
+                                   const std::map<std::string, std::vector<int64_t>>& shapes,
+                                   unsigned seed = 3, float stddev = 0.3f,
+                                   const std::string& tokenizer = "wordlevel.json") {
   std::filesystem::create_directories(folder);
   std::ofstream(folder + "/config.json") << config.dump();
   std::filesystem::copy_file(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/" + tokenizer,
@@ -37,6 +36,14 @@ inline std::string writeHfFolder(const TempDir& dir, const nlohmann::json& confi
   }
   writeSafetensors(folder + "/model.safetensors", tensors);
   return folder;
+}
+
+/// The same folder as dir/model.
+inline std::string writeHfFolder(const TempDir& dir, const nlohmann::json& config,
+                                 const std::map<std::string, std::vector<int64_t>>& shapes,
+                                 unsigned seed = 3, float stddev = 0.3f,
+                                 const std::string& tokenizer = "wordlevel.json") {
+  return writeHfFolderAt(dir.path("model"), config, shapes, seed, stddev, tokenizer);
 }
 
 }  // namespace attnscope::test
