@@ -301,6 +301,10 @@ class WalkthroughTest : public QObject {
           QVERIFY(view);
           QApplication::processEvents();
           QTRY_VERIFY_WITH_TIMEOUT(view->result() != nullptr, 20000);
+          // The lens is computed once its tab is open: the decoders' run comes back with it.
+          if (view->kind() == ViewKind::LogitLens && model != QLatin1String("bert") &&
+              model != QLatin1String("t5"))
+            QTRY_VERIFY_WITH_TIMEOUT(!view->result()->logitLensIds.data.empty(), 20000);
           QApplication::processEvents();
           const QString where = QStringLiteral("%1 %2 %3x%4 %5: ")
                                     .arg(model, attnscope::gui::toString(theme))
