@@ -226,6 +226,28 @@ void addArrows(const LayerTrace& t, const Grid& grid, const std::map<int, QRectF
   }
 }
 
+// Where lane l's "head N" label sits: the lane's bottom-left corner.
+QRectF laneLabelRect(const PipelineView::Layout& lay, int l, const RenderStyle& style) {
+  const QFontMetricsF fm(style.font(11, true));
+  const QRectF lane = lay.lanes[l];
+  const QString text = QStringLiteral("head %1").arg(lay.laneHeads[l]);
+  return QRectF(lane.left() + 8, lane.bottom() - 3 - fm.height(), fm.horizontalAdvance(text),
+                fm.height());
+}
+
+// The point at `fraction` of a polyline's length.
+QPointF pointAlong(const QPolygonF& path, double fraction) {
+  double total = 0;
+  for (int i = 1; i < path.size(); ++i) total += QLineF(path[i - 1], path[i]).length();
+  double left = total * fraction;
+  for (int i = 1; i < path.size(); ++i) {
+    const QLineF seg(path[i - 1], path[i]);
+    if (left <= seg.length() && seg.length() > 0) return seg.pointAt(left / seg.length());
+    left -= seg.length();
+  }
+  return path.isEmpty() ? QPointF() : path.back();
+}
+
 // The head lanes, the selected one in the accent colour, and the stack of hidden heads.
 void drawLanes(QPainter& painter, const PipelineView::Layout& lay, const RenderStyle& style,
                int selectedHead) {
@@ -241,7 +263,7 @@ void drawLanes(QPainter& painter, const PipelineView::Layout& lay, const RenderS
     painter.drawRoundedRect(lay.lanes[l], 6, 6);
     const QColor under = Palette::over(selected ? selectedFill : laneFill, style.background);
     painter.setPen(Palette::readableOn(selected ? style.accent : style.muted, under, style.text));
-    painter.drawText(lay.lanes[l].adjusted(8, 0, -8, -3), Qt::AlignLeft | Qt::AlignBottom,
+    painter.drawText(laneLabelRect(lay, l, style), Qt::AlignLeft | Qt::AlignVCenter,
                      QStringLiteral("head %1").arg(lay.laneHeads[l]));
   }
   if (!lay.stack.isEmpty()) {
@@ -308,12 +330,22 @@ void drawArrowLabels(QPainter& painter, const PipelineView::Layout& lay, const R
   const QFontMetricsF lm(labelFont);
   QVector<QRectF> taken;
   for (const PipelineView::Box& b : lay.boxes) taken << b.rect;
+  for (int l = 0; l < lay.lanes.size(); ++l) taken << laneLabelRect(lay, l, style);
   for (const PipelineView::Arrow& a : lay.arrows) {
     const double w = lm.horizontalAdvance(a.label) + 8, h = lm.height() + 2;
-    const QRectF r(a.labelAt.x() - w / 2, a.labelAt.y() - h / 2, w, h);
-    // Fan-outs repeat one label many times: keep only those that do not collide.
-    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& o) { return o.intersects(r); }))
-      continue;
+    // The arrow's middle, else a third of the way from either end (an arrow leaving a lane ran
+    // its label over the next lane's "head N"); fan-outs repeat one label many times: keep only
+    // those that do not collide.
+    QRectF r;
+    for (const QPointF at : {a.labelAt, pointAlong(a.path, 0.3), pointAlong(a.path, 0.7)}) {
+      const QRectF candidate(at.x() - w / 2, at.y() - h / 2, w, h);
+      if (std::none_of(taken.begin(), taken.end(),
+                       [&](const QRectF& o) { return o.intersects(candidate); })) {
+        r = candidate;
+        break;
+      }
+    }
+    if (r.isNull()) continue;
     taken << r;
     painter.setPen(Qt::NoPen);
     painter.setBrush(style.background);

@@ -133,6 +133,12 @@ class AuditEngine final : public QPaintEngine {
     item.kind = PaintAudit::Item::Kind::Fill;
     item.shape = m_transform.map(path);
     if (m_hasClip && m_clipEnabled) item.shape = item.shape.intersected(m_clip);
+    if (!systemClip().isEmpty()) {
+      QPainterPath system;
+      system.addRegion(systemClip());
+      item.shape = item.shape.intersected(system);
+    }
+    if (item.shape.isEmpty()) return;
     item.rect = item.shape.boundingRect();
     item.colour = c;
     m_device->record(std::move(item));
@@ -282,6 +288,27 @@ QStringList PaintAudit::problems(QColor page, const QList<QRectF>& scrolling,
       out << QStringLiteral("contrast %1: %2 %3 on %4")
                  .arg(ratio, 0, 'f', 2)
                  .arg(describe(t), ink.name(), under.name());
+    // A later opaque fill or image over a fifth of the text hides it (a label's backing laid on
+    // another label).
+    const QRectF shown = t.rect.intersected(t.clip);
+    for (std::size_t k = texts[n] + 1; k < m_items.size(); ++k) {
+      const Item& o = m_items[k];
+      if (o.kind == Item::Kind::Text || (o.kind == Item::Kind::Fill && o.colour.alpha() < 255))
+        continue;
+      const QRectF hidden = shown.intersected(o.rect);
+      if (hidden.width() * hidden.height() > 0.2 * shown.width() * shown.height() &&
+          (o.kind == Item::Kind::Image || o.shape.elementCount() <= 5 ||
+           o.shape.contains(hidden.center()))) {
+        out << QStringLiteral("covered: %1 by a later %2 at %3,%4 %5x%6")
+                   .arg(describe(t), o.kind == Item::Kind::Image ? QStringLiteral("image")
+                                                                  : QStringLiteral("fill"))
+                   .arg(o.rect.x(), 0, 'f', 0)
+                   .arg(o.rect.y(), 0, 'f', 0)
+                   .arg(o.rect.width(), 0, 'f', 0)
+                   .arg(o.rect.height(), 0, 'f', 0);
+        break;
+      }
+    }
     for (std::size_t m = n + 1; m < texts.size(); ++m) {
       const Item& u = m_items[texts[m]];
       // What shows of each: a label half scrolled under a status bar does not sit on it.

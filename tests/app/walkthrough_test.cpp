@@ -213,8 +213,8 @@ class WalkthroughTest : public QObject {
     m_t5 = QString::fromStdString(writeT5(m_dir.filePath(QStringLiteral("t5-small-v1_1"))));
   }
 
-  // The audit itself can fail: a label wider than its box, two labels on each other and pale text
-  // are each reported, and a well-drawn label is not.
+  // The audit itself can fail: a label wider than its box, two labels on each other, a label laid
+  // over with a fill and pale text are each reported, and a well-drawn label is not.
   void theAuditSeesWhatAReaderWould() {
     const auto audit = [](const std::function<void(QPainter&)>& draw) {
       PaintAudit device(QSize(300, 200));
@@ -246,6 +246,13 @@ class WalkthroughTest : public QObject {
     });
     QVERIFY2(overlap.size() == 1 && overlap[0].startsWith(QStringLiteral("overlap")),
              qPrintable(overlap.join(QLatin1Char('\n'))));
+    const QStringList covered = audit([](QPainter& p) {
+      p.setPen(Qt::black);
+      p.drawText(QPointF(10, 50), QStringLiteral("head 1"));
+      p.fillRect(QRectF(20, 38, 60, 16), Qt::white);  // an arrow label's backing laid on it
+    });
+    QVERIFY2(covered.size() == 1 && covered[0].startsWith(QStringLiteral("covered")),
+             qPrintable(covered.join(QLatin1Char('\n'))));
     const QStringList pale = audit([](QPainter& p) {
       p.fillRect(QRect(10, 60, 100, 30), QColor(253, 231, 37));  // viridis' brightest
       p.setPen(Qt::white);
@@ -292,6 +299,10 @@ class WalkthroughTest : public QObject {
     for (const Theme theme : {Theme::Light, Theme::Dark}) {
       window.setTheme(theme);
       for (const QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+        // The first head at the small size, a later layer's second head at the large one: the
+        // views lay out differently around another selection (the pipeline's lanes move).
+        const bool large = size.width() > 1024;
+        doc.selectHead(large ? doc.result()->group().layers() - 1 : 0, large ? 1 : 0);
         window.resize(size);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -334,6 +345,19 @@ class WalkthroughTest : public QObject {
           }
           for (const QString& p : exported.problems(page))
             problems << where + QStringLiteral("export ") + p;
+          // The pipeline's lanes and labels move with the width: a few more pages of it.
+          if (view->kind() == ViewKind::Pipeline) {
+            for (const int width : {700, 850, 1000, 1150}) {
+              const QSize asked(width, 700);
+              PaintAudit other(view->legibleExportSize(asked, title, true));
+              {
+                QPainter painter(&other);
+                view->renderTo(painter, QRect(QPoint(0, 0), other.size()), title, true);
+              }
+              for (const QString& p : other.problems(page))
+                problems << where + QStringLiteral("export %1 px wide ").arg(width) + p;
+            }
+          }
           if (!shots.isEmpty())
             window.grab().save(shots + QStringLiteral("/%1-%2-%3x%4-%5.png")
                                            .arg(model, attnscope::gui::toString(theme))
