@@ -89,8 +89,9 @@ int tokenFlag(const ArgParser& p, const std::string& flag, int count) {
 void addExportFlags(ArgParser& p) {
   p.option("--view", "V",
            "heatmap (default), grid, compare, stats, pipeline, lines, text, qk, alignment "
-           "(encoder-decoders: target tokens to their strongest source tokens), ablation or "
-           "logit-lens (causal language models: each layer's predicted token at each position)")
+           "(encoder-decoders: target tokens to their strongest source tokens), ablation, "
+           "logit-lens (causal language models: each layer's predicted token at each position) "
+           "or experts (mixture-of-experts models: each token's experts at each layer)")
       .flag("--all-layers", "alignment: average over every layer, not the selected one")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
@@ -332,6 +333,10 @@ int exportCommand(const std::vector<std::string>& args) {
     request.logitLens = render::LogitLensView::kTopTokens;
   const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
+  if (plan.kind == render::ViewKind::Experts && result->routerExperts.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "--view experts shows a mixture-of-experts router (mixtral, qwen3_moe, olmoe); " +
+                    result->modelName + " has none");
   selectFromResult(p, *result, plan);
   plan.options.title = p.has("--title") ? QString::fromStdString(p.value("--title"))
                                         : defaultTitle(p, plan, *result);

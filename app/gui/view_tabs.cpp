@@ -50,6 +50,10 @@ const TabText kTabs[] = {
      QT_TRANSLATE_NOOP("ViewTabs",
                        "Causal language models: the token each layer would predict at each "
                        "position, coloured by its probability")},
+    {render::ViewKind::Experts, QT_TRANSLATE_NOOP("ViewTabs", "Experts"),
+     QT_TRANSLATE_NOOP("ViewTabs",
+                       "Mixture-of-experts models: the experts the router chose for each token at "
+                       "each layer, as wide as their weight")},
 };
 
 }  // namespace

@@ -2,15 +2,12 @@
 #include "logit_lens_view.h"
 
 #include <QFontMetricsF>
-#include <QMouseEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
 
 #include "head_matrix.h"
-#include "matrix_painter.h"
 #include "palette.h"
 #include "render_style.h"
 
@@ -24,7 +21,7 @@ QString percent(double p) { return QStringLiteral("%1%").arg(100.0 * p, 0, 'f', 
 
 }  // namespace
 
-LogitLensView::LogitLensView(QWidget* parent) : AttentionView(parent) { setMouseTracking(true); }
+LogitLensView::LogitLensView(QWidget* parent) : LayerPositionView(parent) {}
 
 int LogitLensView::layers() const {
   return result() ? static_cast<int>(result()->logitLensIds.dim(0)) : 0;
@@ -99,64 +96,22 @@ QString LogitLensView::cellTip(int layer, int position) const {
   return tip;
 }
 
-QString LogitLensView::message() const {
-  if (!result()) return tr("No result yet.");
-  if (result()->logitLensIds.empty())
-    return tr(
-        "No logit lens in this result: it is computed for causal language models with a "
-        "language-model head (GPT-2, Llama, ...) while this view is open.");
-  if (positions() == 0) return tr("This batch item has no tokens.");
-  return {};
-}
-
-QRectF LogitLensView::cellRect(int layer, int position) const {
-  const int L = layers(), T = positions();
-  if (m_lastCells.isEmpty() || layer < 0 || layer >= L || position < 0 || position >= T) return {};
-  const double w = m_lastCells.width() / T, h = m_lastCells.height() / L;
-  // The last layer on top: the residual stream rises through the rows.
-  return QRectF(m_lastCells.left() + position * w, m_lastCells.top() + (L - 1 - layer) * h, w, h);
-}
-
-void LogitLensView::rebuild(Change) {
-  m_hoverLayer = m_hoverPosition = -1;
-  update();
+QString LogitLensView::missing() const {
+  if (!result()->logitLensIds.empty()) return {};
+  return tr(
+      "No logit lens in this result: it is computed for causal language models with a "
+      "language-model head (GPT-2, Llama, ...) while this view is open.");
 }
 
 void LogitLensView::draw(QPainter& painter, const QRect& area, const RenderStyle& style,
                          bool onScreen) {
-  m_lastCells = {};
-  const QString why = message();
-  if (!why.isEmpty()) {
-    style.drawMessage(painter, area, why);
-    if (onScreen) m_screenCells = {};
-    return;
-  }
   const int L = layers(), T = positions();
-  const std::vector<Token>& tokens =
-      result()->group().tokens[static_cast<std::size_t>(viewState().item)];
+  const double sideWidth =
+      QFontMetricsF(style.font(11)).horizontalAdvance(QString::number(L - 1)) + 44;
+  if (!begin(painter, area, style, onScreen, sideWidth, kLegendHeight)) return;
+  const std::vector<Token>& tokens = itemTokens();
   const Palette palette = Palette::named(viewState().palette);
-  const QRectF r = QRectF(area).adjusted(8, 6, -8, -6);
-
-  // Margins: layer numbers on the left, the input tokens (turned when narrow) at the bottom.
-  painter.setFont(style.font(11));
-  const QFontMetricsF small(painter.font());
-  const double sideWidth = small.horizontalAdvance(QString::number(L - 1)) + 44;
-  double tokenWidth = 0;
-  for (int t = 0; t < T; ++t)
-    tokenWidth = std::max(tokenWidth, small.horizontalAdvance(axisLabel(QString::fromStdString(
-                                          tokens[static_cast<std::size_t>(t)].label))));
-  const double columnGuess = (r.width() - sideWidth) / T;
-  const bool turned = tokenWidth + 4 > columnGuess;
-  const double bottom =
-      std::min(r.height() * 0.3, (turned ? std::min(tokenWidth, 140.0) : small.height()) + 8);
-  m_lastCells = QRectF(r.left() + sideWidth, r.top(), r.width() - sideWidth,
-                       r.height() - bottom - kLegendHeight);
-  if (m_lastCells.width() < 4 || m_lastCells.height() < 4) {
-    m_lastCells = {};
-    style.drawMessage(painter, area, tr("The window is too small for the logit lens."));
-    return;
-  }
-  const double w = m_lastCells.width() / T, h = m_lastCells.height() / L;
+  const double w = cells().width() / T, h = cells().height() / L;
 
   // The cells: fill by probability, the top token written on it where it fits.
   painter.setFont(style.font(std::clamp(h * 0.45, 7.0, 13.0)));
@@ -187,48 +142,19 @@ void LogitLensView::draw(QPainter& painter, const QRect& area, const RenderStyle
         painter.drawRect(cellRect(l, t).adjusted(1, 1, -1, -1));
     }
   }
-  if (onScreen && m_hoverLayer >= 0) {
-    painter.setPen(QPen(style.text, 2));
-    painter.drawRect(cellRect(m_hoverLayer, m_hoverPosition));
-  }
-  painter.setPen(style.frame);
-  painter.drawRect(m_lastCells);
+  drawAxes(painter, style, onScreen,
+           [L](int l) { return l == L - 1 ? tr("out %1").arg(l) : QString::number(l); });
+  drawLegend(painter, style, palette);
+  finish(onScreen, true);
+}
 
-  // Layer numbers, the last on top.
+void LogitLensView::drawLegend(QPainter& painter, const RenderStyle& style,
+                               const Palette& palette) const {
+  // The palette from 0 to 1, and what the frames mean.
   painter.setFont(style.font(11));
-  painter.setPen(style.text);
-  const int every = std::max(1, static_cast<int>(std::ceil(small.height() / h)));
-  for (int l = 0; l < L; ++l) {
-    if ((L - 1 - l) % every != 0) continue;
-    const QRectF row = cellRect(l, 0);
-    painter.drawText(QRectF(r.left(), row.top(), sideWidth - 6, row.height()),
-                     Qt::AlignRight | Qt::AlignVCenter,
-                     l == L - 1 ? tr("out %1").arg(l) : QString::number(l));
-  }
-  // The input tokens under their columns.
-  const int everyToken =
-      std::max(1, static_cast<int>(std::ceil((turned ? small.height() : 0.0) / w)));
-  for (int t = 0; t < T; t += everyToken) {
-    const QString label = small.elidedText(
-        axisLabel(QString::fromStdString(tokens[static_cast<std::size_t>(t)].label)),
-        Qt::ElideRight, turned ? bottom - 6 : w - 2);
-    const QRectF column = cellRect(0, t);
-    if (turned) {
-      painter.save();
-      painter.translate(column.center().x() + small.ascent() / 2 - 1, m_lastCells.bottom() + 4);
-      painter.rotate(-90);
-      painter.drawText(QRectF(-(bottom - 6), -small.ascent(), bottom - 6, small.height()),
-                       Qt::AlignRight | Qt::AlignVCenter, label);
-      painter.restore();
-    } else {
-      painter.drawText(QRectF(column.left(), m_lastCells.bottom() + 3, w, small.height()),
-                       Qt::AlignHCenter | Qt::AlignTop, label);
-    }
-  }
-
-  // Legend: the palette from 0 to 1, and what the frames mean.
-  const double y = r.bottom() - kLegendHeight + 10;
-  const QRectF bar(m_lastCells.left(), y, std::min(220.0, m_lastCells.width() / 2), 10);
+  const QFontMetricsF small(painter.font());
+  const QRectF legend = legendRect();
+  const QRectF bar(legend.left(), legend.top() + 10, std::min(220.0, legend.width() / 2), 10);
   for (int i = 0; i < 64; ++i)
     painter.fillRect(
         QRectF(bar.left() + bar.width() * i / 64, bar.top(), bar.width() / 64 + 0.5, bar.height()),
@@ -239,44 +165,11 @@ void LogitLensView::draw(QPainter& painter, const QRect& area, const RenderStyle
   painter.drawText(QPointF(bar.left(), bar.bottom() + small.ascent() + 2), QStringLiteral("0"));
   painter.drawText(QRectF(bar.left(), bar.bottom() + 2, bar.width(), small.height()),
                    Qt::AlignRight | Qt::AlignTop, QStringLiteral("1"));
-  painter.drawText(QRectF(bar.right() + 10, bar.top() - 4, m_lastCells.right() - bar.right() - 10,
-                          kLegendHeight),
-                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                   tr("probability of each layer's top token (final norm and head on its "
-                      "residual stream); framed: the text's next token"));
-  if (onScreen) m_screenCells = m_lastCells;
-}
-
-bool LogitLensView::hit(const QPointF& pos, int* layer, int* position) const {
-  const int L = layers(), T = positions();
-  if (m_screenCells.isEmpty() || !m_screenCells.contains(pos) || L == 0 || T == 0) return false;
-  *position = std::clamp(
-      static_cast<int>((pos.x() - m_screenCells.left()) / (m_screenCells.width() / T)), 0, T - 1);
-  const int row = std::clamp(
-      static_cast<int>((pos.y() - m_screenCells.top()) / (m_screenCells.height() / L)), 0, L - 1);
-  *layer = L - 1 - row;
-  return true;
-}
-
-void LogitLensView::mouseMoveEvent(QMouseEvent* event) {
-  int layer = -1, position = -1;
-  if (!hit(event->position(), &layer, &position)) {
-    layer = position = -1;
-    QToolTip::hideText();
-  } else {
-    QToolTip::showText(event->globalPosition().toPoint(), cellTip(layer, position), this);
-  }
-  if (layer != m_hoverLayer || position != m_hoverPosition) {
-    m_hoverLayer = layer;
-    m_hoverPosition = position;
-    update();
-  }
-}
-
-void LogitLensView::leaveEvent(QEvent* event) {
-  m_hoverLayer = m_hoverPosition = -1;
-  update();
-  AttentionView::leaveEvent(event);
+  painter.drawText(
+      QRectF(bar.right() + 10, bar.top() - 4, legend.right() - bar.right() - 10, kLegendHeight),
+      Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+      tr("probability of each layer's top token (final norm and head on its "
+         "residual stream); framed: the text's next token"));
 }
 
 }  // namespace attnscope::render

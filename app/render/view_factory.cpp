@@ -4,6 +4,7 @@
 #include "ablation_view.h"
 #include "alignment_view.h"
 #include "compare_view.h"
+#include "experts_view.h"
 #include "grid_view.h"
 #include "heatmap_view.h"
 #include "lines_view.h"
@@ -42,6 +43,8 @@ AttentionView* createView(ViewKind kind, QWidget* parent) {
       return new StepView(parent);
     case ViewKind::LogitLens:
       return new LogitLensView(parent);
+    case ViewKind::Experts:
+      return new ExpertsView(parent);
   }
   return new HeatmapView(parent);
 }

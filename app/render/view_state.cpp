@@ -8,7 +8,7 @@
 namespace attnscope::render {
 namespace {
 
-const std::array<std::pair<ViewKind, const char*>, 12> kNames = {{
+const std::array<std::pair<ViewKind, const char*>, 13> kNames = {{
     {ViewKind::Heatmap, "heatmap"},
     {ViewKind::Grid, "grid"},
     {ViewKind::Compare, "compare"},
@@ -21,6 +21,7 @@ const std::array<std::pair<ViewKind, const char*>, 12> kNames = {{
     {ViewKind::Ablation, "ablation"},
     {ViewKind::Step, "step"},
     {ViewKind::LogitLens, "logit-lens"},
+    {ViewKind::Experts, "experts"},
 }};
 
 const std::array<std::pair<TextSource, const char*>, 3> kSources = {{

@@ -23,10 +23,11 @@ enum class ViewKind {
   Alignment,
   Ablation,
   Step,
-  LogitLens
+  LogitLens,
+  Experts
 };
 /// "heatmap" | "grid" | "compare" | "stats" | "pipeline" | "lines" | "text" | "qk" | "alignment" |
-/// "ablation" | "step" | "logit-lens"
+/// "ablation" | "step" | "logit-lens" | "experts"
 QString toString(ViewKind kind);
 bool parseViewKind(const QString& s, ViewKind* out);
 

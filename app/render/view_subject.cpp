@@ -45,6 +45,8 @@ QString viewSubject(ViewKind kind, const ViewState& state, bool allLayers, bool 
       return QStringLiteral("generation step");
     case ViewKind::LogitLens:
       return QStringLiteral("logit lens");
+    case ViewKind::Experts:
+      return QStringLiteral("expert routing");
   }
   return QString();
 }

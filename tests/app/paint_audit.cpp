@@ -301,7 +301,7 @@ QStringList PaintAudit::problems(QColor page, const QList<QRectF>& scrolling,
            o.shape.contains(hidden.center()))) {
         out << QStringLiteral("covered: %1 by a later %2 at %3,%4 %5x%6")
                    .arg(describe(t), o.kind == Item::Kind::Image ? QStringLiteral("image")
-                                                                  : QStringLiteral("fill"))
+                                                                 : QStringLiteral("fill"))
                    .arg(o.rect.x(), 0, 'f', 0)
                    .arg(o.rect.y(), 0, 'f', 0)
                    .arg(o.rect.width(), 0, 'f', 0)

@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include "compare_view.h"
+#include "experts_view.h"
 #include "exporter.h"
 #include "fake_result.h"
 #include "heatmap_view.h"
@@ -301,6 +302,57 @@ class ViewTest : public QObject {
   }
 
   // One click on a row selects that head; a double-click opens it.
+  // Issue 31: the Experts view reads the router's choices cell by cell, splits each cell by the
+  // chosen experts' weights, leaves dense layers grey, and says why when there is no router.
+  void expertsViewDrawsTheRoutersChoices() {
+    ExpertsView view;
+    auto r = test::checkerboard(5, 3);
+    view.setResult(r);
+    view.setViewState(ViewState());
+    QVERIFY(view.message().contains(QStringLiteral("No expert routing")));
+    // 3 layers × 1 item × 5 tokens × top-2; layer 1 dense (-1), as Qwen3-MoE's mlp_only_layers.
+    r->routerExperts = FloatTensor({3, 1, 5, 2});
+    r->routerWeights = FloatTensor({3, 1, 5, 2});
+    for (int l = 0; l < 3; ++l)
+      for (int t = 0; t < 5; ++t) {
+        const std::size_t at = (static_cast<std::size_t>(l) * 5 + t) * 2;
+        const bool dense = l == 1;
+        r->routerExperts.data[at] = dense ? -1.0f : static_cast<float>((l + t) % 6);
+        r->routerExperts.data[at + 1] = dense ? -1.0f : static_cast<float>((l + t + 3) % 6);
+        r->routerWeights.data[at] = dense ? 0.0f : 0.75f;
+        r->routerWeights.data[at + 1] = dense ? 0.0f : 0.25f;
+      }
+    view.setResult(r);
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.layers(), 3);
+    QCOMPARE(view.positions(), 5);
+    QCOMPARE(view.chosen(), 2);
+    QCOMPARE(view.experts(), 6);
+    QCOMPARE(view.expert(2, 4, 0), (2 + 4) % 6);
+    QCOMPARE(view.weight(2, 4, 1), 0.25);
+    QCOMPARE(view.expert(1, 0, 0), -1);
+    QVERIFY(view.cellTip(1, 0).contains(QStringLiteral("dense")));
+    QVERIFY(view.cellTip(0, 3).contains(QStringLiteral("expert 3  weight 0.750")));
+    QImage image(800, 500, QImage::Format_RGB32);
+    {
+      QPainter p(&image);
+      view.renderTo(p, image.rect(), QString());
+    }
+    // Expert 0's colour fills the first three quarters of layer 0 at token 0 (0.75 of the weight),
+    // expert 3's the last quarter; the dense layer's cells have neither.
+    const QRectF cell = view.cellRect(0, 0);
+    QVERIFY(cell.width() > 40);
+    const auto at = [&](double fx, const QRectF& c) {
+      return QColor(image.pixel(QPointF(c.left() + c.width() * fx, c.top() + 3).toPoint()));
+    };
+    QCOMPARE(at(0.1, cell), ExpertsView::expertColour(0));
+    QCOMPARE(at(0.7, cell), ExpertsView::expertColour(0));
+    QCOMPARE(at(0.9, cell), ExpertsView::expertColour(3));
+    const QRectF denseCell = view.cellRect(1, 0);
+    QVERIFY(at(0.5, denseCell) != ExpertsView::expertColour(1));
+    QVERIFY(view.cellRect(2, 0).bottom() <= view.cellRect(1, 0).top() + 0.5);  // last layer on top
+  }
+
   void statsClickSelectsTheHead() {
     StatsView view;
     view.resize(900, 600);

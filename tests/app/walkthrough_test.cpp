@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Issue 32: the window walked through as a new user would, with real model folders. Every tab with
-// a BERT, a Llama (grouped-query attention), a T5 and the bundled model, at a classroom's
-// 1024×700 and a desk's 1600×1000, in the light and the dark theme: each view is drawn into a
-// PaintAudit and must show something, keep its labels inside their boxes and off each other, and
-// keep WCAG AA contrast; each visible label and button of the window must hold its text.
+// a BERT, a Llama (grouped-query attention), a Mixtral (the Experts view), a T5 and the bundled
+// model, at a classroom's 1024×700 and a desk's 1600×1000, in the light and the dark theme: each
+// view is drawn into a PaintAudit and must show something, keep its labels inside their boxes and
+// off each other, and keep WCAG AA contrast; each visible label and button of the window must hold
+// its text.
 // ATTNSCOPE_SCREENSHOTS=<folder> also saves every window it checks there (out of the repository).
 #include <QAbstractButton>
 #include <QAbstractScrollArea>
@@ -101,6 +102,35 @@ std::string writeLlama(const QString& folder) {
     linear(s, p + "mlp.down_proj", kWidth, inner, false);
   }
   return attnscope::test::writeHfFolderAt(folder.toStdString(), config, s, 8, 0.4f,
+                                          "wordlevel.json");
+}
+
+/// Mixtral's layout at a small width: 4 experts, 2 chosen per token, GQA.
+std::string writeMixtral(const QString& folder) {
+  constexpr int64_t vocab = 301, inner = 24, experts = 4;
+  const nlohmann::json config = {
+      {"model_type", "mixtral"},    {"vocab_size", vocab},           {"hidden_size", kWidth},
+      {"intermediate_size", inner}, {"num_hidden_layers", 4},        {"num_attention_heads", 4},
+      {"num_key_value_heads", 2},   {"max_position_embeddings", 64}, {"num_local_experts", experts},
+      {"num_experts_per_tok", 2},   {"tie_word_embeddings", true}};
+  Shapes s = {{"model.embed_tokens.weight", {vocab, kWidth}}, {"model.norm.weight", {kWidth}}};
+  for (int l = 0; l < 4; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    s[p + "input_layernorm.weight"] = {kWidth};
+    s[p + "post_attention_layernorm.weight"] = {kWidth};
+    linear(s, p + "self_attn.q_proj", kWidth, kWidth, false);
+    linear(s, p + "self_attn.k_proj", 16, kWidth, false);
+    linear(s, p + "self_attn.v_proj", 16, kWidth, false);
+    linear(s, p + "self_attn.o_proj", kWidth, kWidth, false);
+    linear(s, p + "block_sparse_moe.gate", experts, kWidth, false);
+    for (int e = 0; e < experts; ++e) {
+      const std::string x = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+      linear(s, x + "w1", inner, kWidth, false);
+      linear(s, x + "w3", inner, kWidth, false);
+      linear(s, x + "w2", kWidth, inner, false);
+    }
+  }
+  return attnscope::test::writeHfFolderAt(folder.toStdString(), config, s, 10, 0.6f,
                                           "wordlevel.json");
 }
 
@@ -211,6 +241,7 @@ class WalkthroughTest : public QObject {
     m_bert = QString::fromStdString(writeBert(m_dir.filePath(QStringLiteral("bert-small"))));
     m_llama = QString::fromStdString(writeLlama(m_dir.filePath(QStringLiteral("llama-gqa"))));
     m_t5 = QString::fromStdString(writeT5(m_dir.filePath(QStringLiteral("t5-small-v1_1"))));
+    m_mixtral = QString::fromStdString(writeMixtral(m_dir.filePath(QStringLiteral("mixtral-4x"))));
   }
 
   // The audit itself can fail: a label wider than its box, two labels on each other, a label laid
@@ -273,6 +304,8 @@ class WalkthroughTest : public QObject {
                           << QStringLiteral("the cat sat on the [MASK] . it was tired");
     QTest::newRow("llama") << QStringLiteral("llama")
                            << QStringLiteral("the cat sat on the mat because it was tired");
+    QTest::newRow("mixtral") << QStringLiteral("mixtral")
+                             << QStringLiteral("the cat sat on the mat because it was tired");
     QTest::newRow("t5") << QStringLiteral("t5")
                         << QStringLiteral("translate English to German: the house is wonderful.");
   }
@@ -280,10 +313,11 @@ class WalkthroughTest : public QObject {
   void everyViewAtBothSizesAndThemes() {
     QFETCH(QString, model);
     QFETCH(QString, text);
-    const QString source = model == QLatin1String("bert")    ? m_bert
-                           : model == QLatin1String("llama") ? m_llama
-                           : model == QLatin1String("t5")    ? m_t5
-                                                             : model;
+    const QString source = model == QLatin1String("bert")      ? m_bert
+                           : model == QLatin1String("llama")   ? m_llama
+                           : model == QLatin1String("t5")      ? m_t5
+                           : model == QLatin1String("mixtral") ? m_mixtral
+                                                               : model;
     Document doc;
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
@@ -382,7 +416,7 @@ class WalkthroughTest : public QObject {
 
  private:
   QTemporaryDir m_dir;
-  QString m_bert, m_llama, m_t5;
+  QString m_bert, m_llama, m_t5, m_mixtral;
 };
 
 QTEST_MAIN(WalkthroughTest)

@@ -48,6 +48,7 @@ instead, exit 1: see cannot_run.py).
 import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -512,6 +513,14 @@ def check_routing(cli, root, case, failures, report):
     if smallest_margin < 1e-4:
         failures.append(f"{name}: the fixture has a near-tie in top-k ({smallest_margin:.2e})")
     report.append(f"{name:32s} router weights max |diff| {worst:.2e}, smallest top-k margin {smallest_margin:.2e}")
+    if name.startswith("mixtral"):
+        # The Experts view from the CLI (issue 31): the same router, drawn; an SVG keeps its text.
+        out = os.path.join(d, "experts.svg")
+        done = subprocess.run([cli, "export", "--model", d, "--text", "a b c d", "--view", "experts",
+                               "--out", out], capture_output=True, text=True)
+        svg = open(out, encoding="utf-8").read() if done.returncode == 0 and os.path.exists(out) else ""
+        if "expert routing" not in svg or "layer 0" not in svg:
+            failures.append(f"{name}: export --view experts: exit {done.returncode} {done.stderr.strip()}")
 
 
 OLMOE_SEED = 94  # every token's 2nd and 3rd router probabilities over 1e-3 apart
