@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "arg_parser.h"
 #include "attnscope/attention_rollout.h"
 #include "attnscope/head_ablation.h"
+#include "attnscope/head_statistics.h"
 #include "attnscope/induction_probe.h"
 #include "attnscope/induction_scores.h"
 #include "attnscope/result_json.h"
@@ -109,6 +111,38 @@ json ablationJson(const Model& model, const ArgParser& p, RunRequest request, in
             {"log_prob_change", matrix(r.logProbChange)}}}};
 }
 
+// --measure model-distance: each head's mean JS distance to the same head of the second model.
+json modelDistanceJson(const Model& a, const Model& b, const RunRequest& request, int item) {
+  const AttentionResult ra = a.run(request), rb = b.run(request);
+  for (const AttentionResult* r : {&ra, &rb})
+    for (const std::string& n : r->notices)
+      std::fprintf(stderr, "notice: %s: %s\n", printable(r->modelName).c_str(),
+                   printable(n).c_str());
+  if (item >= ra.group().batch())
+    throw UsageError("--item " + std::to_string(item) + " is out of range: the batch has " +
+                     std::to_string(ra.group().batch()) + " item(s)");
+  const std::vector<double> d = headDistancesBetween(ra.group(), rb.group(), item);
+  const int layers = ra.group().layers(), heads = ra.group().heads();
+  double sum = 0;
+  int kept = 0;
+  std::vector<double> ranked = d;  // NaN (a layer not kept) ranks last
+  for (double& v : ranked) {
+    if (std::isnan(v)) {
+      v = -1;
+      continue;
+    }
+    sum += v;
+    ++kept;
+  }
+  std::printf("per-head Jensen-Shannon distance, %s against %s: mean %.4f over %d heads\n",
+              printable(rb.modelName).c_str(), printable(ra.modelName).c_str(),
+              kept ? sum / kept : 0.0, kept);
+  printTopHeads("most changed heads", ranked, heads);
+  return {{"model_b", rb.modelName},
+          {"tokens", tokensOf(ra.group(), item)},
+          {"distance", matrixJson(d, layers, heads)}};
+}
+
 // The flags of `analyze` besides the model flags.
 void addAnalyzeFlags(ArgParser& p) {
   p.option("--measure", "M",
@@ -116,7 +150,10 @@ void addAnalyzeFlags(ArgParser& p) {
            "previous-token and duplicate-token scores, L x H) or value-norm (||a_ij f_h(x_j)||, "
            "L x H x T x T; the decoders and encoders, not the toy layer or encoder-decoders) or "
            "ablation (p of the top prediction with "
-           "each head's output zeroed, L x H)")
+           "each head's output zeroed, L x H) or model-distance (each head's mean Jensen-Shannon "
+           "distance to the same head of --model-b on the same text, L x H: which heads "
+           "quantization or fine-tuning changes most)")
+      .option("--model-b", "M", "model-distance: the second model (same tokenizer)")
       .option("--json", "FILE", "write the measure and the tokens as JSON")
       .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")
       .option("--item", "N", "batch item to analyse; default 0")
@@ -133,12 +170,17 @@ void addAnalyzeFlags(ArgParser& p) {
 // --measure, with every flag that belongs to another measure refused.
 std::string measureFromFlags(const ArgParser& p) {
   if (!p.has("--measure"))
-    throw UsageError("--measure is required: rollout, induction, value-norm or ablation");
+    throw UsageError(
+        "--measure is required: rollout, induction, value-norm, ablation or model-distance");
   const std::string measure = p.value("--measure");
   if (measure != "rollout" && measure != "induction" && measure != "value-norm" &&
-      measure != "ablation")
+      measure != "ablation" && measure != "model-distance")
     throw UsageError("unknown --measure '" + measure +
-                     "' (rollout, induction, value-norm or ablation)");
+                     "' (rollout, induction, value-norm, ablation or model-distance)");
+  if (p.has("--model-b") != (measure == "model-distance"))
+    throw UsageError(p.has("--model-b")
+                         ? "--model-b is the second model of --measure model-distance"
+                         : "--measure model-distance compares with --model-b M");
   if ((p.has("--estimate") || p.has("--position")) && measure != "ablation")
     throw UsageError(std::string(p.has("--estimate") ? "--estimate" : "--position") +
                      " belongs to the ablation measure; use it with --measure ablation");
@@ -226,6 +268,14 @@ int analyzeCommand(const std::vector<std::string>& args) {
     const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
     json out = {{"model", model->info().name}, {"measure", measure}, {"item", item}};
     out.update(ablationJson(*model, p, request, item));
+    writeJson(out);
+    return 0;
+  }
+  if (measure == "model-distance") {
+    if (request.random) throw UsageError("model-distance compares runs of one text; give --text");
+    const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
+    json out = {{"model", model->info().name}, {"measure", measure}, {"item", item}};
+    out.update(modelDistanceJson(*model, *secondModelFromFlags(p), request, item));
     writeJson(out);
     return 0;
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "attnscope/error.h"
 #include "attnscope/value_weighted_norms.h"
 #include "commands.h"
+#include "compare_view.h"
 #include "exporter.h"
 #include "head_matrix.h"
 #include "logit_lens_view.h"
@@ -92,6 +94,9 @@ void addExportFlags(ArgParser& p) {
            "(encoder-decoders: target tokens to their strongest source tokens), ablation, "
            "logit-lens (causal language models: each layer's predicted token at each position) "
            "or experts (mixture-of-experts models: each token's experts at each layer)")
+      .option("--model-b", "M",
+              "compare: head B from this second model's run of the same text (e.g. the same "
+              "model quantized), with every head's distance between the two in a table")
       .flag("--all-layers", "alignment: average over every layer, not the selected one")
       .option("--layer", "L", "layer of the head shown (A in compare); default 0")
       .option("--head", "H", "head shown (A in compare); default 0")
@@ -100,7 +105,8 @@ void addExportFlags(ArgParser& p) {
               "self (default), value_norm (value-weighted norms ‖α·f(x)‖, Kobayashi et al.); "
               "encoder-decoders: decoder_self or cross")
       .option("--vs-layer", "L", "compare: layer of head B; default --layer")
-      .option("--vs-head", "H", "compare: head B; default the head after --head")
+      .option("--vs-head", "H",
+              "compare: head B; default the head after --head (with --model-b: --head)")
       .option("--vs-batch-item", "B", "compare: batch item of B; default --batch-item")
       .option("--line-heads", "LIST", "lines: heads overlaid, 'all' or e.g. 0,3,5; default --head")
       .option("--threshold", "W", "lines: weights below W are not drawn; default 0.02")
@@ -230,7 +236,10 @@ void selectFromResult(const ArgParser& p, const AttentionResult& result, ExportP
   state.head = indexFlag(p, "--head", 0, shown.heads(), "head");
   state.item = indexFlag(p, "--batch-item", 0, shown.batch(), "batch item");
   state.vsLayer = indexFlag(p, "--vs-layer", state.layer, shown.layers(), "layer");
-  state.vsHead = indexFlag(p, "--vs-head", (state.head + 1) % shown.heads(), shown.heads(), "head");
+  // Against another model (--model-b) B is the same head by default: what changed in it.
+  state.vsHead =
+      indexFlag(p, "--vs-head", p.has("--model-b") ? state.head : (state.head + 1) % shown.heads(),
+                shown.heads(), "head");
   state.vsItem = indexFlag(p, "--vs-batch-item", state.item, shown.batch(), "batch item");
   if (p.has("--line-heads")) state.lineHeads = headList(p.value("--line-heads"), shown.heads());
   if (p.has("--query")) {
@@ -262,6 +271,10 @@ QString defaultTitle(const ArgParser& p, const ExportPlan& plan, const Attention
     title += QStringLiteral(" · ") + render::hiddenSpecialNote(state.showScores);
   if (state.mergeWords && (matrixView || kind == render::ViewKind::Text))
     title += QStringLiteral(" · words");
+  if (p.has("--model-b"))
+    title += QStringLiteral(" · B from %1")
+                 .arg(QString::fromStdString(
+                     std::filesystem::path(p.value("--model-b")).filename().string()));
   return title;
 }
 
@@ -331,8 +344,13 @@ int exportCommand(const std::vector<std::string>& args) {
   request.keepValueNorms = p.value("--attention", "") == "value_norm";
   if (plan.kind == render::ViewKind::LogitLens)
     request.logitLens = render::LogitLensView::kTopTokens;
+  if (p.has("--model-b") && plan.kind != render::ViewKind::Compare)
+    throw UsageError("--model-b gives head B of the compare view; use it with --view compare");
   const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
+  // B from a second model's run of the same text: what quantization (or a fine-tune) changes.
+  std::shared_ptr<AttentionResult> other;
+  if (p.has("--model-b")) other = runModel(*secondModelFromFlags(p), request);
   if (plan.kind == render::ViewKind::Experts && result->routerExperts.empty())
     throw Error(ErrorKind::InvalidArgument,
                 "--view experts shows a mixture-of-experts router (mixtral, qwen3_moe, olmoe); " +
@@ -342,6 +360,11 @@ int exportCommand(const std::vector<std::string>& args) {
                                         : defaultTitle(p, plan, *result);
   const auto app = startQt();
   const std::unique_ptr<render::AttentionView> view = renderView(p, plan, result, *model, request);
+  if (auto* compare = qobject_cast<render::CompareView*>(view.get()); compare && other) {
+    compare->setOtherResult(other);
+    if (!compare->problem().isEmpty())
+      throw Error(ErrorKind::InvalidArgument, "--model-b: " + compare->problem().toStdString());
+  }
   writeExport(*view, plan);
   return 0;
 }

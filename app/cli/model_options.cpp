@@ -61,6 +61,14 @@ uint64_t memoryLimitFromFlags(const ArgParser& p) {
   return static_cast<uint64_t>(p.integer("--memory-limit", 8192, 1, 1ll << 30)) * 1024 * 1024;
 }
 
+std::shared_ptr<Model> secondModelFromFlags(const ArgParser& p) {
+  if (!p.has("--model-b")) throw UsageError("comparing two models needs --model-b");
+  ModelSpec spec;
+  spec.source = p.value("--model-b");
+  spec.memoryLimitBytes = memoryLimitFromFlags(p);
+  return openModel(spec);
+}
+
 std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
   ModelSpec spec;
   spec.source = p.value("--model", "toy");

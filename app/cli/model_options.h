@@ -15,6 +15,9 @@ void addModelFlags(ArgParser& parser);
 
 /// Builds the model the flags describe. Throws UsageError or attnscope::Error.
 std::shared_ptr<Model> modelFromFlags(const ArgParser& parser);
+/// The model of --model-b (a second model to compare with, e.g. the same model quantized), with
+/// the same memory limit. Throws UsageError without the flag.
+std::shared_ptr<Model> secondModelFromFlags(const ArgParser& parser);
 /// --memory-limit in bytes (MiB on the command line; default 8192 MiB). Throws UsageError.
 uint64_t memoryLimitFromFlags(const ArgParser& parser);
 /// Builds the request (texts, context, random input, device, limits). Throws UsageError.

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnscope/error.h"
 #include "attnscope/head_statistics.h"
 #include "elided_combo_box.h"
 #include "matrix_painter.h"
@@ -197,19 +198,37 @@ QRectF CompareView::titleRect(int panel) const {
   return screenLayout().titles[panel];
 }
 
+void CompareView::setOtherResult(ResultPtr other) {
+  m_other = std::move(other);
+  compare();
+  updateScrollBar();
+}
+
 void CompareView::compare() {
   const ViewState& state = viewState();
-  m_valid = result() &&
+  const AttentionResult* bSource = m_other ? m_other.get() : result().get();
+  m_problem.clear();
+  m_headDistances.clear();
+  if (m_other && result()) {
+    try {
+      m_headDistances = headDistancesBetween(weightsOf(*result(), state.group),
+                                             weightsOf(*m_other, state.group), state.item);
+    } catch (const Error& e) {
+      m_problem = QStringLiteral("B's model cannot be compared with A's: %1")
+                      .arg(QString::fromStdString(e.what()));
+    }
+  }
+  m_valid = result() && bSource && m_problem.isEmpty() &&
             validHead(weightsOf(*result(), state.group), state.layer, state.head, state.item) &&
-            validHead(weightsOf(*result(), state.group), state.vsLayer, state.vsHead, state.vsItem);
+            validHead(weightsOf(*bSource, state.group), state.vsLayer, state.vsHead, state.vsItem);
   m_distance = 0;
   if (m_valid) {
     const AttentionGroup& r = weightsOf(*result(), state.group);
     // Compare weights, always: the JS distance is defined on distributions.
     m_a = HeadMatrix::of(r, state.layer, state.item, state.head, false, state.hideSpecial,
                          state.mergeWords);
-    m_b = HeadMatrix::of(r, state.vsLayer, state.vsItem, state.vsHead, false, state.hideSpecial,
-                         state.mergeWords);
+    m_b = HeadMatrix::of(weightsOf(*bSource, state.group), state.vsLayer, state.vsItem,
+                         state.vsHead, false, state.hideSpecial, state.mergeWords);
     m_diff = HeadMatrix::difference(m_a, m_b);
     // Over what is shown: with special tokens hidden, the renormalised rows.
     const auto view = [](const HeadMatrix& m) {
@@ -234,6 +253,28 @@ QString CompareView::summary() const {
                   .arg(m_diff.rows);
   if (m_a.hiddenSpecial > 0 || m_b.hiddenSpecial > 0)
     s += QStringLiteral(" · ") + hiddenSpecialNote(false);
+  if (!m_headDistances.empty()) {
+    // Which heads the other model (a quantization, a fine-tune) changes most.
+    const int heads = weightsOf(*result(), viewState().group).heads();
+    std::vector<int> order;
+    double sum = 0;
+    for (std::size_t i = 0; i < m_headDistances.size(); ++i) {
+      if (std::isnan(m_headDistances[i])) continue;
+      order.push_back(static_cast<int>(i));
+      sum += m_headDistances[i];
+    }
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return m_headDistances[a] > m_headDistances[b]; });
+    s += QStringLiteral("\nB from %1 against A's %2, every head: mean %3; most changed")
+             .arg(QString::fromStdString(m_other->modelName),
+                  QString::fromStdString(result()->modelName),
+                  MatrixPainter::formatValue(order.empty() ? 0.0 : sum / order.size()));
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, order.size()); ++i)
+      s += QStringLiteral(" L%1 H%2 %3")
+               .arg(order[i] / heads)
+               .arg(order[i] % heads)
+               .arg(MatrixPainter::formatValue(m_headDistances[order[i]]));
+  }
   if (m_a.rows != m_b.rows || m_a.cols != m_b.cols) {
     s += QStringLiteral(
              "\nThe items differ in length (A %1×%2, B %3×%4 tokens): compared over the "
@@ -284,7 +325,18 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   const double rowLabelD = MatrixPainter::labelWidth(m_diff.rowLabels, font) + 8;
   const double bar = MatrixPainter::colorBarWidth(style, 12) + 16;
   const double heading = fm.height() * 1.6;
-  const double summaryHeight = QFontMetricsF(style.font(13)).height() * 3;
+  const double summaryHeight = QFontMetricsF(style.font(13)).height() * (m_other ? 4 : 3);
+  // With another model, the per-head distance table below the summary: square cells of at most
+  // 22 pixels, at least 8, in up to a third of the height.
+  const AttentionGroup* g = result() ? &weightsOf(*result(), viewState().group) : nullptr;
+  const int tableLayers = g && !m_headDistances.empty() ? g->layers() : 0;
+  const int tableHeads = g ? g->heads() : 0;
+  const double tableCell = tableLayers == 0
+                               ? 0.0
+                               : std::clamp(std::min((area.width() - 460.0) / tableHeads,
+                                                     area.height() / 3.0 / tableLayers),
+                                            8.0, 22.0);
+  const double tableHeight = tableLayers == 0 ? 0.0 : tableLayers * tableCell + fm.height() + 12;
   const int rows = std::max({m_a.rows, m_b.rows, 1}), cols = std::max({m_a.cols, m_b.cols, 1});
   // Column labels need the cell width to decide on rotation: estimate with rotated labels.
   const double colLabels = std::max(MatrixPainter::labelWidth(m_a.colLabels, font),
@@ -298,7 +350,8 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
       : stacked ? area.width() - rowLabelA - rowLabelB - bar - 40
                 : area.width() - rowLabelA - rowLabelB - rowLabelD - 2 * bar - 40;
   const double heightForCells =
-      (area.height() - bands * (heading + colLabels + 12) - summaryHeight - 8) / bands;
+      (area.height() - bands * (heading + colLabels + 12) - summaryHeight - tableHeight - 8) /
+      bands;
   const double widthCell = widthForCells / ((column ? 1.0 : stacked ? 2.0 : 3.0) * cols);
   lay.cell = std::max(1.0, std::min(widthCell, heightForCells / rows));
   lay.cell = std::max(lay.cell, minPanel / rows);
@@ -336,8 +389,12 @@ CompareView::Layout CompareView::layoutIn(const QRect& area, const RenderStyle& 
   }
   lay.summary = QRectF(area.left() + 12, top + lay.cell * rows + colHeight + 10, area.width() - 24,
                        summaryHeight);
+  if (tableLayers > 0)
+    lay.table = QRectF(area.left() + 56, lay.summary.bottom() + fm.height() + 6,
+                       tableCell * tableHeads, tableCell * tableLayers);
   lay.extent = QRectF(QPointF(area.left(), area.top()),
-                      QPointF(std::min<double>(right, area.right()), lay.summary.bottom()));
+                      QPointF(std::min<double>(right, area.right()),
+                              tableLayers > 0 ? lay.table.bottom() : lay.summary.bottom()));
   return lay;
 }
 
@@ -350,6 +407,7 @@ void CompareView::Layout::shift(const QPointF& by) {
   differenceBar.translate(by);
   // The summary keeps its right edge: it wraps within the page.
   summary.adjust(by.x(), by.y(), 0, by.y());
+  table.translate(by);
   extent.translate(by);
 }
 
@@ -367,6 +425,7 @@ CompareView::Layout CompareView::screenLayout() const {
     lay.weightBar.translate(shift);
     lay.differenceBar.translate(shift);
     lay.summary.translate(shift);
+    lay.table.translate(shift);
   }
   return lay;
 }
@@ -379,7 +438,7 @@ void CompareView::updateScrollBar() {
     QRect inner = area;
     inner.setRight(inner.right() - right);
     const Layout lay = layoutFor(inner, RenderStyle::forWidget(*this, viewState()), true);
-    return static_cast<int>(std::ceil(lay.summary.bottom() - area.bottom()));
+    return static_cast<int>(std::ceil(lay.extent.bottom() - area.bottom()));
   };
   // Without the bar if all fits; with it, the panels lose its width.
   const int overflow = overflowIn(0) > 0 ? std::max(1, overflowIn(w)) : 0;
@@ -406,9 +465,10 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
                        bool onScreen) {
   const ViewState& state = viewState();
   if (!m_valid) {
-    style.drawMessage(
-        painter, area,
-        result() ? QStringLiteral("Head A or B is out of range") : QStringLiteral("No result yet"));
+    style.drawMessage(painter, area,
+                      !m_problem.isEmpty() ? m_problem
+                      : result()           ? QStringLiteral("Head A or B is out of range")
+                                           : QStringLiteral("No result yet"));
     return;
   }
   const Layout lay = onScreen ? screenLayout() : layoutFor(area, style, false);
@@ -418,15 +478,18 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
   const double span = std::max({std::abs(static_cast<double>(m_diff.minValue)),
                                 std::abs(static_cast<double>(m_diff.maxValue)), 1e-6});
   const HeadMatrix* m[3] = {&m_a, &m_b, &m_diff};
-  const QString headings[3] = {QStringLiteral("A · layer %1, head %2, item %3")
-                                   .arg(state.layer)
-                                   .arg(state.head)
-                                   .arg(state.item),
-                               QStringLiteral("B · layer %1, head %2, item %3")
-                                   .arg(state.vsLayer)
-                                   .arg(state.vsHead)
-                                   .arg(state.vsItem),
-                               QStringLiteral("A − B")};
+  const QString headings[3] = {
+      QStringLiteral("A · layer %1, head %2, item %3")
+          .arg(state.layer)
+          .arg(state.head)
+          .arg(state.item),
+      QStringLiteral("B · %4layer %1, head %2, item %3")
+          .arg(state.vsLayer)
+          .arg(state.vsHead)
+          .arg(state.vsItem)
+          .arg(m_other ? QString::fromStdString(m_other->modelName) + QStringLiteral(" · ")
+                       : QString()),
+      QStringLiteral("A − B")};
   const QFont font = style.font(12);
   for (int i = 0; i < 3; ++i) {
     const QImage cells = i < 2 ? MatrixPainter::colorize(*m[i], palette, 0, hi)
@@ -459,6 +522,56 @@ void CompareView::draw(QPainter& painter, const QRect& area, const RenderStyle& 
   painter.setFont(style.font(13));
   painter.setPen(style.text);
   painter.drawText(lay.summary, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, summary());
+  if (!lay.table.isEmpty()) drawHeadDistances(painter, lay.table, style);
+}
+
+void CompareView::drawHeadDistances(QPainter& painter, const QRectF& cells,
+                                    const RenderStyle& style) const {
+  const AttentionGroup& g = weightsOf(*result(), viewState().group);
+  const int layers = g.layers(), heads = g.heads();
+  const double cell = cells.width() / heads;
+  double most = 1e-9;
+  for (double d : m_headDistances)
+    if (!std::isnan(d)) most = std::max(most, d);
+  const Palette palette = Palette::named(viewState().palette);
+  const QFont font = style.font(std::clamp(cell * 0.38, 8.0, 11.0));
+  const QFontMetricsF fm(font);
+  painter.setFont(font);
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < heads; ++h) {
+      const QRectF r(cells.left() + h * cell, cells.top() + l * cell, cell, cell);
+      const double d = m_headDistances[static_cast<std::size_t>(l) * heads + h];
+      const QColor fill = std::isnan(d) ? style.frame : palette.colorAt(d / most);
+      painter.fillRect(r, fill);
+      const QString text = std::isnan(d) ? QStringLiteral("n/a") : QString::number(d, 'f', 2);
+      if (fm.horizontalAdvance(text) + 2 <= cell && fm.height() <= cell) {
+        painter.setPen(Palette::inkOn(fill));
+        painter.drawText(r, Qt::AlignCenter, text);
+      }
+    }
+  painter.setPen(QPen(style.frame, 0));
+  painter.setBrush(Qt::NoBrush);
+  painter.drawRect(cells);
+  const QFont labels = style.font(11);
+  const QFontMetricsF lm(labels);
+  painter.setFont(labels);
+  painter.setPen(style.text);
+  const int everyRow = std::max(1, static_cast<int>(std::ceil(lm.height() / cell)));
+  for (int l = 0; l < layers; l += everyRow)
+    painter.drawText(QRectF(cells.left() - 40, cells.top() + l * cell, 36, cell),
+                     Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(l));
+  const int everyColumn = std::max(
+      1, static_cast<int>(std::ceil((lm.horizontalAdvance(QStringLiteral("H00")) + 4) / cell)));
+  for (int h = 0; h < heads; h += everyColumn)
+    painter.drawText(
+        QRectF(cells.left() + h * cell - 20, cells.top() - lm.height() - 2, cell + 40, lm.height()),
+        Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("H%1").arg(h));
+  painter.setPen(style.muted);
+  painter.drawText(QRectF(cells.right() + 12, cells.top(), 360, lm.height() * 3),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                   QStringLiteral("per head: mean Jensen–Shannon distance between the two models "
+                                  "on this text (0 = unchanged; colour up to %1)")
+                       .arg(MatrixPainter::formatValue(most)));
 }
 
 void CompareView::mouseMoveEvent(QMouseEvent* event) {

@@ -3,6 +3,8 @@
 
 #include <QRectF>
 
+#include <vector>
+
 #include "attention_view.h"
 #include "head_matrix.h"
 
@@ -34,6 +36,16 @@ class CompareView final : public AttentionView {
 
   ViewKind kind() const override { return ViewKind::Compare; }
 
+  /// Head B from another model's run of the same text (a quantized file against its F16
+  /// original): B's panel, the difference and the distance then compare the two models, and a
+  /// table under the panels gives every head's distance between them. nullptr: B from result().
+  void setOtherResult(ResultPtr other);
+  const ResultPtr& otherResult() const { return m_other; }
+  /// With another model: its mean JS distance to result() per head [layers*heads] (NaN for a
+  /// layer not kept); empty otherwise or when the two cannot be compared (other tokens, shapes).
+  const std::vector<double>& headDistances() const { return m_headDistances; }
+  /// Why A and B cannot be compared (another model with other tokens); empty when they can.
+  const QString& problem() const { return m_problem; }
   /// Mean JS distance between A and B over the common prefix; 0 without a valid selection.
   double distance() const { return m_distance; }
   /// The sentence under the panels ("Jensen–Shannon distance 0.231 …").
@@ -62,6 +74,7 @@ class CompareView final : public AttentionView {
     bool fitsWidth = true;
     QRectF weightBar, differenceBar;
     QRectF summary;
+    QRectF table;   // with another model: the per-head distances, [layers] × [heads] cells
     QRectF extent;  // everything drawn: panels with their labels, bars and summary
     void shift(const QPointF& by);
   };
@@ -77,6 +90,8 @@ class CompareView final : public AttentionView {
   void updateSelectors();
   void emitSelection();
   void sameHeadOtherSentence();
+  /// The per-head distance table of another model under the panels.
+  void drawHeadDistances(QPainter& painter, const QRectF& cells, const RenderStyle& style) const;
 
   QWidget* m_bar;
   QBoxLayout* m_barLayout = nullptr;
@@ -90,6 +105,9 @@ class CompareView final : public AttentionView {
   QScrollBar* m_scroll;
 
   HeadMatrix m_a, m_b, m_diff;
+  ResultPtr m_other;
+  std::vector<double> m_headDistances;
+  QString m_problem;  // why A and B cannot be compared (shown instead of the panels)
   double m_distance = 0;
   bool m_valid = false;
   int m_hoverQuery = -1, m_hoverKey = -1;

@@ -302,6 +302,42 @@ class ViewTest : public QObject {
   }
 
   // One click on a row selects that head; a double-click opens it.
+  // Issue 29: B from another model's run of the same text (a quantized file): the panels and the
+  // per-head table compare the two models; other tokens are refused with the reason.
+  void compareTakesBFromAnotherModel() {
+    CompareView view;
+    view.resize(900, 700);
+    const auto a = test::checkerboard(4, 2, 2);
+    auto b = std::make_shared<AttentionResult>(*a);
+    b->modelName = "quantized";
+    // Layer 1, head 1 of B looks only at the first key; everything else is unchanged.
+    float* m = const_cast<float*>(b->group().headMatrix(1, 0, 1));
+    for (int q = 0; q < 4; ++q)
+      for (int k = 0; k < 4; ++k) m[q * 4 + k] = k == 0 ? 1.0f : 0.0f;
+    view.setResult(a);
+    ViewState s;
+    s.layer = s.vsLayer = 1;
+    s.head = s.vsHead = 1;
+    view.setViewState(s);
+    QVERIFY(view.headDistances().empty());
+    QCOMPARE(view.distance(), 0.0);  // the same head of the same run
+    view.setOtherResult(b);
+    QVERIFY(view.problem().isEmpty());
+    QCOMPARE(view.headDistances().size(), std::size_t(4));
+    QCOMPARE(view.headDistances()[0], 0.0);
+    QCOMPARE(view.headDistances()[2], 0.0);
+    QVERIFY(view.headDistances()[3] > 0.1);
+    QCOMPARE(view.distance(), view.headDistances()[3]);  // B's panel is the other model's head
+    QVERIFY(view.summary().contains(QStringLiteral("most changed L1 H1")));
+    auto other = std::make_shared<AttentionResult>(*b);
+    other->group().tokens[0][2].id += 7;
+    view.setOtherResult(other);
+    QVERIFY(view.problem().contains(QStringLiteral("other tokens")));
+    view.setOtherResult(nullptr);
+    QVERIFY(view.problem().isEmpty());
+    QCOMPARE(view.distance(), 0.0);
+  }
+
   // Issue 31: the Experts view reads the router's choices cell by cell, splits each cell by the
   // chosen experts' weights, leaves dense layers grey, and says why when there is no router.
   void expertsViewDrawsTheRoutersChoices() {

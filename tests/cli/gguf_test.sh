@@ -47,6 +47,26 @@ assert len(fa) == len(fb) and len(fa) > 100, (len(fa), len(fb))
 worst = max(abs(x - y) / max(1.0, abs(y)) for x, y in zip(fa, fb))
 assert worst <= 1e-4, worst
 PY
+  # Quantization, compared (issue 29): every head's distance from the folder's run of the same
+  # text, 0 for the F32 file, small but not 0 for Q8_0; the compare view with B from the file.
+  "$python" "$script" llama "$tmp/hf" "$tmp" Q8_0 || exit 1
+  "$cli" analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/sha256-5f2c" \
+    --text "$text" --json "$tmp/same.json" >"$tmp/same.out" 2>&1 || fail "model-distance F32: $(cat "$tmp/same.out")"
+  "$cli" analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" \
+    --text "$text" --json "$tmp/q8.json" >"$tmp/q8.out" 2>&1 || fail "model-distance Q8_0: $(cat "$tmp/q8.out")"
+  grep -q "^most changed heads:  L0 H" "$tmp/q8.out" || fail "model-distance printed: $(cat "$tmp/q8.out")"
+  "$python" - "$tmp/same.json" "$tmp/q8.json" <<'PY' || fail "model-distance values"
+import json, sys
+same, q8 = (json.load(open(p))["distance"] for p in sys.argv[1:])
+assert len(same) == 1 and len(same[0]) == 4, same
+assert max(same[0]) <= 1e-6, same
+assert all(1e-5 < d < 0.1 for d in q8[0]), q8
+PY
+  "$cli" export --view compare --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" --text "$text" \
+    --out "$tmp/compare.svg" >"$tmp/cmp.out" 2>&1 || fail "export --model-b: $(cat "$tmp/cmp.out")"
+  grep -q "every head: mean" "$tmp/compare.svg" || fail "the compare export has no per-head table"
+  out=$("$cli" analyze --measure model-distance --model "$tmp/hf" --model-b default --text "$text" 2>&1)
+  [[ $? -eq 2 && $out == *"cannot be compared"* ]] || fail "other shapes not refused: $out"
   ;;
 tokenize)
   # A vocabulary-only GGUF gives the ids of the tokenizer.json it was written from.

@@ -51,4 +51,12 @@ double meanJensenShannonDistance(const MatrixView& a, const MatrixView& b);
 /// diagonal. Near-1 off-diagonal entries mark redundant heads.
 std::vector<double> headSimilarity(const AttentionGroup& result, int item);
 
+/// Mean JS distance between each head of `a` and the same head of `b`, two models' runs of the
+/// same text (a quantized file against its F16 original, a fine-tune against its base): which
+/// heads the difference changes most. [layers*heads], numbered layer * heads + head; NaN for a
+/// layer either run did not keep. Throws Error (InvalidArgument) when the two have other layer
+/// or head counts, or split batch item `item` into other tokens (the matrices would not line up).
+std::vector<double> headDistancesBetween(const AttentionGroup& a, const AttentionGroup& b,
+                                         int item);
+
 }  // namespace attnscope

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
+
+#include "attnscope/error.h"
 
 namespace attnscope {
 
@@ -111,6 +114,40 @@ std::vector<double> headSimilarity(const AttentionGroup& result, int item) {
     }
   }
   return similarity;
+}
+
+std::vector<double> headDistancesBetween(const AttentionGroup& a, const AttentionGroup& b,
+                                         int item) {
+  if (a.layers() != b.layers() || a.heads() != b.heads())
+    throw Error(ErrorKind::InvalidArgument,
+                "the two models have other shapes (" + std::to_string(a.layers()) + " layers x " +
+                    std::to_string(a.heads()) + " heads against " + std::to_string(b.layers()) +
+                    " x " + std::to_string(b.heads()) + "): their heads cannot be compared");
+  if (item < 0 || item >= a.batch() || item >= b.batch())
+    throw Error(ErrorKind::InvalidArgument,
+                "batch item " + std::to_string(item) + " is out of range");
+  const std::vector<Token>& ta = a.tokens[static_cast<std::size_t>(item)];
+  const std::vector<Token>& tb = b.tokens[static_cast<std::size_t>(item)];
+  const auto sameIds = [&] {
+    if (ta.size() != tb.size()) return false;
+    for (std::size_t i = 0; i < ta.size(); ++i)
+      if (ta[i].id != tb[i].id) return false;
+    return true;
+  };
+  if (!sameIds())
+    throw Error(ErrorKind::InvalidArgument, "the two models split the text into other tokens (" +
+                                                std::to_string(ta.size()) + " against " +
+                                                std::to_string(tb.size()) +
+                                                "): compare models that share a tokenizer");
+  const int layers = a.layers(), heads = a.heads();
+  std::vector<double> out(static_cast<std::size_t>(layers) * heads, std::nan(""));
+  for (int l = 0; l < layers; ++l)
+    for (int h = 0; h < heads; ++h) {
+      const MatrixView va = headView(a, l, item, h), vb = headView(b, l, item, h);
+      if (va.data != nullptr && vb.data != nullptr)
+        out[static_cast<std::size_t>(l) * heads + h] = meanJensenShannonDistance(va, vb);
+    }
+  return out;
 }
 
 }  // namespace attnscope

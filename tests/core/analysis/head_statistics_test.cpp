@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "attnscope/error.h"
+
 #include "synthetic_attention.h"
 
 namespace attnscope {
@@ -101,6 +103,44 @@ TEST(HeadSimilarity, IdenticalHeadsAreOneAndMatrixIsSymmetric) {
   EXPECT_NEAR(s[0 * 3 + 2], 1.0 - std::sqrt(0.311278) / 2, 1e-5);
   EXPECT_NEAR(s[2 * 3 + 0], s[0 * 3 + 2], 1e-12);
   EXPECT_EQ(s[4], 1.0);
+}
+
+// Two runs of the same text: each head's distance is the mean over queries of the JS distance
+// of its rows (worked out with jensenShannonDistance row by row here), 0 for an unchanged head;
+// other tokens or other shapes are refused rather than compared cell by cell.
+TEST(HeadDistancesBetween, PerHeadMeanOfRowDistances) {
+  const auto base = [](int, int, int, int q, int k) {
+    return k > q ? 0.0f : 1.0f / static_cast<float>(q + 1);  // uniform over the causal prefix
+  };
+  const auto changed = [&](int l, int b, int h, int q, int k) {
+    // Layer 1, head 0 puts everything on the first token; every other head is unchanged.
+    if (l == 1 && h == 0) return k == 0 ? 1.0f : 0.0f;
+    return base(l, b, h, q, k);
+  };
+  const AttentionGroup a = syntheticGroup(2, 2, 3, {positionIds(3)}, base);
+  const AttentionGroup b = syntheticGroup(2, 2, 3, {positionIds(3)}, changed);
+  const std::vector<double> d = headDistancesBetween(a, b, 0);
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0], 0.0);
+  EXPECT_EQ(d[1], 0.0);
+  EXPECT_EQ(d[3], 0.0);
+  // Rows of the uniform causal head against the one-hot first column: q = 0 equal, q = 1 and 2
+  // differ.
+  double want = 0;
+  for (int q = 0; q < 3; ++q) {
+    std::vector<float> p(3, 0.0f), r(3, 0.0f);
+    for (int k = 0; k <= q; ++k) p[static_cast<std::size_t>(k)] = 1.0f / static_cast<float>(q + 1);
+    r[0] = 1.0f;
+    want += jensenShannonDistance(p.data(), r.data(), q + 1);
+  }
+  EXPECT_NEAR(d[2], want / 3, 1e-9);
+  EXPECT_GT(d[2], 0.2);
+
+  AttentionGroup otherTokens = b;
+  otherTokens.tokens[0][1].id += 1;
+  EXPECT_THROW(headDistancesBetween(a, otherTokens, 0), Error);
+  const AttentionGroup otherShape = syntheticGroup(1, 2, 3, {positionIds(3)}, base);
+  EXPECT_THROW(headDistancesBetween(a, otherShape, 0), Error);
 }
 
 TEST(HeadView, CropsToRealTokens) {
