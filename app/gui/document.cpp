@@ -8,6 +8,7 @@
 #include "compute_worker.h"
 #include "logit_lens_view.h"
 #include "model_spec_equal.h"
+#include "second_model_runner.h"
 
 namespace attnscope::gui {
 
@@ -297,11 +298,49 @@ void Document::setMemoryLimitBytes(uint64_t bytes) {
   scheduleRecompute();
 }
 
+void Document::setCompareModel(const std::optional<ModelSpec>& spec) {
+  if (!spec && !m_compareSpec) return;
+  if (spec && m_compareSpec && sameModelSpec(*spec, *m_compareSpec)) return;
+  m_compareSpec = spec;
+  m_compareResult = nullptr;
+  if (!m_compareError.isEmpty() && m_error == m_compareError) setError(QString());
+  m_compareError.clear();
+  if (m_compareRunner) m_compareRunner->cancel();
+  Q_EMIT compareResultChanged(nullptr);
+  if (m_compareSpec) runCompareModel();
+}
+
+void Document::runCompareModel() {
+  // B's model runs the main model's last request: the same text, options and limits.
+  if (!m_compareSpec || m_currentView != render::ViewKind::Compare || !m_resultJob) return;
+  if (!m_compareRunner) {
+    m_compareRunner = new SecondModelRunner(this);
+    connect(m_compareRunner, &SecondModelRunner::finished, this,
+            [this](const render::ResultPtr& result, const QString& error) {
+              m_compareResult = result;
+              if (!error.isEmpty()) {
+                m_compareError = tr("Compare, B's model: %1").arg(error);
+                setError(m_compareError);
+              } else if (!m_compareError.isEmpty()) {
+                if (m_error == m_compareError) setError(QString());
+                m_compareError.clear();
+              }
+              Q_EMIT compareResultChanged(m_compareResult);
+            });
+  }
+  ComputeJob job = *m_resultJob;
+  job.spec = *m_compareSpec;
+  job.spec.memoryLimitBytes = m_memoryLimitBytes;
+  job.request.logitLens = 0;
+  m_compareRunner->run(job);
+}
+
 void Document::setCurrentView(render::ViewKind kind) {
   if (kind == m_currentView) return;
   m_currentView = kind;
   Q_EMIT currentViewChanged(kind);
   recomputeIfLayerMissing();
+  if (kind == render::ViewKind::Compare && m_compareSpec && !m_compareResult) runCompareModel();
   // The logit lens is computed only for its view: opening it runs again with it (causal models).
   if (kind == render::ViewKind::LogitLens && m_result && m_result->logitLensIds.empty() &&
       (!m_modelInfo || (m_modelInfo->causal && !m_modelInfo->encoderDecoder())))
@@ -460,6 +499,12 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   m_view = clamped;
   Q_EMIT resultChanged(m_result);
   if (stateChanged) Q_EMIT viewStateChanged(m_view);
+  // B's model on the same text: now when the Compare view shows it, else when it opens.
+  if (m_compareSpec && m_compareResult) {
+    m_compareResult = nullptr;
+    Q_EMIT compareResultChanged(nullptr);
+  }
+  runCompareModel();
   recomputeIfLayerMissing();  // a layer opened while a preview showed may not be kept
 }
 

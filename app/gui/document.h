@@ -22,6 +22,7 @@ class QThread;
 namespace attnscope::gui {
 
 class ComputeWorker;
+class SecondModelRunner;
 
 /// The application state: text, model, run options, view state, current result and error. Views
 /// and panels observe its signals and send intents back through its slots. Edits recompute after
@@ -40,6 +41,10 @@ class Document final : public QObject {
   const render::ViewState& viewState() const { return m_view; }
   render::ViewKind currentView() const { return m_currentView; }
   const render::ResultPtr& result() const { return m_result; }
+  /// The Compare view's second model (B from another model), if one is chosen, and its result on
+  /// the same text (null until it arrives, or when it failed).
+  const std::optional<attnscope::ModelSpec>& compareModel() const { return m_compareSpec; }
+  const render::ResultPtr& compareResult() const { return m_compareResult; }
   /// The batch texts the current result was computed from (the text may have changed since).
   const QStringList& resultTexts() const { return m_resultTexts; }
   const QString& error() const { return m_error; }
@@ -98,6 +103,9 @@ class Document final : public QObject {
   /// "memory:<name>" and the worker runs `model` instead of opening a file. The document keeps the
   /// last such model, so choosing its source again (the model menu) still works.
   void setModel(const QString& name, std::shared_ptr<attnscope::Model> model);
+  /// Head B of the Compare view from this model's run of the same text (a quantized file against
+  /// its original); nullopt: B from the main model again. Runs while the Compare view is open.
+  void setCompareModel(const std::optional<attnscope::ModelSpec>& spec);
   void setRunOptions(const attnscope::gui::RunOptions& options);
   void setViewState(const attnscope::render::ViewState& state);
   void setCurrentView(attnscope::render::ViewKind kind);
@@ -127,6 +135,8 @@ class Document final : public QObject {
   void currentViewChanged(attnscope::render::ViewKind kind);
   /// A new result for the latest edit; the previous one stays current while an error is shown.
   void resultChanged(const attnscope::render::ResultPtr& result);
+  /// The second model's result for the Compare view; null when cleared or failed.
+  void compareResultChanged(const attnscope::render::ResultPtr& result);
   /// The message for the banner; empty when the last computation succeeded.
   void errorChanged(const QString& message);
   void busyChanged(bool busy);
@@ -152,6 +162,8 @@ class Document final : public QObject {
   void scheduleRecompute();
   void recomputeIfLayerMissing();
   void onComputed(const attnscope::gui::ComputeOutcome& outcome);
+  /// Runs the Compare view's second model on the last result's request, when it is shown.
+  void runCompareModel();
   void onPreview(quint64 generation, const attnscope::render::ResultPtr& preview);
   void onAblationProgress(quint64 generation, int done, int total);
   void onAblated(const attnscope::gui::AblationOutcome& outcome);
@@ -219,6 +231,10 @@ class Document final : public QObject {
   std::shared_ptr<std::atomic<bool>> m_ablationCancel;
 
   GenerationController* m_generator = nullptr;
+  SecondModelRunner* m_compareRunner = nullptr;  // made when a second model is first chosen
+  std::optional<attnscope::ModelSpec> m_compareSpec;
+  render::ResultPtr m_compareResult;
+  QString m_compareError;
   QString m_generationError;  // the banner's message when a generation step failed
 
   quint64 m_generation = 0;

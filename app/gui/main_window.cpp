@@ -28,6 +28,7 @@
 #include "ablation_view.h"
 #include "attnscope/model_catalog.h"
 #include "attnscope/tiny_gpt.h"
+#include "compare_view.h"
 #include "compute_worker.h"
 #include "document.h"
 #include "download_dialog.h"
@@ -232,6 +233,30 @@ void MainWindow::changeEvent(QEvent* event) {
   QMainWindow::changeEvent(event);
 }
 
+void MainWindow::connectCompare() {
+  // The Compare view's "B from another model": the document runs it on the same text.
+  auto* compare = qobject_cast<render::CompareView*>(m_tabs->view(render::ViewKind::Compare));
+  if (!compare) return;
+  connect(m_document, &Document::compareResultChanged, compare,
+          &render::CompareView::setOtherResult);
+  connect(compare, &render::CompareView::otherModelCleared, this, [this, compare] {
+    m_document->setCompareModel(std::nullopt);
+    compare->setOtherModelName(QString());
+  });
+  connect(compare, &render::CompareView::otherModelRequested, this, [this, compare](bool folder) {
+    const QString path =
+        folder ? QFileDialog::getExistingDirectory(this, tr("Model folder for head B"))
+               : QFileDialog::getOpenFileName(
+                     this, tr("Model file for head B"), QString(),
+                     tr("Model files (*.gguf *.safetensors *.bin);;All files (*)"));
+    if (path.isEmpty()) return;
+    ModelSpec spec;
+    spec.source = path.toStdString();
+    m_document->setCompareModel(spec);
+    compare->setOtherModelName(QFileInfo(path).fileName());
+  });
+}
+
 void MainWindow::connectGeneration() {
   Document* d = m_document;
   GenerationController* g = d->generator();
@@ -295,6 +320,7 @@ void MainWindow::connectDocument() {
   }
   connect(d, &Document::currentViewChanged, m_tabs, &ViewTabs::showKind);
   connectGeneration();
+  connectCompare();
   connect(d, &Document::resultChanged, this, &MainWindow::onResult);
   connect(d, &Document::errorChanged, this, &MainWindow::onError);
   connect(d, &Document::busyChanged, m_status, &StatusPanel::setBusy);

@@ -78,6 +78,7 @@ class MainWindow final : public QMainWindow {
   void connectDocument();
   /// The Generate bar, the probabilities panel and the Step view follow the generation.
   void connectGeneration();
+  void connectCompare();
   void onResult(const render::ResultPtr& result);
   void onError(const QString& message);
   void updateNextTokens(const render::ResultPtr& result);

@@ -6,12 +6,14 @@
 #include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -59,6 +61,7 @@ CompareView::CompareView(QWidget* parent)
       m_headB(new QSpinBox(m_bar)),
       m_itemB(new ElidedComboBox(m_bar)),
       m_otherSentence(new QPushButton(tr("Same head, other sentence"), m_bar)),
+      m_modelB(new QToolButton(m_bar)),
       m_scroll(new QScrollBar(Qt::Vertical, this)) {
   setMouseTracking(true);
   setMinimumSize(300, 200);
@@ -106,6 +109,20 @@ CompareView::CompareView(QWidget* parent)
   add(rowA, tr("A"), m_layerA, m_headA, m_itemA);
   add(rowB, tr("B"), m_layerB, m_headB, m_itemB);
   rowB->addWidget(m_otherSentence);
+  // B from another model: what quantization or fine-tuning changes in each head.
+  m_modelB->setObjectName(QStringLiteral("compareModelB"));
+  m_modelB->setPopupMode(QToolButton::InstantPopup);
+  m_modelB->setToolTip(
+      tr("Head B from another model on the same text (e.g. the same model quantized), with "
+         "every head's distance between the two"));
+  auto* menu = new QMenu(m_modelB);
+  menu->addAction(tr("This model"), this, &CompareView::otherModelCleared);
+  menu->addAction(tr("Another model file (GGUF, safetensors)…"), this,
+                  [this] { Q_EMIT otherModelRequested(false); });
+  menu->addAction(tr("Another model folder…"), this, [this] { Q_EMIT otherModelRequested(true); });
+  m_modelB->setMenu(menu);
+  setOtherModelName(QString());
+  rowB->addWidget(m_modelB);
   rowA->addStretch(1);
   rowB->addStretch(1);
   connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
@@ -198,6 +215,12 @@ QRectF CompareView::titleRect(int panel) const {
   return screenLayout().titles[panel];
 }
 
+void CompareView::setOtherModelName(const QString& name) {
+  m_otherName = name;
+  m_modelB->setText(name.isEmpty() ? tr("B from this model") : tr("B from %1").arg(name));
+  compare();
+}
+
 void CompareView::setOtherResult(ResultPtr other) {
   m_other = std::move(other);
   compare();
@@ -209,6 +232,8 @@ void CompareView::compare() {
   const AttentionResult* bSource = m_other ? m_other.get() : result().get();
   m_problem.clear();
   m_headDistances.clear();
+  if (!m_otherName.isEmpty() && !m_other)  // chosen, still running (or failed: see the banner)
+    m_problem = tr("Head B comes from %1: waiting for its run on this text…").arg(m_otherName);
   if (m_other && result()) {
     try {
       m_headDistances = headDistancesBetween(weightsOf(*result(), state.group),

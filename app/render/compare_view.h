@@ -13,6 +13,7 @@ class QComboBox;
 class QPushButton;
 class QScrollBar;
 class QSpinBox;
+class QToolButton;
 
 namespace attnscope::render {
 
@@ -41,6 +42,8 @@ class CompareView final : public AttentionView {
   /// table under the panels gives every head's distance between them. nullptr: B from result().
   void setOtherResult(ResultPtr other);
   const ResultPtr& otherResult() const { return m_other; }
+  /// What the bar's "B from" button says: the other model's name, or empty for this model.
+  void setOtherModelName(const QString& name);
   /// With another model: its mean JS distance to result() per head [layers*heads] (NaN for a
   /// layer not kept); empty otherwise or when the two cannot be compared (other tokens, shapes).
   const std::vector<double>& headDistances() const { return m_headDistances; }
@@ -56,6 +59,12 @@ class CompareView final : public AttentionView {
   QRectF panelRect(int panel) const;
   /// Where each panel's title is in the last on-screen layout, for tests.
   QRectF titleRect(int panel) const;
+
+ Q_SIGNALS:
+  /// "B from" chose another model: a file (GGUF, safetensors) or, with `folder`, a folder.
+  void otherModelRequested(bool folder);
+  /// "B from" chose this model again.
+  void otherModelCleared();
 
  protected:
   void rebuild(Change change) override;
@@ -102,12 +111,15 @@ class CompareView final : public AttentionView {
   QSpinBox* m_headB;
   QComboBox* m_itemB;
   QPushButton* m_otherSentence;
+  QToolButton* m_modelB;
   QScrollBar* m_scroll;
 
   HeadMatrix m_a, m_b, m_diff;
   ResultPtr m_other;
   std::vector<double> m_headDistances;
-  QString m_problem;  // why A and B cannot be compared (shown instead of the panels)
+  QString m_problem;
+  QString m_otherName;  // B's model as the bar names it; empty: this model  // why A and B cannot
+                        // be compared (shown instead of the panels)
   double m_distance = 0;
   bool m_valid = false;
   int m_hoverQuery = -1, m_hoverKey = -1;

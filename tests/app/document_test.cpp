@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "attnscope/head_statistics.h"
 #include "document.h"
 
 using attnscope::gui::Document;
@@ -71,6 +72,39 @@ class DocumentTest : public QObject {
     QCOMPARE(r->group().batch(), 2);
     QCOMPARE(r->group().queryLengths, std::vector<int>({2, 4}));
     QCOMPARE(doc.resultTexts(), QStringList({"ab", "abcd"}));
+  }
+
+  // Issue 29: head B from a second model runs on the same text while Compare is shown; the same
+  // model again differs in no head; a model that cannot open says so in the banner and keeps A.
+  void compareRunsASecondModelOnTheSameText() {
+    Document doc;
+    doc.setCurrentView(attnscope::render::ViewKind::Compare);
+    QSignalSpy results(&doc, &Document::resultChanged);
+    QSignalSpy others(&doc, &Document::compareResultChanged);
+    doc.setText(QStringLiteral("to be or not"));
+    QVERIFY(results.wait(kWaitMs));
+    QCOMPARE(others.count(), 0);  // no second model chosen
+    doc.setCompareModel(doc.modelSpec());
+    QTRY_VERIFY_WITH_TIMEOUT(doc.compareResult() != nullptr, kWaitMs);
+    const std::vector<double> d =
+        attnscope::headDistancesBetween(doc.result()->group(), doc.compareResult()->group(), 0);
+    QCOMPARE(static_cast<int>(d.size()),
+             doc.result()->group().layers() * doc.result()->group().heads());
+    for (double v : d) QCOMPARE(v, 0.0);
+    // A new text runs both again.
+    const int before = others.count();
+    doc.setText(QStringLiteral("to be or not to be"));
+    QTRY_VERIFY_WITH_TIMEOUT(others.count() > before && doc.compareResult() &&
+                                 doc.compareResult()->group().queryLengths[0] == 18,
+                             kWaitMs);
+    attnscope::ModelSpec missing;
+    missing.source = "/nonexistent/model-for-b";
+    doc.setCompareModel(missing);
+    QTRY_VERIFY_WITH_TIMEOUT(doc.error().contains(QStringLiteral("Compare, B's model")), kWaitMs);
+    QVERIFY(!doc.compareResult());
+    QVERIFY(doc.result());  // A's result stays
+    doc.setCompareModel(std::nullopt);
+    QVERIFY(doc.error().isEmpty());
   }
 
   void staleResultsAreDiscarded() {
