@@ -80,8 +80,10 @@ CompareView::CompareView(QWidget* parent)
   m_barLayout->setSpacing(2);
   auto* rowA = new QHBoxLayout;
   auto* rowB = new QHBoxLayout;
+  auto* rowC = new QHBoxLayout;  // B's other sources: the next sentence, another model
   m_barLayout->addLayout(rowA);
   m_barLayout->addLayout(rowB);
+  m_barLayout->addLayout(rowC);
   // The bar never sets the view's minimum width: it wraps instead (resizeEvent).
   m_bar->setMinimumWidth(120);
   const auto add = [this](QHBoxLayout* row, const QString& name, QSpinBox* layer, QSpinBox* head,
@@ -108,7 +110,7 @@ CompareView::CompareView(QWidget* parent)
   };
   add(rowA, tr("A"), m_layerA, m_headA, m_itemA);
   add(rowB, tr("B"), m_layerB, m_headB, m_itemB);
-  rowB->addWidget(m_otherSentence);
+  rowC->addWidget(m_otherSentence);
   // B from another model: what quantization or fine-tuning changes in each head.
   m_modelB->setObjectName(QStringLiteral("compareModelB"));
   m_modelB->setPopupMode(QToolButton::InstantPopup);
@@ -122,9 +124,10 @@ CompareView::CompareView(QWidget* parent)
   menu->addAction(tr("Another model folder…"), this, [this] { Q_EMIT otherModelRequested(true); });
   m_modelB->setMenu(menu);
   setOtherModelName(QString());
-  rowB->addWidget(m_modelB);
+  rowC->addWidget(m_modelB);
   rowA->addStretch(1);
   rowB->addStretch(1);
+  rowC->addStretch(1);
   connect(m_otherSentence, &QPushButton::clicked, this, &CompareView::sameHeadOtherSentence);
   setControlBar(m_bar);
   m_scroll->setObjectName(QStringLiteral("compareScroll"));
@@ -196,9 +199,11 @@ void CompareView::sameHeadOtherSentence() {
 
 void CompareView::resizeEvent(QResizeEvent* event) {
   AttentionView::resizeEvent(event);
-  // A's and B's rows side by side need their widths, the margins and the spacing.
+  // A's and B's rows and B's other sources side by side need their widths, the margins and the
+  // spacing; else each gets a row of its own.
   const int oneRow = m_barLayout->itemAt(0)->sizeHint().width() +
-                     m_barLayout->itemAt(1)->sizeHint().width() + 16 + m_barLayout->spacing();
+                     m_barLayout->itemAt(1)->sizeHint().width() +
+                     m_barLayout->itemAt(2)->sizeHint().width() + 16 + 2 * m_barLayout->spacing();
   const QBoxLayout::Direction wanted =
       width() >= oneRow ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
   if (m_barLayout->direction() != wanted) m_barLayout->setDirection(wanted);

@@ -146,7 +146,12 @@ class AuditEngine final : public QPaintEngine {
   void image(const QRectF& r, const QImage& img, const QRectF& sr) {
     PaintAudit::Item item;
     item.kind = PaintAudit::Item::Kind::Image;
-    item.rect = m_transform.mapRect(r);
+    item.imageRect = m_transform.mapRect(r);
+    // What shows of it: within the painter's clip and the widget's (system) clip.
+    item.rect = item.imageRect;
+    if (m_hasClip && m_clipEnabled) item.rect = item.rect.intersected(m_clip.boundingRect());
+    if (!systemClip().isEmpty()) item.rect = item.rect.intersected(systemClip().boundingRect());
+    if (item.rect.isEmpty()) return;
     item.shape.addRect(item.rect);
     item.image = img.copy(sr.toAlignedRect()).convertToFormat(QImage::Format_ARGB32);
     m_device->record(std::move(item));
@@ -226,12 +231,11 @@ QColor PaintAudit::colourAt(QPointF p, std::size_t before, QColor page) const {
     QColor c;
     if (it.kind == Item::Kind::Image) {
       if (it.image.isNull()) continue;
-      const int x = std::clamp(
-          static_cast<int>((p.x() - it.rect.left()) / it.rect.width() * it.image.width()), 0,
-          it.image.width() - 1);
-      const int y = std::clamp(
-          static_cast<int>((p.y() - it.rect.top()) / it.rect.height() * it.image.height()), 0,
-          it.image.height() - 1);
+      const QRectF& r = it.imageRect;
+      const int x = std::clamp(static_cast<int>((p.x() - r.left()) / r.width() * it.image.width()),
+                               0, it.image.width() - 1);
+      const int y = std::clamp(static_cast<int>((p.y() - r.top()) / r.height() * it.image.height()),
+                               0, it.image.height() - 1);
       c = QColor::fromRgba(it.image.pixel(x, y));
     } else {
       if (it.shape.elementCount() > 5 && !it.shape.contains(p)) continue;  // not a rectangle

@@ -29,10 +29,11 @@ class PaintAudit : public QPaintDevice {
   struct Item {
     enum class Kind { Fill, Image, Text };
     Kind kind = Kind::Fill;
-    QPainterPath shape;   // Fill: the filled area; Image/Text: their rectangle
-    QRectF rect;          // the bounding rectangle of `shape`
-    QColor colour;        // Fill: the brush; Text: the pen
-    QImage image;         // Image: the pixels drawn into `rect`
+    QPainterPath shape;  // Fill: the filled area; Image/Text: their rectangle
+    QRectF rect;         // the bounding rectangle of `shape`
+    QColor colour;       // Fill: the brush; Text: the pen
+    QImage image;        // Image: the pixels drawn into `imageRect`, of which `rect` shows
+    QRectF imageRect;
     QString text;         // Text
     qreal pixelSize = 0;  // Text: the font's size in pixels
     bool bold = false;
