@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig, Gemma2Config,
-// Phi3Config, MixtralConfig through ConfigReader) on arbitrary text: each accepts a consistent
-// configuration or throws Error(Format), never anything else.
+// Phi3Config, MixtralConfig, PhiConfig, StableLmConfig, OlmoConfig, GptjConfig, OptConfig,
+// GptNeoConfig through ConfigReader) on arbitrary text: each accepts a consistent configuration or
+// throws Error(Format), never anything else.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,10 +13,15 @@
 #include "fuzz_config_reader.h"
 #include "models/bloom_config.h"
 #include "models/gemma2_config.h"
+#include "models/gpt_neo_config.h"
 #include "models/gpt_neox_config.h"
+#include "models/gptj_config.h"
 #include "models/llama_config.h"
 #include "models/mixtral_config.h"
+#include "models/olmo_config.h"
+#include "models/opt_config.h"
 #include "models/phi3_config.h"
+#include "models/phi_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attnscope;
@@ -73,6 +79,56 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         c.base.numHeads % c.base.numKvHeads != 0 ||
         (c.base.modelType == "mixtral" && !c.normTopK)) {
       fuzz::fail("accepted an inconsistent Mixtral / Qwen3-MoE config");
+    }
+  });
+  // Phi-1/1.5/2 and StableLM: partial rotary dims even, from 2 to head_dim; heads that divide.
+  fuzz::expectOnlyUserErrors([&] {
+    const PhiConfig c = PhiConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numKvHeads <= 0 ||
+        c.numHeads % c.numKvHeads != 0 || c.rotaryDim() < 2 || c.rotaryDim() % 2 != 0 ||
+        c.rotaryDim() > c.headDim() || !(c.layerNormEps > 0) || !(c.ropeTheta > 1) ||
+        c.hiddenAct.empty()) {
+      fuzz::fail("accepted an inconsistent Phi config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const StableLmConfig c = StableLmConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numKvHeads <= 0 ||
+        c.numHeads % c.numKvHeads != 0 || c.rotaryDim() < 2 || c.rotaryDim() % 2 != 0 ||
+        c.rotaryDim() > c.headDim() || !(c.layerNormEps > 0) || !(c.ropeTheta > 1)) {
+      fuzz::fail("accepted an inconsistent StableLM config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const OlmoConfig c = OlmoConfig::fromReader(reader);
+    if (c.base.modelType != "olmo" || c.base.numHeads % c.base.numKvHeads != 0 ||
+        c.base.rotaryDim() < 2 || c.base.mlpBias || c.clipQkv < 0 || !std::isfinite(c.clipQkv)) {
+      fuzz::fail("accepted an inconsistent OLMo config");
+    }
+  });
+  // GPT-J: rotary dims even, from 2 to the head size; OPT: heads that divide the width.
+  fuzz::expectOnlyUserErrors([&] {
+    const GptjConfig c = GptjConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.rotaryDims < 2 ||
+        c.rotaryDims % 2 != 0 || c.rotaryDims > c.headDim() || c.mlpSize() <= 0 ||
+        !(c.layerNormEps > 0) || c.activation.empty()) {
+      fuzz::fail("accepted an inconsistent GPT-J config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const OptConfig c = OptConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.wordEmbedProjDim <= 0 ||
+        c.ffnDim <= 0 || c.maxPositions <= 0 ||
+        c.projects() != (c.wordEmbedProjDim != c.hiddenSize) ||
+        (c.finalNorm() && !c.doLayerNormBefore)) {
+      fuzz::fail("accepted an inconsistent OPT config");
+    }
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const GptNeoConfig c = GptNeoConfig::fromReader(reader);
+    if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.windowSize < 1 ||
+        c.localLayers.size() != static_cast<std::size_t>(c.numLayers) || c.mlpSize() <= 0) {
+      fuzz::fail("accepted an inconsistent GPT-Neo config");
     }
   });
   return 0;

@@ -668,8 +668,9 @@ def check(cli, root, case, V, failures, report):
         check_generate(cli, d, TEXTS[1], forward, name, failures, report)
     L, B, H = attention.shape[:3]
     sizes = cfg.get("text_config", cfg)  # a vision-language folder's text model (gemma3)
-    want_h = sizes.get("num_attention_heads", sizes.get("n_head"))
-    if (L, B, H) != (sizes.get("num_hidden_layers", sizes.get("n_layer")), len(TEXTS), want_h):
+    want_h = sizes.get("num_attention_heads", sizes.get("n_head", sizes.get("num_heads")))  # gpt_neo: num_heads
+    want_l = sizes.get("num_hidden_layers", sizes.get("n_layer", sizes.get("num_layers")))
+    if (L, B, H) != (want_l, len(TEXTS), want_h):
         failures.append(f"{name}: attention shape {attention.shape}")
     report.append(f"{name:32s} max |diff|/max(1,|want|) {worst:.2e}  peak {peakedness(attention[:, 0, :, :len(tokens[0]), :len(tokens[0])]):.2f}")
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Checks `attnscope-cli run --model DIR` on Phi-3, OLMo 2, Mixtral and Qwen3-MoE checkpoints against
-plain PyTorch.
+plain PyTorch; and Phi-1/1.5/2, StableLM and OLMo 1, whose forwards, cases and mistakes are in
+phi_stablelm_olmo_cases.py; and GPT-J, OPT and GPT-Neo, in gptj_opt_neo_cases.py.
 
 The same check as decoder_reference.py (whose case runner and weight writer it uses): tiny random
 checkpoints in the Hugging Face layout with its tensor names, a padded batch through the CLI, every
@@ -63,6 +64,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dr  # noqa: E402
 from decoder_common import check_generate, write_tokenizer  # noqa: E402
 from decoder_reference import inverse_frequencies, lin, rms, rotate, silu, value_norms  # noqa: E402
+import phi_stablelm_olmo_cases as phi_stablelm  # noqa: E402  Phi-1/1.5/2, StableLM, OLMo 1
+import gptj_opt_neo_cases as gptj_opt_neo  # noqa: E402  GPT-J, OPT and GPT-Neo
 
 QK_SCALE = 3.0
 
@@ -581,6 +584,8 @@ def cases(V):
           "tie_word_embeddings": False, "torch_dtype": "float32"}
     out.append(("olmoe-whole-qk-norm-top2", "olmoe", oe, lambda: moe_weights(oe, OLMOE_SEED), "F32", "model.", True,
                 None))
+    out += phi_stablelm.cases(V)
+    out += gptj_opt_neo.cases(V)
     return out
 
 
@@ -591,12 +596,18 @@ def mistakes(family, cfg):
         return olmo2_mistakes(cfg)
     if family in MOE:
         return moe_mistakes(cfg)
+    if family in phi_stablelm.MISTAKES:
+        return phi_stablelm.MISTAKES[family](cfg)
+    if family in gptj_opt_neo.MISTAKES:
+        return gptj_opt_neo.MISTAKES[family](cfg)
     return ORIGINAL_MISTAKES(family, cfg)
 
 
 ORIGINAL_MISTAKES = dr.mistakes
 dr.FORWARD["phi3"] = phi3_forward
 dr.FORWARD["olmo2"] = olmo2_forward
+dr.FORWARD.update(phi_stablelm.FORWARD)
+dr.FORWARD.update(gptj_opt_neo.FORWARD)
 MOE = ("mixtral", "qwen3_moe", "olmoe")
 for _family in MOE:
     dr.FORWARD[_family] = moe_forward
@@ -607,6 +618,7 @@ dr.mistakes = mistakes  # check() looks both up at call time
 # whole-projection q/k norm under a step's single query, Mixtral's router on each step's token
 # with a window of 5 shorter than the 9 tokens, and Phi-3 (below, with its own prompt).
 dr.GENERATE_CASES = {"olmo2-post-norm-qk-whole", "mixtral-top2-of-4-window"}
+dr.GENERATE_CASES |= gptj_opt_neo.GENERATE_CASES
 # Phi-3 with LongRoPE past an original context of 8: a 6-token prompt, so that the steps at 6, 7
 # and 8 tokens take the short factors and those at 9 to 11 the long ones, as transformers does
 # with its cache (each call picks the factors by its own length, the cached keys keep theirs): the

@@ -26,6 +26,18 @@ std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::st
 std::shared_ptr<Model> openPhi3Folder(const std::string& folder, const std::string& name);
 /// model_type "olmo2": OLMo 2 (olmo2.cpp).
 std::shared_ptr<Model> openOlmo2Folder(const std::string& folder, const std::string& name);
+/// model_type "phi": Phi-1, Phi-1.5, Phi-2 (phi.cpp).
+std::shared_ptr<Model> openPhiFolder(const std::string& folder, const std::string& name);
+/// model_type "stablelm": StableLM-3B-4E1T, StableLM 2 (stablelm.cpp).
+std::shared_ptr<Model> openStableLmFolder(const std::string& folder, const std::string& name);
+/// model_type "olmo": OLMo 1 (olmo.cpp).
+std::shared_ptr<Model> openOlmoFolder(const std::string& folder, const std::string& name);
+/// model_type "gptj": GPT-J (gptj.cpp).
+std::shared_ptr<Model> openGptjFolder(const std::string& folder, const std::string& name);
+/// model_type "opt": OPT, Galactica's layout (opt.cpp).
+std::shared_ptr<Model> openOptFolder(const std::string& folder, const std::string& name);
+/// model_type "gpt_neo": GPT-Neo (gpt_neo.cpp).
+std::shared_ptr<Model> openGptNeoFolder(const std::string& folder, const std::string& name);
 /// model_type "mixtral", "qwen3_moe" and "olmoe": mixtures of experts on Llama's attention
 /// (mixtral.cpp).
 std::shared_ptr<Model> openMixtralFolder(const std::string& folder, const std::string& name);

@@ -76,6 +76,18 @@ const std::vector<Entry>& entries() {
         "OLMo 2 (post-norm layout: RMSNorm after attention and MLP, none before; q/k RMSNorm "
         "over the whole projection before the head split and rotary)"},
        openOlmo2Folder},
+      {{"phi", "phi",
+        "Phi-1, Phi-1.5, Phi-2 (parallel attention and MLP from one LayerNorm, partial rotary, "
+        "biased q/k/v and dense, optional q/k LayerNorm over head_dim, lm_head with a bias)"},
+       openPhiFolder},
+      {{"stablelm", "stablelm",
+        "StableLM-3B-4E1T, StableLM 2 (LayerNorm, partial rotary, SwiGLU; q/k/v biases, per-head "
+        "q/k LayerNorm and the parallel residual where configured)"},
+       openStableLmFolder},
+      {{"olmo", "olmo",
+        "OLMo 1 (Llama's layers with LayerNorms that have no weight or bias; q, k and v clamped "
+        "with clip_qkv where configured)"},
+       openOlmoFolder},
       {{"mixtral", "mixtral",
         "Mixtral 8x7B, 8x22B (Mistral's attention; a sparse mixture of experts: each token through "
         "its router's top 2 of 8 SwiGLU experts, weights renormalised)"},
@@ -93,6 +105,16 @@ const std::vector<Entry>& entries() {
        openGptNeoxFolder},
       {{"bloom", "bloom", "Bloom (ALiBi position bias, embedding LayerNorm, fused q|k|v)"},
        openBloomFolder},
+      {{"gptj", "gptj",
+        "GPT-J (parallel attention and MLP, rotary on part of each head with neighbouring pairs)"},
+       openGptjFolder},
+      {{"opt", "opt",
+        "OPT (learned positions offset by 2, ReLU MLP, pre- or post-LayerNorm, project_in/out)"},
+       openOptFolder},
+      {{"gpt_neo", "gpt_neo",
+        "GPT-Neo (learned positions, alternating global and local-window layers, unscaled "
+        "scores)"},
+       openGptNeoFolder},
       {{"t5", "t5",
         "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
         "ReLU or gated-GELU feed-forward)"},

@@ -28,6 +28,13 @@ torch::Tensor rotateHalf(const torch::Tensor& x) {
   return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
+/// (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)
+torch::Tensor rotateEveryTwo(const torch::Tensor& x) {
+  const int64_t n = x.size(-1);
+  const torch::Tensor even = x.slice(-1, 0, n, 2), odd = x.slice(-1, 1, n, 2);
+  return torch::stack({-odd, even}, -1).flatten(-2);
+}
+
 }  // namespace
 
 RotaryEmbedding::RotaryEmbedding(RotaryOptions options) : m_options(options) {
@@ -95,6 +102,17 @@ torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor
   if (rot == hd) return x * cos + rotateHalf(x) * sin;
   const torch::Tensor r = x.narrow(-1, 0, rot), pass = x.narrow(-1, rot, hd - rot);
   return torch::cat({r * cos + rotateHalf(r) * sin, pass}, -1);
+}
+
+torch::Tensor RotaryEmbedding::applyInterleaved(const torch::Tensor& x, const torch::Tensor& cos,
+                                                const torch::Tensor& sin) {
+  const int64_t rot = cos.size(-1), hd = x.size(-1);
+  // cosSin repeats the frequencies as (f0 .. f_{rot/2-1}, f0 ..); neighbours share one here.
+  const torch::Tensor c = cos.narrow(-1, 0, rot / 2).repeat_interleave(2, -1),
+                      s = sin.narrow(-1, 0, rot / 2).repeat_interleave(2, -1);
+  if (rot == hd) return x * c + rotateEveryTwo(x) * s;
+  const torch::Tensor r = x.narrow(-1, 0, rot), pass = x.narrow(-1, rot, hd - rot);
+  return torch::cat({r * c + rotateEveryTwo(r) * s, pass}, -1);
 }
 
 std::string RotaryEmbedding::describe(int64_t headDim) const {

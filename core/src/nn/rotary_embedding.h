@@ -39,6 +39,11 @@ class RotaryEmbedding final {
   /// x: [B, H, T, hd]; cos, sin: [T, rotaryDim] -> [B, H, T, hd].
   static torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& cos,
                              const torch::Tensor& sin);
+  /// GPT-J's convention ("rotate_every_two"): the pairs are neighbours (2i, 2i + 1), each rotated
+  /// by frequency i, on the first rotaryDim dimensions. The same cos, sin as apply (cosSin's).
+  /// x: [B, H, T, hd] -> [B, H, T, hd].
+  static torch::Tensor applyInterleaved(const torch::Tensor& x, const torch::Tensor& cos,
+                                        const torch::Tensor& sin);
 
   const RotaryOptions& options() const { return m_options; }
   /// "rope_theta 10000, 64 of 64 dims, llama3 x8", for the trace.

@@ -68,6 +68,9 @@ const std::vector<TraceStepKind>& traceStepKinds() {
       {"experts", "experts",
        "Each token goes through its chosen experts only (each a gated MLP); their outputs are "
        "added, each times its router weight."},
+      {"clamp", "clamp",
+       "Clipping clamps every value of the projection into [−clip, clip] (OLMo's clip_qkv), so "
+       "no query, key or value feature can grow past it."},
   };
   return kinds;
 }

@@ -101,6 +101,14 @@ TEST(RmsNorm, MatchesLoopsWithFloatAndBf16Weights) {
   expectAllNear(wide(x), loopRmsNorm(x, toDoubles(w), 0.5), 1e-5, "rms norm, eps 0.5");
 }
 
+TEST(LayerNorm, WithoutAffineHasNoParametersAndOnlyNormalises) {
+  LayerNorm norm(kDim, 1e-5, /*affine=*/false);
+  EXPECT_TRUE(norm->parameters().empty());
+  const torch::Tensor x = normInput(6);
+  const std::vector<double> ones(kDim, 1.0), zeros(kDim, 0.0);
+  expectAllNear(norm(x), loopLayerNorm(x, ones, zeros, 1e-5), 1e-5, "layer norm, no affine");
+}
+
 TEST(LayerNorm, MatchesLoopsWithFloatAndBf16Weights) {
   const double eps = 1e-5;
   LayerNorm norm(kDim, eps);

@@ -103,6 +103,37 @@ TEST(RotaryEmbedding, ApplyRotatesPairsIAndIPlusHalfAndPassesTheRestThrough) {
   }
 }
 
+TEST(RotaryEmbedding, ApplyInterleavedRotatesNeighbouringPairsLikeGptj) {
+  const int64_t hd = 16;
+  const std::vector<int64_t> positions = {0, 3, 1, 7, 12, 20};
+  const torch::Tensor x = randomTensor({2, 3, 6, hd}, 4, 2.0);
+  for (int64_t rot : {hd, hd / 4}) {
+    const RotaryEmbedding rope(rotary(rot));
+    const auto [cos, sin] = rope.cosSin(positionTensor(positions));
+    const torch::Tensor y = RotaryEmbedding::applyInterleaved(x, cos, sin);
+    // GPT-J's rotate_every_two: dims (2i, 2i + 1) are rotated by frequency i, the rest kept.
+    const std::vector<double> inv = loopInvFreq(10000.0, rot);
+    const auto a = x.accessor<float, 4>();
+    std::vector<double> want;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t t = 0; t < 6; ++t)
+          for (int64_t d = 0; d < hd; ++d) {
+            if (d >= rot) {
+              want.push_back(a[b][h][t][d]);
+              continue;
+            }
+            const double angle = double(positions[t]) * inv[d / 2], c = std::cos(angle),
+                         s = std::sin(angle);
+            const double even = a[b][h][t][d - d % 2], odd = a[b][h][t][d - d % 2 + 1];
+            want.push_back(d % 2 == 0 ? even * c - odd * s : odd * c + even * s);
+          }
+    expectAllNear(y, want, 1e-5, "interleaved rot " + std::to_string(rot));
+    // Not the rotate_half pairing (which this input tells apart at every position but 0).
+    EXPECT_GT((y - RotaryEmbedding::apply(x, cos, sin)).abs().max().item<float>(), 0.1f);
+  }
+}
+
 TEST(RotaryEmbedding, RotationKeepsEachPairsNormAndScoresDependOnTheOffsetOnly) {
   const int64_t hd = 16, T = 48, rot = 16;
   const RotaryEmbedding rope(rotary(rot));
