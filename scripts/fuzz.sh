@@ -9,8 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
 jobs=${JOBS:-2}
-targets=(fuzz_safetensors fuzz_gguf fuzz_tokenizers fuzz_bpe fuzz_gpt2_config fuzz_decoder_configs
-  fuzz_encoder_configs fuzz_config_json fuzz_tokenizer_json fuzz_session_file)
+targets=(fuzz_safetensors fuzz_gguf fuzz_pickle fuzz_tokenizers fuzz_bpe fuzz_gpt2_config
+  fuzz_decoder_configs fuzz_encoder_configs fuzz_config_json fuzz_tokenizer_json fuzz_session_file)
 
 if ! command -v clang++ >/dev/null; then
   echo "make fuzz needs clang++ and libclang-rt-14-dev (apt-get install clang libclang-rt-14-dev)" >&2

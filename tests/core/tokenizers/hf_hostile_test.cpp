@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "attnscope/error.h"
 #include "attnscope/hf_tokenizer.h"
@@ -119,6 +120,34 @@ TEST(HfHostile, ManyAddedTokensMatchInTimeLinearInTheText) {
   const HfEncoding twelve = tok.encodeIds("a" + prefix + "12a");
   ASSERT_EQ(twelve.ids.size(), 3u);
   EXPECT_EQ(twelve.ids[1], 22);
+}
+
+TEST(HfHostile, LongAddedTokensMatchInTimeLinearInTheText) {
+  // Tokens that are long prefixes of the text at every position: a trie walked forward from each
+  // position cost the longest token's length there. One 100 kB token on 120k characters took
+  // 49 s, 3,000 single_word tokens x, xx, ... 23 s (1,000 here). Only "<x100000>7" may stand: the
+  // single_word ones have no word boundary after them, and none before them after the first
+  // position.
+  std::string added =
+      R"({"id": 10, "content": ")" + std::string(100000, 'x') + R"(7", "special": true})";
+  for (int i = 1; i <= 1000; ++i)
+    added += R"(, {"id": )" + std::to_string(10 + i) + R"(, "content": ")" + std::string(i, 'x') +
+             R"(", "single_word": true, "special": true})";
+  const HfTokenizer tok =
+      HfTokenizer::fromJson(tokenizerJson(R"(, "added_tokens": [)" + added + "]"), "added.json");
+  const auto start = std::chrono::steady_clock::now();
+  const HfEncoding e = tok.encodeIds(std::string(120000, 'x') + "7");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(e.ids.size(), 2u);  // 20,000 x's (one unknown piece), then the long token
+  EXPECT_EQ(e.ids[0], 0);
+  EXPECT_EQ(e.ids[1], 10);
+  EXPECT_LT(seconds, 3.0);
+  // With word boundaries on both sides the longest single_word token stands; with a word
+  // character after every one, none does (the text is one unknown piece).
+  EXPECT_EQ(tok.encodeIds(" xx ").ids, (std::vector<int64_t>{5, 12, 5}));
+  EXPECT_EQ(tok.encodeIds(" xxxa").ids, (std::vector<int64_t>{0}));
+  EXPECT_EQ(tok.encodeIds("!xxx!").ids, (std::vector<int64_t>{4, 13, 4}));
 }
 
 TEST(HfHostile, LongWordPieceWordsAreLinear) {

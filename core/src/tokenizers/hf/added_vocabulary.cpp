@@ -58,17 +58,56 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& tokens, const Normalizer*
     Matcher& m = m_tokens[i].normalized ? m_normalized : m_original;
     m.add(pattern, i);
   }
+  m_original.finish(m_tokens);
+  m_normalized.finish(m_tokens);
 }
 
 void AddedVocabulary::Matcher::add(const std::string& pattern, std::size_t token) {
+  if (length.empty()) length.push_back(0);  // the root
   uint32_t node = 0;
-  for (const char c : pattern) {
-    const uint64_t key = (uint64_t{node} << 8) | static_cast<unsigned char>(c);
-    const auto [it, added] = edges.emplace(key, nodes);
-    if (added) ++nodes;
+  for (auto c = pattern.rbegin(); c != pattern.rend(); ++c) {
+    const uint64_t key = (uint64_t{node} << 8) | static_cast<unsigned char>(*c);
+    const auto [it, added] = edges.emplace(key, static_cast<uint32_t>(length.size()));
+    if (added) length.push_back(length[node] + 1);
     node = it->second;
   }
   ends[node].push_back(token);
+}
+
+uint32_t AddedVocabulary::Matcher::step(uint32_t node, unsigned char byte) const {
+  while (true) {
+    if (const auto e = edges.find((uint64_t{node} << 8) | byte); e != edges.end()) return e->second;
+    if (node == 0) return 0;
+    node = fail[node];
+  }
+}
+
+void AddedVocabulary::Matcher::finish(const std::vector<AddedToken>& tokens) {
+  const std::size_t n = length.size();
+  if (n == 0) return;  // no pattern
+  std::vector<std::vector<std::pair<unsigned char, uint32_t>>> children(n);
+  for (const auto& [key, child] : edges)
+    children[key >> 8].emplace_back(static_cast<unsigned char>(key & 0xFF), child);
+  fail.assign(n, 0);
+  plainOut.assign(n, kNone);
+  wordOut.assign(n, kNone);
+  // Breadth first: a node's failure link and outputs are shorter, so already known.
+  std::vector<uint32_t> queue{0};
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const uint32_t node = queue[q];
+    if (node != 0) {
+      bool plain = false, word = false;
+      if (const auto e = ends.find(node); e != ends.end()) {
+        for (const std::size_t index : e->second) (tokens[index].singleWord ? word : plain) = true;
+      }
+      plainOut[node] = plain ? node : plainOut[fail[node]];
+      wordOut[node] = word ? node : wordOut[fail[node]];
+    }
+    for (const auto& [byte, child] : children[node]) {
+      fail[child] = node == 0 ? 0 : step(fail[node], byte);
+      queue.push_back(child);
+    }
+  }
 }
 
 const AddedToken* AddedVocabulary::find(int64_t id) const {
@@ -90,33 +129,42 @@ void AddedVocabulary::splitInto(const NormalizedString& s, const Matcher& matche
   const std::string& text = s.normalized();
   std::size_t done = 0;  // start of the text not yet emitted
   std::size_t at = 0;
-  std::vector<std::pair<std::size_t, const std::vector<std::size_t>*>> matches;  // (end, tokens)
+  // The automaton's node after reading text[i..] backwards: its outputs are the patterns that
+  // start at i, the longest first (4 bytes per byte of text, one pass).
+  std::vector<uint32_t> state(matcher.empty() ? 0 : text.size());
+  uint32_t node = 0;
+  for (std::size_t i = state.size(); i-- > 0;) {
+    node = matcher.step(node, static_cast<unsigned char>(text[i]));
+    state[i] = node;
+  }
+  const auto stopOk = [&](std::size_t stop) {
+    return stop == text.size() || !isWordChar(charAt(text, stop));
+  };
   while (!matcher.empty() && at < text.size()) {
-    // Every pattern that matches at `at`, shortest first; the longest that may stand here wins,
-    // and among equal patterns the first in the file.
-    matches.clear();
-    uint32_t node = 0;
-    for (std::size_t i = at; i < text.size(); ++i) {
-      const auto edge =
-          matcher.edges.find((uint64_t{node} << 8) | static_cast<unsigned char>(text[i]));
-      if (edge == matcher.edges.end()) break;
-      node = edge->second;
-      if (const auto e = matcher.ends.find(node); e != matcher.ends.end())
-        matches.emplace_back(i + 1, &e->second);
+    // The longest pattern that may stand at `at` wins: the longest one with a token that is not
+    // single_word, unless a longer single_word one has word boundaries on both sides. Among
+    // equal patterns the first in the file that may stand here. The single_word candidates are
+    // walked only after a word boundary, and they are prefixes of one another: k of them take
+    // k^2/2 bytes of tokenizer.json, so the walk is bounded by the square root of its size.
+    uint32_t best = matcher.plainOut[state[at]];
+    uint32_t word = matcher.wordOut[state[at]];
+    const bool startOk = word != Matcher::kNone && (at == 0 || !isWordChar(charBefore(text, at)));
+    for (; startOk && matcher.length[word] > matcher.length[best];
+         word = matcher.wordOut[matcher.fail[word]]) {
+      if (stopOk(at + matcher.length[word])) {
+        best = word;
+        break;
+      }
     }
     const AddedToken* hit = nullptr;
-    std::size_t stop = 0;
-    for (auto m = matches.rbegin(); m != matches.rend() && !hit; ++m) {
-      for (const std::size_t index : *m->second) {
+    std::size_t stop = at + matcher.length[best];
+    if (best != Matcher::kNone) {
+      for (const std::size_t index : matcher.ends.at(best)) {
         const AddedToken& t = m_tokens[index];
-        if (t.singleWord) {
-          const bool startOk = at == 0 || !isWordChar(charBefore(text, at));
-          const bool stopOk = m->first == text.size() || !isWordChar(charAt(text, m->first));
-          if (!startOk || !stopOk) continue;
+        if (!t.singleWord || (startOk && stopOk(stop))) {
+          hit = &t;
+          break;
         }
-        hit = &t;
-        stop = m->first;
-        break;
       }
     }
     if (!hit) {
