@@ -95,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const StableLmConfig c = StableLmConfig::fromReader(reader);
     if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numKvHeads <= 0 ||
         c.numHeads % c.numKvHeads != 0 || c.rotaryDim() < 2 || c.rotaryDim() % 2 != 0 ||
-        c.rotaryDim() > c.headDim() || !(c.layerNormEps > 0) || !(c.ropeTheta > 1)) {
+        c.rotaryDim() > c.headDim() || !(c.layerNormEps > 0) || !(c.ropeTheta > 1) ||
+        c.hiddenAct.empty()) {
       fuzz::fail("accepted an inconsistent StableLM config");
     }
   });

@@ -54,6 +54,7 @@ PhiConfig PhiConfig::fromReader(const ConfigReader& c) {
   PhiConfig r;
   readPartialRotaryDecoder(c, "phi", r);
   r.hiddenAct = c.string("hidden_act", "gelu_new");
+  if (r.hiddenAct.empty()) c.fail("\"hidden_act\" is empty");  // found by fuzz_decoder_configs
   r.qkLayernorm = c.flag("qk_layernorm", false);
   return r;
 }
@@ -66,6 +67,7 @@ StableLmConfig StableLmConfig::fromReader(const ConfigReader& c) {
   StableLmConfig r;
   readPartialRotaryDecoder(c, "stablelm", r);
   r.hiddenAct = c.string("hidden_act", "silu");
+  if (r.hiddenAct.empty()) c.fail("\"hidden_act\" is empty");
   r.qkvBias = c.flag("use_qkv_bias", false);
   r.qkLayernorm = c.flag("qk_layernorm", false);
   r.parallelResidual = c.flag("use_parallel_residual", false);

@@ -102,6 +102,7 @@ TEST(PhiConfig, BadValuesNameTheField) {
       {{{"rope_theta", 1}}, "\"rope_theta\" must be above 1"},
       {{{"vocab_size", 0}}, "\"vocab_size\" must be a whole number"},
       {{{"model_type", "phi3"}}, "\"model_type\" \"phi3\" is not phi"},
+      {{{"hidden_act", ""}}, "\"hidden_act\" is empty"},
       {{{"rope_scaling", {{"type", "yarn"}, {"factor", 2.0}}}}, "yarn"}};
   for (const auto& [change, word] : bad) {
     nlohmann::json j = phi2();
@@ -154,7 +155,8 @@ TEST(StableLmConfig, BadValuesNameTheField) {
       {{{"partial_rotary_factor", 0.01}}, "from 2 to head_dim (64)"},
       {{{"num_key_value_heads", 3}}, "num_key_value_heads (3) must divide"},
       {{{"num_hidden_layers", 0}}, "\"num_hidden_layers\" must be a whole number"},
-      {{{"model_type", "stablelm_epoch"}}, "is not stablelm"}};
+      {{{"model_type", "stablelm_epoch"}}, "is not stablelm"},
+      {{{"hidden_act", ""}}, "\"hidden_act\" is empty"}};
   for (const auto& [change, word] : bad) {
     nlohmann::json j = stablelm2();
     j.update(change);
