@@ -6,6 +6,7 @@
 
 #include "models/folder_family.h"
 #include "models/llama_config.h"
+#include "nn/linear.h"
 #include "nn/rotary_embedding.h"
 
 namespace attnscope {
@@ -50,6 +51,14 @@ class DecoderFamily : public FolderFamily {
   /// every key (Qwen, Gemma 2/3), so ctx.mask has no window. ctx.mask itself where the window
   /// hides nothing this run. -> [B, 1, T, T] on the run's device
   static torch::Tensor windowMask(const LayerContext& ctx, int window);
+  /// The language-model head on hidden [B, T, C] -> [B, T, V]: the checkpoint's own `head`, else
+  /// the input embedding when the config ties them, else none (an undefined tensor: a base model).
+  static torch::Tensor headOrTied(const Linear& head, bool tied, const EmbeddingTable& embed,
+                                  const torch::Tensor& hidden) {
+    if (head) return linearForward(hidden, head->weight, head->bias);
+    if (tied) return linearForward(hidden, embed->weight, {});
+    return {};
+  }
 };
 
 }  // namespace attnscope

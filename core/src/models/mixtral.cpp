@@ -164,9 +164,7 @@ class MixtralFamily final : public DecoderFamily {
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
-    if (m_head) return m_head(hidden);
-    if (m_c.tieWordEmbeddings) return linearForward(hidden, m_embed->weight, {});
-    return {};
+    return headOrTied(m_head, m_c.tieWordEmbeddings, m_embed, hidden);
   }
 
  private:
