@@ -23,6 +23,14 @@ int exportCommand(const std::vector<std::string>& args);
 /// Downloads a model from the Hugging Face Hub into the shared cache (Qt Network).
 int downloadCommand(const std::vector<std::string>& args);
 
+/// Many commands in one process: each input line a JSON array of arguments, each answered by a
+/// JSON line {"rc", "stdout", "stderr"}.
+int batchCommand(const std::vector<std::string>& args);
+
+/// Runs one command (the words after the program name) as main would, errors mapped to exit
+/// codes and printed on stderr: 0 success, 2 bad input, 1 internal.
+int dispatchCommand(const std::string& name, std::vector<std::string> args);
+
 /// `text` with control characters written as \xNN (and the 8-bit CSI as \u009B), on one line:
 /// for anything from a model file that reaches the terminal (errors, notices, names).
 std::string printable(const std::string& text);

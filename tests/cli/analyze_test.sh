@@ -9,22 +9,24 @@ cli=$1
 out=$2
 rm -rf "$out" && mkdir -p "$out"
 failures=0
+source "$(dirname "$0")/batch_client.sh"
+batch_start "$cli"
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 model=(--model default --text "to be or not to be")
 
 for measure in rollout induction value-norm ablation; do
-  if ! "$cli" analyze "${model[@]}" --measure "$measure" --json "$out/$measure.json" \
+  if ! acli analyze "${model[@]}" --measure "$measure" --json "$out/$measure.json" \
       >"$out/log.txt" 2>&1; then
     fail "$measure exited $?: $(cat "$out/log.txt")"
   fi
 done
-"$cli" analyze "${model[@]}" --measure ablation --estimate --json "$out/estimate.json" \
+acli analyze "${model[@]}" --measure ablation --estimate --json "$out/estimate.json" \
   >"$out/log.txt" 2>&1 || fail "ablation --estimate exited $?: $(cat "$out/log.txt")"
-"$cli" run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
+acli run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
   fail "run exited $?: $(cat "$out/log.txt")"
-"$cli" analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
+acli analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
   >"$out/log.txt" 2>&1 || fail "rollout --layer 0 exited $?: $(cat "$out/log.txt")"
-"$cli" analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
+acli analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
   --probe-seed 3 --json "$out/probe.json" >"$out/log.txt" 2>&1 ||
   fail "induction --probe exited $?: $(cat "$out/log.txt")"
 
@@ -86,7 +88,7 @@ expect() {  # code substring args...
   local code=$1 want=$2
   shift 2
   local text rc
-  text=$("$cli" "$@" 2>&1)
+  text=$(acli "$@" 2>&1)
   rc=$?
   if [[ $rc -ne $code ]]; then
     fail "attnscope-cli $* -> exit $rc, wanted $code: $text"

@@ -2,6 +2,8 @@
 # Every documented CLI error path: exit code 2 and one line naming the bad flag or value.
 set -u
 cli=$1
+source "$(dirname "$0")/batch_client.sh"
+batch_start "$cli"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -11,7 +13,7 @@ expect() {
   local code=$1 want=$2
   shift 3
   local out rc
-  out=$("$cli" "$@" 2>&1)
+  out=$(acli "$@" 2>&1)
   rc=$?
   if [[ $rc -ne $code ]]; then
     echo "FAIL: attnscope-cli $* -> exit $rc, wanted $code; output: $out"
@@ -44,7 +46,7 @@ expect 2 "cannot create --dump folder" -- run --text hi --dump /proc/attnscope-n
 expect 2 "--text is required" -- tokenize
 expect 2 "invalid UTF-8" -- tokenize --text $'\xc3('
 expect 2 "model 'nonesuch' not found" -- run --text hi --model nonesuch
-if ! "$cli" run --text hi --device auto 2>/dev/null | grep -q "on cuda"; then
+if ! acli run --text hi --device auto 2>/dev/null | grep -q "on cuda"; then
   expect 2 "device 'cuda' is not available" -- run --text hi --device cuda
 fi
 touch "$tmp/file"
@@ -69,8 +71,8 @@ s = j["steps"][2]
 assert set(s) == {"id", "token", "candidates", "attention"} and len(s["attention"][0][0]) == 4, s.keys()
 assert set(j["steps"][0]["candidates"][0]) == {"id", "token", "p"}
 ' "$tmp/gen.json" || { echo "FAIL: generate --json lacks the issue's fields"; failures=$((failures + 1)); }
-a=$("$cli" generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 1 2>/dev/null)
-b=$("$cli" generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 2 2>/dev/null)
+a=$(acli generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 1 2>/dev/null)
+b=$(acli generate --model default --text hi --max-new-tokens 12 --seed 4 --threads 2 2>/dev/null)
 [[ $a == "$b" ]] || { echo "FAIL: generate --seed 4 wrote '$a' on one thread, '$b' on two"; failures=$((failures + 1)); }
 
 # --layers keeps some layers' attention: a list of numbers and ranges, within the model's layers.
@@ -118,6 +120,38 @@ expect 0 "model toy" -- run --text "dump me" --context "a context" --dump "$tmp/
 for f in input.npy context.npy weights.safetensors attention.npy output.npy trace.json tokens.json; do
   [[ -s $tmp/dump/$f ]] || { echo "FAIL: --dump did not write $f"; failures=$((failures + 1)); }
 done
+
+# batch: one process, one JSON answer a line, in order; a bad line is answered and the batch goes
+# on; one command's --threads does not carry over; commands do not read the batch's own lines.
+printf '%s\n' '["tokenize", "--text", "hi"]' '# a comment' '' 'not json' '["batch"]' \
+  '["run", "--text", "hi", "--threads", "1"]' '["--version"]' '["run", "--heads", "x", "--text", "a"]' >"$tmp/batch.jsonl"
+"$cli" batch "$tmp/batch.jsonl" >"$tmp/batch.out" 2>"$tmp/batch.err"
+rc=$?
+"$cli" --version >"$tmp/version.out"
+/usr/bin/python3 - "$tmp/batch.out" "$rc" "$tmp/version.out" <<'PY' || { echo "FAIL: batch answers: $(cat "$tmp/batch.out" "$tmp/batch.err")"; failures=$((failures + 1)); }
+import json, sys
+answers = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert [a["line"] for a in answers] == [1, 4, 5, 6, 7, 8], [a["line"] for a in answers]
+rc = {a["line"]: a["rc"] for a in answers}
+assert rc == {1: 0, 4: 2, 5: 2, 6: 0, 7: 0, 8: 2}, rc
+by = {a["line"]: a for a in answers}
+assert by[1]["stdout"] == "104\th\n105\ti\n" and by[1]["stderr"] == "", by[1]
+assert "line 4: not JSON" in by[4]["stderr"] and "cannot run another batch" in by[5]["stderr"]
+assert "--heads expects a whole number, got 'x'" in by[8]["stderr"], by[8]
+# --version after `run --threads 1`: the thread count of a fresh process
+assert by[7]["stdout"] == open(sys.argv[3], encoding="utf-8").read(), by[7]["stdout"]
+assert int(sys.argv[2]) == 2, sys.argv[2]  # the first failing command's code
+PY
+# (Processes of their own: a batch refuses to run a batch.)
+"$cli" batch --help | grep -q "one line of JSON on standard output" ||
+  { echo "FAIL: batch --help"; failures=$((failures + 1)); }
+out=$("$cli" batch "$tmp/none.jsonl" 2>&1)
+[[ $? -eq 2 && $out == *"cannot read $tmp/none.jsonl"* ]] ||
+  { echo "FAIL: batch of a missing file: $out"; failures=$((failures + 1)); }
+out=$("$cli" batch --fast 2>&1)
+[[ $? -eq 2 && $out == *"unknown flag --fast"* ]] || { echo "FAIL: batch --fast: $out"; failures=$((failures + 1)); }
+out=$(printf '["run", "--text", "hi"]\n["tokenize", "--text", "ok"]\n' | "$cli" batch)
+[[ $(grep -c '"rc":0' <<<"$out") -eq 2 ]] || { echo "FAIL: batch on standard input: $out"; failures=$((failures + 1)); }
 
 # Output that cannot be written (a full disk) is an error, not a silent success: the CLI flushes
 # before it ends the process without the libraries' destructors.

@@ -7,6 +7,8 @@ cli=$1
 out=$2
 rm -rf "$out" && mkdir -p "$out"
 unset QT_QPA_PLATFORM DISPLAY WAYLAND_DISPLAY
+source "$(dirname "$0")/batch_client.sh"
+batch_start "$cli"
 toy=(--text "the cat sat on the mat" --variant per-head --mask causal)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -22,7 +24,7 @@ expect_magic() {  # file, format
 for view in heatmap grid compare stats pipeline lines text qk; do
   for format in png svg pdf; do
     file="$out/$view.$format"
-    if ! "$cli" export "${toy[@]}" --view "$view" --format "$format" --out "$file" --width 800 --height 600 \
+    if ! acli export "${toy[@]}" --view "$view" --format "$format" --out "$file" --width 800 --height 600 \
         --dpi 96 >"$out/log.txt" 2>&1; then
       fail "$view $format exited $?: $(cat "$out/log.txt")"
       continue
@@ -33,50 +35,50 @@ for view in heatmap grid compare stats pipeline lines text qk; do
 done
 
 # --attention picks a group by name (the toy layer with a context computes "cross" only).
-"$cli" export --text "le chat" --context "the cat sat" --attention cross --out "$out/cross.png" \
+acli export --text "le chat" --context "the cat sat" --attention cross --out "$out/cross.png" \
   >/dev/null 2>&1 || fail "--attention cross"
-msg=$("$cli" export "${toy[@]}" --attention decoder_self --out "$out/none.png" 2>&1)
+msg=$(acli export "${toy[@]}" --attention decoder_self --out "$out/none.png" 2>&1)
 [ $? -eq 2 ] && [[ $msg == *"computes self"* ]] || fail "--attention decoder_self on the toy layer: $msg"
 
 # Options reach the views: palette, scores, compare heads, title.
-"$cli" export "${toy[@]}" --view heatmap --scores --palette magma --title "scores" --out "$out/scores.png" \
+acli export "${toy[@]}" --view heatmap --scores --palette magma --title "scores" --out "$out/scores.png" \
   >/dev/null 2>&1 || fail "--scores --palette magma"
-"$cli" export "${toy[@]}" --view compare --head 1 --vs-head 3 --out "$out/cmp.svg" >/dev/null 2>&1 ||
+acli export "${toy[@]}" --view compare --head 1 --vs-head 3 --out "$out/cmp.svg" >/dev/null 2>&1 ||
   fail "compare --head 1 --vs-head 3"
 
 # The views of issue 14 and their options; the SVGs say what they show as text.
-"$cli" export "${toy[@]}" --view lines --line-heads all --threshold 0.05 --query 2 --out "$out/lines.svg" \
+acli export "${toy[@]}" --view lines --line-heads all --threshold 0.05 --query 2 --out "$out/lines.svg" \
   >/dev/null 2>&1 || fail "lines --line-heads all --threshold 0.05 --query 2"
 grep -q "lines below 0.05 not drawn" "$out/lines.svg" || fail "lines.svg must state its threshold"
 grep -q "only from query" "$out/lines.svg" || fail "lines.svg must say it isolates --query"
-"$cli" export "${toy[@]}" --view text --source rollout --query 3 --out "$out/text.svg" >/dev/null 2>&1 ||
+acli export "${toy[@]}" --view text --source rollout --query 3 --out "$out/text.svg" >/dev/null 2>&1 ||
   fail "text --source rollout --query 3"
 grep -q "rollout of layer 0" "$out/text.svg" || fail "text.svg must name its source"
 grep -q ">m<" "$out/text.svg" || fail "text.svg must hold the tokens as text"
 # Several queries combined, and words merged (the toy's words are its tokens: nothing merges).
-"$cli" export "${toy[@]}" --query 1,3-4 --aggregate sum --merge-words --out "$out/combined.svg" \
+acli export "${toy[@]}" --query 1,3-4 --aggregate sum --merge-words --out "$out/combined.svg" \
   >/dev/null 2>&1 || fail "heatmap --query 1,3-4 --aggregate sum --merge-words"
 grep -q "sum of 3 queries" "$out/combined.svg" || fail "combined.svg must show the sum of the 3 queries"
-"$cli" export "${toy[@]}" --view text --query 0,2 --out "$out/text-combined.svg" >/dev/null 2>&1 ||
+acli export "${toy[@]}" --view text --query 0,2 --out "$out/text-combined.svg" >/dev/null 2>&1 ||
   fail "text --query 0,2"
 grep -q "mean of the attention from 2 selected tokens" "$out/text-combined.svg" ||
   fail "text-combined.svg must say it shows the mean of 2 tokens"
-"$cli" export "${toy[@]}" --view qk --query 4 --key 1 --out "$out/qk.svg" >/dev/null 2>&1 ||
+acli export "${toy[@]}" --view qk --query 4 --key 1 --out "$out/qk.svg" >/dev/null 2>&1 ||
   fail "qk --query 4 --key 1"
 grep -q "score before softmax" "$out/qk.svg" || fail "qk.svg must print the score"
 grep -q "(#4)" "$out/qk.svg" || fail "qk.svg must name query #4"
 # Head ablation runs on the bundled tiny GPT, exact or estimated, and says which.
 tiny=(--model default --text "to be or not to be")
-"$cli" export "${tiny[@]}" --view ablation --out "$out/ablation.svg" >/dev/null 2>&1 || fail "ablation"
+acli export "${tiny[@]}" --view ablation --out "$out/ablation.svg" >/dev/null 2>&1 || fail "ablation"
 grep -q "when each head" "$out/ablation.svg" || fail "ablation.svg must caption its map"
 grep -q "exact: each head zeroed" "$out/ablation.svg" || fail "ablation.svg must say it is exact"
-"$cli" export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.png" >/dev/null 2>&1 ||
+acli export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.png" >/dev/null 2>&1 ||
   fail "ablation --estimate"
-"$cli" export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.svg" >/dev/null 2>&1
+acli export "${tiny[@]}" --view ablation --estimate --out "$out/ablation-estimate.svg" >/dev/null 2>&1
 grep -q "attribution patching, first order" "$out/ablation-estimate.svg" ||
   fail "ablation-estimate.svg must say it is an estimate"
 # The logit lens of the tiny GPT: its grid of top tokens, captioned (one run, top 10 per cell).
-"$cli" export "${tiny[@]}" --view logit-lens --format svg --out "$out/lens.svg" >/dev/null 2>&1 ||
+acli export "${tiny[@]}" --view logit-lens --format svg --out "$out/lens.svg" >/dev/null 2>&1 ||
   fail "logit-lens"
 grep -q "probability of each layer's top token" "$out/lens.svg" || fail "lens.svg must caption its grid"
 grep -q ">out 3<" "$out/lens.svg" || fail "lens.svg must number its layers, the last as out"
@@ -84,7 +86,7 @@ grep -q ">out 3<" "$out/lens.svg" || fail "lens.svg must number its layers, the 
 expect_exit() {  # code, description, args...
   local want=$1 what=$2
   shift 2
-  "$cli" "$@" >"$out/log.txt" 2>&1
+  acli "$@" >"$out/log.txt" 2>&1
   local got=$?
   [ "$got" = "$want" ] || fail "$what: exit $got, want $want ($(cat "$out/log.txt"))"
 }
@@ -99,7 +101,7 @@ expect_exit 2 "--query out of range" export "${toy[@]}" --view qk --query 22 --o
 expect_exit 2 "--query list out of range" export "${toy[@]}" --view text --query 1,3-22 --out "$out/x.png"
 expect_exit 2 "value norms of the toy layer" export "${toy[@]}" --attention value_norm --out "$out/x.png"
 grep -q "value-weighted norms are implemented for" "$out/log.txt" || fail "the value-norm refusal must say why"
-"$cli" export --model default --text "To be, or not" --attention value_norm --out "$out/value-norm.svg" \
+acli export --model default --text "To be, or not" --attention value_norm --out "$out/value-norm.svg" \
   >/dev/null 2>&1 || fail "heatmap --attention value_norm (bundled model)"
 grep -q "value-weighted norm" "$out/value-norm.svg" || fail "value-norm.svg must say what it shows"
 expect_exit 2 "bad --aggregate" export "${toy[@]}" --view text --query 1,2 --aggregate max --out "$out/x.png"

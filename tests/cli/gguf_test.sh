@@ -16,6 +16,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
+source "$(dirname "$0")/batch_client.sh"
+batch_start "$cli"
 fail() {
   echo "FAIL: $*"
   failures=$((failures + 1))
@@ -29,9 +31,9 @@ open)
   "$python" "$script" llama "$tmp/hf" "$tmp" F32 || exit 1
   mv "$tmp/llama_F32.gguf" "$tmp/sha256-5f2c"
   text="the quick brown fox jumps over the lazy dog"
-  "$cli" run --model "$tmp/hf" --text "$text" --json "$tmp/folder.json" >"$tmp/folder.out" 2>&1 \
+  acli run --model "$tmp/hf" --text "$text" --json "$tmp/folder.json" >"$tmp/folder.out" 2>&1 \
     || fail "run on the folder: $(cat "$tmp/folder.out")"
-  "$cli" run --model "$tmp/sha256-5f2c" --text "$text" --json "$tmp/gguf.json" >"$tmp/gguf.out" 2>&1 \
+  acli run --model "$tmp/sha256-5f2c" --text "$text" --json "$tmp/gguf.json" >"$tmp/gguf.out" 2>&1 \
     || fail "run on the blob: $(cat "$tmp/gguf.out")"
   grep -q "^file: GGUF F32-like: 12 F32 tensors, 0.3 MB; float32$" "$tmp/gguf.out" \
     || fail "the blob: no file line: $(cat "$tmp/gguf.out")"
@@ -50,9 +52,9 @@ PY
   # Quantization, compared (issue 29): every head's distance from the folder's run of the same
   # text, 0 for the F32 file, small but not 0 for Q8_0; the compare view with B from the file.
   "$python" "$script" llama "$tmp/hf" "$tmp" Q8_0 || exit 1
-  "$cli" analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/sha256-5f2c" \
+  acli analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/sha256-5f2c" \
     --text "$text" --json "$tmp/same.json" >"$tmp/same.out" 2>&1 || fail "model-distance F32: $(cat "$tmp/same.out")"
-  "$cli" analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" \
+  acli analyze --measure model-distance --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" \
     --text "$text" --json "$tmp/q8.json" >"$tmp/q8.out" 2>&1 || fail "model-distance Q8_0: $(cat "$tmp/q8.out")"
   grep -q "^most changed heads:  L0 H" "$tmp/q8.out" || fail "model-distance printed: $(cat "$tmp/q8.out")"
   "$python" - "$tmp/same.json" "$tmp/q8.json" <<'PY' || fail "model-distance values"
@@ -62,10 +64,10 @@ assert len(same) == 1 and len(same[0]) == 4, same
 assert max(same[0]) <= 1e-6, same
 assert all(1e-5 < d < 0.1 for d in q8[0]), q8
 PY
-  "$cli" export --view compare --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" --text "$text" \
+  acli export --view compare --model "$tmp/hf" --model-b "$tmp/llama_Q8_0.gguf" --text "$text" \
     --out "$tmp/compare.svg" >"$tmp/cmp.out" 2>&1 || fail "export --model-b: $(cat "$tmp/cmp.out")"
   grep -q "every head: mean" "$tmp/compare.svg" || fail "the compare export has no per-head table"
-  out=$("$cli" analyze --measure model-distance --model "$tmp/hf" --model-b default --text "$text" 2>&1)
+  out=$(acli analyze --measure model-distance --model "$tmp/hf" --model-b default --text "$text" 2>&1)
   [[ $? -eq 2 && $out == *"cannot be compared"* ]] || fail "other shapes not refused: $out"
   ;;
 tokenize)
@@ -74,9 +76,9 @@ tokenize)
   "$python" "$script" bpe_tokenizer "$tmp/hf" || exit 1
   "$python" "$script" vocab "$tmp/hf" "$tmp/vocab.gguf" || exit 1
   t="the quick brown fox<|endoftext|> jumps, naïve café 12345"
-  "$cli" tokenize --model "$tmp/vocab.gguf" --text "$t" >"$tmp/v.out" 2>&1 \
+  acli tokenize --model "$tmp/vocab.gguf" --text "$t" >"$tmp/v.out" 2>&1 \
     || fail "tokenize --model vocab.gguf: $(cat "$tmp/v.out")"
-  "$cli" tokenize --model "$tmp/hf/tokenizer.json" --text "$t" >"$tmp/j.out" 2>&1 \
+  acli tokenize --model "$tmp/hf/tokenizer.json" --text "$t" >"$tmp/j.out" 2>&1 \
     || fail "tokenize --model tokenizer.json: $(cat "$tmp/j.out")"
   cmp -s "$tmp/v.out" "$tmp/j.out" || fail "tokenize: vocab.gguf $(tr '\n' ' ' <"$tmp/v.out")" \
     "but tokenizer.json $(tr '\n' ' ' <"$tmp/j.out")"
@@ -88,7 +90,7 @@ refuse)
   refused() {
     local want=$1 out rc
     shift
-    out=$("$cli" "$@" 2>&1)
+    out=$(acli "$@" 2>&1)
     rc=$?
     [[ $rc -eq 2 ]] || fail "attnscope-cli $* -> exit $rc, wanted 2: $out"
     [[ $(printf '%s\n' "$out" | wc -l) -eq 1 ]] || fail "attnscope-cli $* printed more than one line: $out"
@@ -100,7 +102,7 @@ refuse)
   head -c 300 "$tmp/arch.gguf" >"$tmp/truncated.gguf"
   refused "truncated.gguf" run --model "$tmp/truncated.gguf" --text hi
   # models lists what GGUF files it opens.
-  "$cli" models >"$tmp/models.out" 2>&1 || fail "models: $(cat "$tmp/models.out")"
+  acli models >"$tmp/models.out" 2>&1 || fail "models: $(cat "$tmp/models.out")"
   grep -q "gguf .*llama, qwen2, qwen3.*Q4_K" "$tmp/models.out" \
     || fail "models lists no gguf line: $(cat "$tmp/models.out")"
   ;;

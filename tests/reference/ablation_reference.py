@@ -19,7 +19,6 @@ that fails instead, exit 1: see cannot_run.py).
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -33,6 +32,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dec  # noqa: E402
 import encoder_reference as enc  # noqa: E402
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 P_TOL = 1e-5  # probabilities, as scaled_error (tolerance.py; at most 1, so |diff|)
@@ -77,7 +77,7 @@ def cli_ablation(cli, model, text, out, estimate):
     args = [cli, "analyze", "--model", model, "--text", text, "--measure", "ablation", "--json", js]
     if estimate:
         args.append("--estimate")
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = cli_run(args)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     with open(js, encoding="utf-8") as f:
@@ -178,8 +178,7 @@ def main():
         bert = next(m["dir"] for m in models if m["name"] == "bert")
         for model, text, want in ((headless, enc.MASK_TEXT.format("[MASK]"), "no masked-language-model head"),
                                   (bert, enc.SINGLE, "put [MASK] in the text")):
-            p = subprocess.run([cli, "analyze", "--model", model, "--text", text, "--measure", "ablation"],
-                               capture_output=True, text=True)
+            p = cli_run([cli, "analyze", "--model", model, "--text", text, "--measure", "ablation"])
             if p.returncode != 2 or want not in p.stderr:
                 failures.append(f"ablation of {os.path.basename(model)} on '{text}': exit {p.returncode}, "
                                 f"wanted 2 and '{want}': {p.stderr.strip()}")

@@ -6,10 +6,11 @@ tests share nothing with what they check."""
 import json
 import os
 import struct
-import subprocess
 
 import numpy as np
 import torch
+
+from cli_batch import cli_run
 
 
 def bytes_to_unicode():
@@ -129,7 +130,7 @@ def run_cli(cli, model, texts, out, extra=()):
     args = [cli, "run", "--model", model, "--json", js, "--dump", dump, *extra]
     for t in texts:
         args += ["--text", t]
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = cli_run(args)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     attention = np.load(os.path.join(dump, "attention.npy"))
@@ -158,7 +159,7 @@ def check_generate(cli, model, prompt, forward, name, failures, report, n=6, tol
     from tolerance import scaled_error
     js = os.path.join(model, "generate.json")
     args = [cli, "generate", "--model", model, "--text", prompt, "--max-new-tokens", str(n), "--json", js]
-    p = subprocess.run(args, capture_output=True)  # bytes: a random model writes any bytes
+    p = cli_run(args, text=False)  # bytes: a random model writes any bytes
     if p.returncode != 0:
         failures.append(f"{name}: generate exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}")
         return

@@ -41,6 +41,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import (add_merges, check_generate, peakedness, run_cli, write_tokenizer,  # noqa: E402
                             write_weights)
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 TOL = 1e-4  # attention and hidden states, as scaled_error (tolerance.py): absolute up to 1, relative above
@@ -456,12 +457,10 @@ def write_gemma_tokenizer(path, words=WORDS):
 def check_gemma_tokenizer(cli, path, failures):
     """<bos> first, no "▁" before the first word, merges across the whole text (no pre-tokenizer),
     and a character outside the vocabulary as its UTF-8 bytes."""
-    import subprocess
     with open(path, encoding="utf-8") as f:
         vocab = json.load(f)["model"]["vocab"]
     js = path + ".ids.json"
-    r = subprocess.run([cli, "tokenize", "--model", path, "--text", "the cat \u00e9", "--json", js],
-                       capture_output=True, text=True)
+    r = cli_run([cli, "tokenize", "--model", path, "--text", "the cat \u00e9", "--json", js])
     want = [2, vocab["the"], vocab["\u2581cat"], vocab["\u2581"], vocab["<0xC3>"], vocab["<0xA9>"]]
     got = json.load(open(js))["ids"] if r.returncode == 0 else r.stderr.strip()
     if got != want:
@@ -646,9 +645,7 @@ def check(cli, root, case, V, failures, report):
             if not has_head:
                 if run.get("next_token"):
                     failures.append(f"{name}: a checkpoint without an LM head gave next tokens")
-                import subprocess
-                r = subprocess.run([cli, "run", "--model", d, "--text", "the", "--generate", "2"],
-                                   capture_output=True, text=True)
+                r = cli_run([cli, "run", "--model", d, "--text", "the", "--generate", "2"])
                 if r.returncode != 2 or "cannot generate" not in r.stderr:
                     failures.append(f"{name}: --generate without an LM head: exit {r.returncode}, {r.stderr!r}")
             else:
@@ -717,10 +714,8 @@ def check_logit_lens(d, cfg, w, prefix, tokens, failures, report):
 def check_value_norms(cli, d, family, cfg, w, prefix, failures, report):
     """analyze --measure value-norm against ‖α_ij (v_j W_V^h + b) W_O^h‖ of the reference forward,
     on the first text; within 1e-5 of max(1, the largest norm)."""
-    import subprocess
     js = os.path.join(d, "value_norm.json")
-    p = subprocess.run([cli, "analyze", "--model", d, "--text", TEXTS[0], "--measure", "value-norm",
-                        "--json", js], capture_output=True, text=True)
+    p = cli_run([cli, "analyze", "--model", d, "--text", TEXTS[0], "--measure", "value-norm", "--json", js])
     if p.returncode != 0:
         failures.append(f"{os.path.basename(d)}: analyze --measure value-norm exited {p.returncode}: {p.stderr.strip()}")
         return
@@ -745,7 +740,6 @@ def check_value_norms(cli, d, family, cfg, w, prefix, failures, report):
 def check_trace_and_errors(cli, root, V, failures):
     """The trace of a grouped-query Qwen3 layer names its steps with the shapes computed, and broken
     folders are refused with messages that name the tensor or the field."""
-    import subprocess
     d = os.path.join(root, "trace-qwen3")
     os.makedirs(d)
     write_tokenizer(os.path.join(d, "tokenizer.json"), WORDS, bos="<s>")
@@ -754,7 +748,7 @@ def check_trace_and_errors(cli, root, V, failures):
         json.dump(cfg, f)
     weights = llama_weights(cfg, 50)
     write_weights(d, weights)
-    p = subprocess.run([cli, "run", "--model", d, "--text", "the cat sat", "--trace"], capture_output=True, text=True)
+    p = cli_run([cli, "run", "--model", d, "--text", "the cat sat", "--trace"])
     steps = {}
     for line in p.stdout.splitlines():
         parts = line.split()
@@ -777,7 +771,7 @@ def check_trace_and_errors(cli, root, V, failures):
         with open(os.path.join(b, "config.json"), "w") as f:
             json.dump(dict(cfg, **cfg_over), f)
         write_weights(b, weights_over(dict(weights)))
-        r = subprocess.run([cli, "run", "--model", b, "--text", "the cat"], capture_output=True, text=True)
+        r = cli_run([cli, "run", "--model", b, "--text", "the cat"])
         if r.returncode != 2 or word not in r.stderr:
             failures.append(f"broken folder '{label}': exit {r.returncode}, {r.stderr.strip()!r} lacks {word!r}")
 

@@ -27,7 +27,6 @@ import math
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -39,6 +38,7 @@ except ImportError as e:
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 L, H, C, I, P, E = 2, 4, 32, 64, 40, 16  # layers, heads, hidden, intermediate, positions, ALBERT/ELECTRA embedding
@@ -536,8 +536,7 @@ def check_case(cli, m, case, work):
     d = m["dir"]
     extra = ["--pair", pair] if pair is not None else []
     tok_json = os.path.join(work, "tokens.json")
-    r = subprocess.run([cli, "tokenize", "--model", d, "--text", text, *extra, "--json", tok_json],
-                       capture_output=True, text=True)
+    r = cli_run([cli, "tokenize", "--model", d, "--text", text, *extra, "--json", tok_json])
     if r.returncode != 0:
         return False, f"FAIL {label}: tokenize exited {r.returncode}: {last_line(r.stderr)}"
     with open(tok_json, encoding="utf-8") as f:
@@ -552,8 +551,7 @@ def check_case(cli, m, case, work):
     shutil.rmtree(dump, ignore_errors=True)
     if os.path.exists(run_json):
         os.remove(run_json)
-    r = subprocess.run([cli, "run", "--model", d, "--text", text, *extra, "--dump", dump, "--json", run_json],
-                       capture_output=True, text=True)
+    r = cli_run([cli, "run", "--model", d, "--text", text, *extra, "--dump", dump, "--json", run_json])
     if r.returncode != 0:
         return False, f"FAIL {label}: run exited {r.returncode}: {last_line(r.stderr)}"
     att, hidden, logits = forward(m["family"], m["cfg"], m["w"], ids, types)
@@ -636,8 +634,8 @@ def check_case(cli, m, case, work):
     vn_err = None
     if case is m["cases"][0]:
         vn_json = os.path.join(work, "value_norm.json")
-        r = subprocess.run([cli, "analyze", "--model", d, "--text", text, *extra, "--measure",
-                            "value-norm", "--json", vn_json], capture_output=True, text=True)
+        r = cli_run([cli, "analyze", "--model", d, "--text", text, *extra, "--measure", "value-norm",
+                     "--json", vn_json])
         if r.returncode != 0:
             problems.append(f"analyze --measure value-norm exited {r.returncode}: {last_line(r.stderr)}")
         else:
@@ -729,7 +727,7 @@ def check_malicious_bin(cli, bert_dir, tmp):
     marker = os.path.join(tmp, "PWNED")
     torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(2, 2), "x": _Evil(marker)},
                os.path.join(d, "pytorch_model.bin"))
-    r = subprocess.run([cli, "run", "--model", d, "--text", "hello"], capture_output=True, text=True)
+    r = cli_run([cli, "run", "--model", d, "--text", "hello"])
     out = r.stdout + r.stderr
     ok = r.returncode == 2 and "refused" in out and "posix.system" in out and not os.path.exists(marker)
     return ok, (f"{'ok  ' if ok else 'FAIL'} malicious pytorch_model.bin: exit {r.returncode}, "

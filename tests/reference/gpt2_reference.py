@@ -17,7 +17,6 @@ import json
 import math
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -30,6 +29,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_common import check_generate  # noqa: E402
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 TOL = 1e-4  # attention and hidden states, as scaled_error: absolute up to 1, relative above
@@ -202,7 +202,7 @@ def compare(cli, tmp, name, failures, extra=None, prefix="transformer.", seed=7,
     for t in texts:
         args += ["--text", t]
     env = dict(os.environ, ATTNSCOPE_ATTENTION_KERNEL=kernel) if kernel else None
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
+    cli_run(args, env=env).check_returncode()
     attention = np.load(os.path.join(dump, "attention.npy"))  # [L, B, H, T, T]
     output = np.load(os.path.join(dump, "output.npy"))        # [B, T, C]
     with open(os.path.join(dump, "tokens.json"), encoding="utf-8") as f:
@@ -284,8 +284,7 @@ def main():
             failures.append("scale_attn_by_inverse_layer_idx does not change the reference: the case is too weak")
         # The CLI's tokenize uses the folder's BPE.
         out = os.path.join(tmp, "tokens.json")
-        subprocess.run([cli, "tokenize", "--model", model, "--text", "he the", "--json", out], check=True,
-                       stdout=subprocess.DEVNULL)
+        cli_run([cli, "tokenize", "--model", model, "--text", "he the", "--json", out]).check_returncode()
         with open(out, encoding="utf-8") as f:
             ids = json.load(f)["ids"]
         if ids != [256, 258]:

@@ -49,7 +49,6 @@ instead, exit 1: see cannot_run.py).
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -62,6 +61,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_reference as dr  # noqa: E402
+from cli_batch import cli_run  # noqa: E402
 from decoder_common import check_generate, write_tokenizer  # noqa: E402
 from decoder_reference import inverse_frequencies, lin, rms, rotate, silu, value_norms  # noqa: E402
 import phi_stablelm_olmo_cases as phi_stablelm  # noqa: E402  Phi-1/1.5/2, StableLM, OLMo 1
@@ -519,8 +519,7 @@ def check_routing(cli, root, case, failures, report):
     if name.startswith("mixtral"):
         # The Experts view from the CLI (issue 31): the same router, drawn; an SVG keeps its text.
         out = os.path.join(d, "experts.svg")
-        done = subprocess.run([cli, "export", "--model", d, "--text", "a b c d", "--view", "experts",
-                               "--out", out], capture_output=True, text=True)
+        done = cli_run([cli, "export", "--model", d, "--text", "a b c d", "--view", "experts", "--out", out])
         svg = open(out, encoding="utf-8").read() if done.returncode == 0 and os.path.exists(out) else ""
         if "expert routing" not in svg or "layer 0" not in svg:
             failures.append(f"{name}: export --view experts: exit {done.returncode} {done.stderr.strip()}")

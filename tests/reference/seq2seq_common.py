@@ -5,7 +5,6 @@ attention blocks with their padding. No attnscope code."""
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -13,6 +12,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def run_cli(cli, folder, out, sources, extra):
     args = [cli, "run", "--model", folder, "--dump", dump, "--json", js, *extra]
     for s in sources:
         args += ["--text", s]
-    p = subprocess.run(args, capture_output=True, text=True, errors="replace")
+    p = cli_run(args)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     load = lambda n: np.load(os.path.join(dump, n))
@@ -102,8 +102,8 @@ def check_generate(cli, ref, folder, source, memory, n_source, want, tol, p_tol)
     candidates' probabilities the reference's softmax at that query. Returns the problems."""
     js = os.path.join(folder + "_gen", "generate.json")
     steps = len(want) - 1
-    p = subprocess.run([cli, "generate", "--model", folder, "--text", source, "--max-new-tokens", str(steps),
-                        "--json", js], capture_output=True)
+    p = cli_run([cli, "generate", "--model", folder, "--text", source, "--max-new-tokens", str(steps),
+                 "--json", js], text=False)
     if p.returncode != 0:
         return [f"generate exited {p.returncode}: {p.stderr.decode(errors='replace').strip()}"]
     with open(js, encoding="utf-8") as f:

@@ -4,7 +4,7 @@
 modules (the tutorial's fused MultiheadAttention, the chapter's Head/MultiHeadAttention), loads
 our weights.safetensors with load_state_dict(strict=True), and compares attention and output to
 1e-5, as tolerance.py's scaled_error: absolute up to 1, relative above."""
-import json, math, struct, subprocess, sys, tempfile, os
+import json, math, struct, sys, tempfile, os
 
 try:
     import numpy as np
@@ -16,6 +16,7 @@ except ImportError as e:
     cannot_run(f"/usr/bin/python3 has no {e.name}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_batch import cli_run  # noqa: E402
 from tolerance import scaled_error  # noqa: E402
 
 CLI = sys.argv[1]
@@ -93,7 +94,7 @@ def check(name, flags, texts, context=None):
             args += ["--text", t]
         if context:
             args += ["--context", context]
-        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        cli_run(args).check_returncode()
         cfg = dict(zip(flags[0::2], flags[1::2]))
         input_dim, d_model, heads = int(cfg["--input-dim"]), int(cfg["--d-model"]), int(cfg["--heads"])
         hd = d_model // heads
