@@ -16,7 +16,7 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
   static const std::vector<std::string> kNames = {
       "input.npy", "context.npy", "weights.safetensors", "attention.npy", "output.npy",
       "trace.json", "tokens.json", "router_experts.npy", "router_weights.npy", "logit_lens_ids.npy",
-      "logit_lens_probs.npy", "logit_lens_next.npy",
+      "logit_lens_probs.npy", "logit_lens_next.npy", "logits.npy",
       // encoder-decoders
       "decoder_tokens.json", "decoder_attention.npy", "cross_attention.npy", "decoder_output.npy"};
   // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
@@ -34,6 +34,7 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
         writeNpy(at("output.npy"), result.output);
         writeTextFile(at("trace.json"), traceJson(result));
         writeTextFile(at("tokens.json"), tokensJson(result));
+        if (!result.logits.empty()) writeNpy(at("logits.npy"), result.logits);
         if (!result.routerExperts.empty()) {  // mixture-of-experts models
           writeNpy(at("router_experts.npy"), result.routerExperts);
           writeNpy(at("router_weights.npy"), result.routerWeights);

@@ -174,7 +174,9 @@ int runCommand(const std::vector<std::string>& args) {
   p.flag("--trace", "print the shape trace, one step per line")
       .option("--json", "FILE", "write tokens, shapes, trace, device, timings and attention")
       .option("--dump", "DIR",
-              "write input/attention/output .npy, weights.safetensors, trace/tokens .json")
+              "write input/attention/output .npy, weights.safetensors, trace/tokens .json, and "
+              "logits.npy (the head's logits at every position, where the model has a head and "
+              "they fit the memory limit)")
       .flag("--logit-lens",
             "also compute the logit lens (causal language models with a head): each layer's top "
             "5 tokens and the next token's probability at every position, written by --dump as "
@@ -193,6 +195,7 @@ int runCommand(const std::vector<std::string>& args) {
   // long run holds (GPT-2 at T = 1000: 576 MB less).
   request.keepScores = false;
   if (p.has("--logit-lens")) request.logitLens = kLogitLensTop;
+  request.keepLogits = p.has("--dump");  // logits.npy
   // Before the run: a folder or unwritable --json fails now, not after the computation, and the
   // JSON's own memory counts in the estimate the run is refused by.
   if (p.has("--json")) {

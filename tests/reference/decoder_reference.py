@@ -617,6 +617,14 @@ def check(cli, root, case, V, failures, report):
     attention, output, tokens, run, _ = run_cli(cli, d, TEXTS, d, ("--logit-lens",) if lens else ())
     if lens:
         check_logit_lens(d, cfg, w, prefix, tokens, failures, report)
+    logits_file = os.path.join(d, "dump", "logits.npy")
+    dumped_logits = np.load(logits_file) if os.path.exists(logits_file) else None
+    if has_head and (dumped_logits is None or dumped_logits.shape[:2] != (len(TEXTS), attention.shape[3])):
+        failures.append(f"{name}: logits.npy missing or shaped "
+                        f"{None if dumped_logits is None else dumped_logits.shape}")
+        dumped_logits = None
+    if not has_head and dumped_logits is not None:
+        failures.append(f"{name}: a checkpoint without an LM head dumped logits.npy")
     worst = 0.0
     for b, item in enumerate(tokens):
         ids = [t["id"] for t in item]
@@ -633,6 +641,12 @@ def check(cli, root, case, V, failures, report):
         worst = max(worst, err)
         if err > TOL:
             failures.append(f"{name} item {b}: output differs by {err:.3g}")
+        if dumped_logits is not None:  # the whole distribution at every position, not only the top 5
+            err = scaled_error(dumped_logits[b, :T], logits)
+            if err > TOL or dumped_logits.shape[2] != logits.shape[-1]:
+                failures.append(f"{name} item {b}: logits.npy differs by {err:.3g}")
+            if np.abs(dumped_logits[b, T:]).max(initial=0) != 0:
+                failures.append(f"{name} item {b}: logits.npy padding is not zero")
         if b == 0:
             for label, wrong_cfg, kw in mistakes(family, cfg):
                 wrong = FORWARD[family](wrong_cfg, w, ids, prefix, rope_len=max(len(t) for t in tokens), **kw)[0]

@@ -45,7 +45,8 @@ def run_cli(cli, folder, out, sources, extra):
     tok = lambda n: json.load(open(os.path.join(dump, n), encoding="utf-8"))
     return ({"self": load("attention.npy"), "decoder_self": load("decoder_attention.npy"),
              "cross": load("cross_attention.npy"), "output": load("output.npy"),
-             "decoder_output": load("decoder_output.npy")},
+             "decoder_output": load("decoder_output.npy"),
+             "logits": load("logits.npy") if os.path.exists(os.path.join(dump, "logits.npy")) else None},
             tok("tokens.json"), tok("decoder_tokens.json"), json.load(open(js, encoding="utf-8")), p.stdout)
 
 
@@ -163,6 +164,14 @@ def check_run(cli, ref, folder, name, sources, target, check_ids, tol=1e-4, p_to
               "output": max(scaled_error(dumps["output"][b, :n], memory[b, :n]) for b, n in enumerate(lengths)),
               "decoder_output": max(scaled_error(dumps["decoder_output"][b, :n], hidden[b, :n])
                                     for b, n in enumerate(dlengths))}
+    # logits.npy: the decoder's head at every decoder position (the whole distribution).
+    if dumps["logits"] is None or dumps["logits"].shape[:2] != tuple(dids.shape):
+        problems.append(f"logits.npy missing or shaped {None if dumps['logits'] is None else dumps['logits'].shape}")
+    else:
+        errors["logits"] = max(scaled_error(dumps["logits"][b, :n], ref.logits(hidden[b, :n]))
+                               for b, n in enumerate(dlengths))
+        if any(np.abs(dumps["logits"][b, n:]).max(initial=0) != 0 for b, n in enumerate(dlengths)):
+            problems.append("logits.npy padding is not zero")
     worst = max(errors.values())
     if not worst < tol:
         problems.append("max |ours - pytorch| / max(1, |pytorch|): " + ", ".join(f"{k} {v:.2e}" for k, v in errors.items()))

@@ -145,6 +145,9 @@ struct AttentionResult {
   FloatTensor routerExperts;  // [layers, batch, query, k] mixture-of-experts models: the experts
                               // the router chose for each token, the most probable first (whole
                               // numbers); -1 at padding and on dense layers; empty for other models
+  FloatTensor logits;  // [batch, query, vocab] RunRequest::keepLogits: the head's logits at every
+                       // position (decoder positions for encoder-decoders), 0 at padding; empty
+                       // without a head or when they did not fit the memory limit
   FloatTensor routerWeights;  // [layers, batch, query, k] the weight of each chosen expert's
                               // output (after top-k renormalisation where the model does it); 0
                               // where routerExperts is -1

@@ -84,6 +84,10 @@ struct RunRequest {
   /// many most probable tokens kept per layer and position. Causal language models with a head
   /// only; others refuse with Error(InvalidArgument). 0: none.
   int logitLens = 0;
+  /// Also return AttentionResult::logits: the head's logits at every position (the language-model
+  /// head; encoders' masked-LM head; the decoder's for encoder-decoders). Kept only when they fit
+  /// what the memory limit leaves after the run (a notice says otherwise).
+  bool keepLogits = false;
   /// The model layers whose attention (and scores) the result keeps, ascending and unique; empty:
   /// every layer. Every layer is still computed; the others' attention is dropped as soon as the
   /// next layer has it, so a long input to a big model fits (AttentionGroup::keptLayers).

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "runtime/batch_input.h"
+
 namespace attnscope {
 
 std::vector<Prediction> topPredictions(const torch::Tensor& logits, int k,
@@ -47,6 +49,34 @@ void addMaskFills(AttentionResult& r, const std::vector<Token>& tokens, const to
     }
     r.maskFills.push_back({static_cast<int>(t), topPredictions(fill, kTopPredictions, family)});
   }
+}
+
+void addLogits(AttentionResult& r, const torch::Tensor& hidden, const std::vector<int>& lengths,
+               TransformerFamily& family, uint64_t budgetBytes, const std::string& modelName) {
+  const int64_t B = hidden.size(0), T = hidden.size(1);
+  FloatTensor out;
+  for (int64_t b = 0; b < B; ++b) {
+    const torch::Tensor h = hidden[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]);
+    torch::Tensor logits = family.logits(h);
+    if (!logits.defined()) logits = family.maskLogits(h);
+    if (!logits.defined()) return;  // no head (the toy layer, a bare encoder): nothing to keep
+    logits = logits.to(torch::kCPU, torch::kFloat).contiguous();  // [n, V]
+    const int64_t V = logits.size(1);
+    if (out.empty()) {
+      const uint64_t bytes = static_cast<uint64_t>(B * T * V) * sizeof(float);
+      if (bytes > budgetBytes) {
+        r.notices.push_back("the logits (" + std::to_string(B) + " x " + std::to_string(T) + " x " +
+                            std::to_string(V) + " floats, " + formatBytes(bytes) + ") of " +
+                            modelName +
+                            " were not kept: they would pass the memory limit; raise it to keep "
+                            "them");
+        return;
+      }
+      out = FloatTensor({B, T, V});
+    }
+    std::copy_n(logits.data_ptr<float>(), logits.numel(), out.data.data() + b * T * V);
+  }
+  r.logits = std::move(out);
 }
 
 }  // namespace attnscope

@@ -32,4 +32,11 @@ std::vector<std::vector<Prediction>> nextTokenPredictions(const torch::Tensor& h
 void addMaskFills(AttentionResult& r, const std::vector<Token>& tokens, const torch::Tensor& hidden,
                   TransformerFamily& family, const std::string& modelName);
 
+/// RunRequest::keepLogits: r.logits [B, T, V] from hidden [B, T, C] (after the final norm) and
+/// the items' lengths, through the language-model head, else the masked-LM head. One item's
+/// [T, V] at a time; when [B, T, V] floats would exceed budgetBytes, a notice instead. Nothing
+/// for a family without a head.
+void addLogits(AttentionResult& r, const torch::Tensor& hidden, const std::vector<int>& lengths,
+               TransformerFamily& family, uint64_t budgetBytes, const std::string& modelName);
+
 }  // namespace attnscope

@@ -529,6 +529,11 @@ AttentionResult TransformerModel::runUnguarded(const RunRequest& request) const 
   r.nextTokens = nextTokenPredictions(predictFrom, *predictLengths, *m_family);
   if (!r.nextTokens.empty()) r.nextToken = r.nextTokens.front();
   addMaskFills(r, batch.tokens[0], hidden[0], *m_family, mi.name);
+  if (request.keepLogits) {
+    const uint64_t limit = request.limits.memoryLimitBytes;
+    addLogits(r, predictFrom, *predictLengths, *m_family, limit > runBytes ? limit - runBytes : 0,
+              mi.name);
+  }
   for (std::string& n : m_family->notices()) r.notices.push_back(std::move(n));
   addNonFiniteNotices(r, allFinite(hidden) && (!mi.encoderDecoder() || allFinite(predictFrom)));
   r.output = withoutPadding(hidden, batch.queryLengths);

@@ -412,6 +412,55 @@ TEST_F(Gpt2Fixture, ScoresAreLeftOutWhenNotWanted) {
   EXPECT_EQ(r.group().layers(), 2);
 }
 
+// RunRequest::keepLogits (run --dump's logits.npy): the head at every position of every item, a
+// plain loop of the reference's final hidden state times wte; zero at padding; kept only when
+// they fit what the memory limit leaves after the run, to the byte.
+TEST_F(Gpt2Fixture, LogitsAreTheHeadAtEveryPositionWithinTheMemoryLimit) {
+  const auto model = open(folder());
+  RunRequest request = textRequest({"hello the world", "he"});
+  request.keepLogits = true;
+  const AttentionResult r = model->run(request);
+  const FloatTensor* wte = nullptr;
+  for (const NamedTensor& t : m_weights)
+    if (t.name == "wte.weight") wte = &t.tensor;
+  ASSERT_NE(wte, nullptr);
+  const int64_t V = wte->dim(0), C = wte->dim(1), T = r.group().queries();
+  ASSERT_EQ(r.logits.shape, (std::vector<int64_t>{2, T, V}));
+  for (int b = 0; b < 2; ++b) {
+    const std::vector<int64_t> ids = idsOf(r.group().tokens[static_cast<std::size_t>(b)]);
+    const test::ReferenceGpt2 ref =
+        test::referenceGpt2(m_weights, m_spec.layers, m_spec.heads, ids);
+    const int64_t n = static_cast<int64_t>(ids.size());
+    double worst = 0;
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t v = 0; v < V; ++v) {
+        double want = 0;
+        for (int64_t c = 0; t < n && c < C; ++c)
+          want += ref.hidden[static_cast<std::size_t>(t * C + c)] *
+                  wte->data[static_cast<std::size_t>(v * C + c)];
+        const float got = r.logits.data[static_cast<std::size_t>((b * T + t) * V + v)];
+        if (t >= n) {
+          EXPECT_EQ(got, 0.0f) << "padding, item " << b << " position " << t;
+        } else {
+          worst = std::max(worst, test::closeError(got, want));
+        }
+      }
+    EXPECT_LT(worst, 1e-4) << "item " << b;
+  }
+
+  const uint64_t bytes = static_cast<uint64_t>(2 * T * V) * sizeof(float);
+  request.limits.memoryLimitBytes = model->estimate(request).total + bytes;
+  EXPECT_EQ(model->run(request).logits.numel(), 2 * T * V) << "they fit, exactly";
+  request.limits.memoryLimitBytes -= 1;
+  const AttentionResult over = model->run(request);
+  EXPECT_TRUE(over.logits.empty());
+  ASSERT_FALSE(over.notices.empty());
+  EXPECT_NE(over.notices.back().find("were not kept"), std::string::npos) << over.notices.back();
+  EXPECT_FALSE(over.group().attention.empty()) << "the run itself went ahead";
+  request.keepLogits = false;
+  EXPECT_TRUE(model->run(request).logits.empty());
+}
+
 TEST_F(Gpt2Fixture, LongTextKeepsAVisibleWindowOfNPositions) {
   const AttentionResult r = open(folder())->run(textRequest({std::string(40, 'x')}));
   EXPECT_EQ(r.group().queries(), 32);
