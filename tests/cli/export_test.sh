@@ -108,6 +108,12 @@ expect_exit 2 "bad --aggregate" export "${toy[@]}" --view text --query 1,2 --agg
 grep -q "mean or sum" "$out/log.txt" || fail "the --aggregate message must list the choices"
 expect_exit 2 "ablation of the toy layer" export "${toy[@]}" --view ablation --out "$out/x.png"
 grep -q "predicts no token" "$out/log.txt" || fail "the toy's refusal must say why"
+expect_exit 2 "experts of a model without experts" export "${tiny[@]}" --view experts --out "$out/x.png"
+grep -q "mixture-of-experts router" "$out/log.txt" || fail "the experts refusal must say what the view needs"
+expect_exit 2 "--model-b without the compare view" export "${tiny[@]}" --model-b default --out "$out/x.png"
+grep -q "use it with --view compare" "$out/log.txt" || fail "the --model-b refusal must name the compare view"
+expect_exit 2 "--model-b without model-distance" analyze "${tiny[@]}" --measure rollout --model-b default
+grep -q "measure model-distance" "$out/log.txt" || fail "analyze's --model-b refusal must name model-distance"
 expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
 expect_exit 2 "unwritable --out" export "${toy[@]}" --out "$out/no/such/dir/x.png"
 expect_exit 2 "missing --out" export "${toy[@]}"
