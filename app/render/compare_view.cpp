@@ -235,19 +235,26 @@ void CompareView::setOtherResult(ResultPtr other) {
 void CompareView::compare() {
   const ViewState& state = viewState();
   const AttentionResult* bSource = m_other ? m_other.get() : result().get();
-  m_problem.clear();
-  m_headDistances.clear();
-  if (!m_otherName.isEmpty() && !m_other)  // chosen, still running (or failed: see the banner)
-    m_problem = tr("Head B comes from %1: waiting for its run on this text…").arg(m_otherName);
-  if (m_other && result()) {
-    try {
-      m_headDistances = headDistancesBetween(weightsOf(*result(), state.group),
-                                             weightsOf(*m_other, state.group), state.item);
-    } catch (const Error& e) {
-      m_problem = QStringLiteral("B's model cannot be compared with A's: %1")
-                      .arg(QString::fromStdString(e.what()));
+  // Every head's distance costs L·H·T² logarithms (seconds for two 1B models at T = 1000):
+  // computed once per pair of runs, group and item, not again for each click on a head.
+  const DistanceKey key{result(), m_other, state.group, state.item};
+  if (!(key == m_distanceKey)) {
+    m_distanceKey = key;
+    m_distanceProblem.clear();
+    m_headDistances.clear();
+    if (m_other && result()) {
+      try {
+        m_headDistances = headDistancesBetween(weightsOf(*result(), state.group),
+                                               weightsOf(*m_other, state.group), state.item);
+      } catch (const Error& e) {
+        m_distanceProblem = QStringLiteral("B's model cannot be compared with A's: %1")
+                                .arg(QString::fromStdString(e.what()));
+      }
     }
   }
+  m_problem = m_distanceProblem;
+  if (!m_otherName.isEmpty() && !m_other)  // chosen, still running (or failed: see the banner)
+    m_problem = tr("Head B comes from %1: waiting for its run on this text…").arg(m_otherName);
   m_valid = result() && bSource && m_problem.isEmpty() &&
             validHead(weightsOf(*result(), state.group), state.layer, state.head, state.item) &&
             validHead(weightsOf(*bSource, state.group), state.vsLayer, state.vsHead, state.vsItem);

@@ -116,7 +116,19 @@ class CompareView final : public AttentionView {
 
   HeadMatrix m_a, m_b, m_diff;
   ResultPtr m_other;
+  // What m_headDistances (and m_distanceProblem) were computed for. Owning: a freed result's
+  // address could come back as the next one's.
+  struct DistanceKey {
+    ResultPtr a, b;
+    std::string group;
+    int item = -1;
+    bool operator==(const DistanceKey& o) const {
+      return a == o.a && b == o.b && group == o.group && item == o.item;
+    }
+  };
+  DistanceKey m_distanceKey;
   std::vector<double> m_headDistances;
+  QString m_distanceProblem;
   QString m_problem;
   QString m_otherName;  // B's model as the bar names it; empty: this model  // why A and B cannot
                         // be compared (shown instead of the panels)

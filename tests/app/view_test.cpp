@@ -333,6 +333,14 @@ class ViewTest : public QObject {
     other->group().tokens[0][2].id += 7;
     view.setOtherResult(other);
     QVERIFY(view.problem().contains(QStringLiteral("other tokens")));
+    s.head = s.vsHead = 0;
+    view.setViewState(s);  // another head: the pair's refusal stands (computed once per pair)
+    QVERIFY(view.problem().contains(QStringLiteral("other tokens")));
+    view.setOtherResult(b);
+    QVERIFY(view.problem().isEmpty());
+    QVERIFY(view.headDistances()[3] > 0.1);
+    view.setResult(b);  // a new run of A, the same as B's: every head's distance computed anew
+    QCOMPARE(view.headDistances()[3], 0.0);
     view.setOtherResult(nullptr);
     QVERIFY(view.problem().isEmpty());
     QCOMPARE(view.distance(), 0.0);
