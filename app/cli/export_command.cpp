@@ -353,7 +353,8 @@ int exportCommand(const std::vector<std::string>& args) {
   if (p.has("--model-b")) other = runModel(*secondModelFromFlags(p), request);
   if (plan.kind == render::ViewKind::Experts && result->routerExperts.empty())
     throw Error(ErrorKind::InvalidArgument,
-                "--view experts shows a mixture-of-experts router (mixtral, qwen3_moe, olmoe); " +
+                "--view experts shows a mixture-of-experts router (mixtral, qwen2_moe, qwen3_moe, "
+                "olmoe); " +
                     result->modelName + " has none");
   selectFromResult(p, *result, plan);
   plan.options.title = p.has("--title") ? QString::fromStdString(p.value("--title"))

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The decoder families' config.json readers (LlamaConfig, GptNeoxConfig, BloomConfig, Gemma2Config,
 // Phi3Config, MixtralConfig, PhiConfig, StableLmConfig, OlmoConfig, GptjConfig, OptConfig,
-// GptNeoConfig through ConfigReader) on arbitrary text: each accepts a consistent configuration or
-// throws Error(Format), never anything else.
+// GptNeoConfig, FalconConfig through ConfigReader) on arbitrary text: each accepts a consistent
+// configuration or throws Error(Format), never anything else.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "fuzz_check.h"
 #include "fuzz_config_reader.h"
 #include "models/bloom_config.h"
+#include "models/falcon_config.h"
 #include "models/gemma2_config.h"
 #include "models/gpt_neo_config.h"
 #include "models/gpt_neox_config.h"
@@ -77,8 +78,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c.numExperts <= 0 || c.topK <= 0 || c.topK > c.numExperts || c.expertIntermediate <= 0 ||
         c.sparseLayers.size() != static_cast<std::size_t>(c.base.numLayers) ||
         c.base.numHeads % c.base.numKvHeads != 0 ||
-        (c.base.modelType == "mixtral" && !c.normTopK)) {
-      fuzz::fail("accepted an inconsistent Mixtral / Qwen3-MoE config");
+        (c.base.modelType == "mixtral" && !c.normTopK) ||
+        (c.sharedExpertIntermediate > 0) != (c.base.modelType == "qwen2_moe") ||
+        (c.base.modelType == "qwen2_moe" &&
+         (c.base.outputBias || c.base.qkNorm || c.base.slidingWindow != 0))) {
+      fuzz::fail("accepted an inconsistent Mixtral / Qwen-MoE / OLMoE config");
     }
   });
   // Phi-1/1.5/2 and StableLM: partial rotary dims even, from 2 to head_dim; heads that divide.
@@ -130,6 +134,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.windowSize < 1 ||
         c.localLayers.size() != static_cast<std::size_t>(c.numLayers) || c.mlpSize() <= 0) {
       fuzz::fail("accepted an inconsistent GPT-Neo config");
+    }
+  });
+  // Falcon: the layout's key/value heads divide the heads (one for multi-query, all per head),
+  // two norms only in the new architecture, which is always parallel; rotary heads even.
+  fuzz::expectOnlyUserErrors([&] {
+    const FalconConfig c = FalconConfig::fromReader(reader);
+    const bool kvOk = c.layout() == FalconQkvLayout::Grouped      ? c.numHeads % c.numKvHeads == 0
+                      : c.layout() == FalconQkvLayout::MultiQuery ? c.numKvHeads == 1
+                                                                  : c.numKvHeads == c.numHeads;
+    if (c.numHeads <= 0 || c.numKvHeads <= 0 || c.hiddenSize % c.numHeads != 0 || !kvOk ||
+        (c.twoNorms() && !c.newDecoderArchitecture) ||
+        (c.newDecoderArchitecture && !c.parallelAttn) || (!c.alibi && c.headDim() % 2 != 0) ||
+        c.ffnHiddenSize <= 0 || !(c.layerNormEps > 0) || !(c.ropeTheta > 1) ||
+        c.activation.empty()) {
+      fuzz::fail("accepted an inconsistent Falcon config");
     }
   });
   return 0;

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Checks `attnscope-cli run --model DIR` on BERT-family encoders against plain PyTorch.
 
-For each of bert, roberta, distilbert, albert and electra it writes a tiny random checkpoint in the
-Hugging Face layout (config.json, model.safetensors built with json + struct + numpy, a
+For each of bert, roberta, xlm-roberta, distilbert, albert and electra it writes a tiny random
+checkpoint in the Hugging Face layout (config.json, model.safetensors built with json + struct + numpy, a
 tokenizer.json), asks the CLI for the token ids (`tokenize --json`), runs the encoder written here
 from the published architectures (no transformers package, no attnscope code) in float64, and
 compares the CLI's --dump attention.npy ([L, 1, H, T, T]) and output.npy ([1, T, hidden], the last
@@ -12,8 +12,9 @@ it compares the top-5 "mask_fills" of `run --json` with the masked-language-mode
 (probabilities to 1e-5); models without such a head (ELECTRA's discriminator, a BertModel
 checkpoint) must give none and say so in "notices". Variants: BERT with gelu and gelu_new, with and
 without the tied decoder weight, with the next-sentence head, in F16, without the "bert." prefix;
-RoBERTa with gelu_new (its LM head applies gelu whatever hidden_act says). The query and key
-weights are scaled by 4 so that attention is peaked (a wrong detail cannot hide in uniform
+RoBERTa with gelu_new (its LM head applies gelu whatever hidden_act says); XLM-RoBERTa (RoBERTa's
+layers) with a SentencePiece Unigram vocabulary whose ids for the first text are checked. The query
+and key weights are scaled by 4 so that attention is peaked (a wrong detail cannot hide in uniform
 attention), the feed-forward weights so that gelu and gelu_new differ visibly. On a mismatch it
 names the per-layer attention differences and which plausible mistake (activation, positions, token
 types) the CLI's numbers match instead.
@@ -276,6 +277,46 @@ def roberta_tokenizer(path):
     return len(vocab)
 
 
+XLMR_WORDS = ["the", "teacher", "said", "dog", "was", "happy", "yesterday", "cat", "window"]
+
+
+def xlmr_tokenizer(path):
+    """A SentencePiece Unigram tokenizer.json laid out like XLM-RoBERTa's: <s> <pad> </s> <unk> first
+    (so pad_token_id 1 and positions from 2), "▁word" pieces and single characters, <mask> last,
+    Metaspace pre-tokenizer, <s> A </s> (</s> B </s>) template. Returns (vocabulary size, the ids
+    SINGLE must get)."""
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    pieces = [[t, 0.0] for t in specials]
+    pieces += [["\u2581" + w, -2.0 - 0.01 * i] for i, w in enumerate(XLMR_WORDS)]
+    chars = sorted(set("".join(XLMR_WORDS) + ".,\u2581abcdefghijklmnopqrstuvwxyz"))
+    pieces += [[ch, -8.0] for ch in chars]
+    pieces.append(["<mask>", 0.0])
+    ids = {t: i for i, (t, _) in enumerate(pieces)}
+    added = [{"id": ids[t], "content": t, "single_word": False, "lstrip": t == "<mask>", "rstrip": False,
+              "normalized": False, "special": True} for t in specials + ["<mask>"]]
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                         {"Sequence": {"id": "A", "type_id": 0}},
+                                         {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                              "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                       {"Sequence": {"id": "A", "type_id": 0}},
+                                       {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                                       {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                                       {"Sequence": {"id": "B", "type_id": 0}},
+                                       {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                              "special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]},
+                                                 "</s>": {"id": "</s>", "ids": [2], "tokens": ["</s>"]}}},
+           "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+           "model": {"type": "Unigram", "unk_id": 3, "vocab": pieces, "byte_fallback": False}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
+    # "the teacher said the dog was happy yesterday." -> <s> ▁the ▁teacher ... ▁yesterday . </s>
+    single = [0] + [ids["\u2581" + w] for w in SINGLE.rstrip(".").split()] + [ids["."], 2]
+    return len(pieces), single
+
+
 # ----------------------------------------------------------------------------------------------
 # The encoders, float64, from the published architectures
 
@@ -471,6 +512,14 @@ def make_models(root):
     models.append(dict(name="roberta-gelu_new", family="roberta", dir=d, cfg=cfg, mask_id=3, head=True,
                        cases=[("single", SINGLE, None), ("mask", MASK_TEXT.format("<mask>"), None)],
                        w=save(d, cfg, roberta_weights(22, V))))
+    # XLM-RoBERTa: RoBERTa under model_type xlm-roberta, with a SentencePiece Unigram vocabulary
+    d = folder("xlm-roberta")
+    V, single_ids = xlmr_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = bert_config("xlm-roberta", V, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                      architectures=["XLMRobertaForMaskedLM"])
+    models.append(dict(name="xlm-roberta", family="roberta", dir=d, cfg=cfg, mask_id=V - 1, head=True,
+                       cases=[("single", SINGLE, None), ("mask", MASK_TEXT.format("<mask>"), None)],
+                       want_ids={"single": single_ids}, w=save(d, cfg, roberta_weights(23, V))))
     # DistilBERT
     d = folder("distilbert")
     shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
@@ -543,6 +592,8 @@ def check_case(cli, m, case, work):
         tok = json.load(f)
     ids, types = tok["ids"], tok.get("type_ids") or [0] * len(tok["ids"])
     problems = []
+    if cname in m.get("want_ids", {}) and ids != m["want_ids"][cname]:
+        problems.append(f"tokenize gave ids {ids}, want {m['want_ids'][cname]}")
     if m["family"] == "roberta" and any(types):
         problems.append(f"RobertaProcessing gave type ids {types}, want all 0")
     if len(ids) + (2 if m["family"] == "roberta" else 0) > P:
@@ -588,6 +639,16 @@ def check_case(cli, m, case, work):
         out_err = scaled_error(got_out[0], hidden)
         if out_err > TOL:
             problems.append(f"output differs by {out_err:.2e}")
+    # logits.npy: the masked-LM head at every position, the whole distribution.
+    logits_path = os.path.join(dump, "logits.npy")
+    if m["head"]:
+        got_logits = np.load(logits_path) if os.path.exists(logits_path) else None
+        if got_logits is None or got_logits.shape != (1, T, logits.shape[-1]):
+            problems.append(f"logits.npy missing or shaped {None if got_logits is None else got_logits.shape}")
+        elif scaled_error(got_logits[0], logits) > TOL:
+            problems.append(f"logits.npy differs by {scaled_error(got_logits[0], logits):.2e}")
+    elif os.path.exists(logits_path):
+        problems.append("logits.npy dumped for a model without a masked-LM head")
     # Masked-language-model predictions
     fill_err, fill_preds, fill_pos = None, [], None
     with open(run_json, encoding="utf-8") as f:

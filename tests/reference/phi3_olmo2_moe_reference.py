@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Checks `attnscope-cli run --model DIR` on Phi-3, OLMo 2, Mixtral and Qwen3-MoE checkpoints against
-plain PyTorch; and Phi-1/1.5/2, StableLM and OLMo 1, whose forwards, cases and mistakes are in
-phi_stablelm_olmo_cases.py; and GPT-J, OPT and GPT-Neo, in gptj_opt_neo_cases.py.
+"""Checks `attnscope-cli run --model DIR` on Phi-3, OLMo 2, Mixtral, Qwen2-MoE, Qwen3-MoE and OLMoE
+checkpoints against plain PyTorch; and Phi-1/1.5/2, StableLM and OLMo 1, whose forwards, cases and mistakes are in
+phi_stablelm_olmo_cases.py; GPT-J, OPT and GPT-Neo, in gptj_opt_neo_cases.py; and Falcon, in
+falcon_cases.py.
 
 The same check as decoder_reference.py (whose case runner and weight writer it uses): tiny random
 checkpoints in the Hugging Face layout with its tensor names, a padded batch through the CLI, every
 layer's attention, the final hidden states, the top-5 next tokens with their probabilities and the
 value norms against a float64 forward written here from the published architectures
-(transformers' Phi3ForCausalLM, Olmo2ForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM), to 1e-4
+(transformers' Phi3ForCausalLM, Olmo2ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM,
+Qwen3MoeForCausalLM, OlmoeForCausalLM), to 1e-4
 as tolerance.py measures it; for the mixtures of experts also the router's choice (`--dump`'s
 router_experts.npy and router_weights.npy, [L, B, T, k]) for every token.
 
@@ -27,10 +29,12 @@ OLMo 2 in float64, per layer (no input norm):
       before the split into heads and before the rotation;
   h = x + post_attention_layernorm(attn(x)); out = h + post_feedforward_layernorm(mlp(h)).
 
-Mixtral / Qwen3-MoE in float64: Llama's (Qwen3's, with per-head q/k norms) attention, then
-  p = softmax(gate(h)) over all experts, the top k kept (largest first; renormalised to sum to 1 in
-  Mixtral, and in Qwen3-MoE only with norm_topk_prob), out = Σ_k w_k · down(silu(gate(h)) · up(h))
-  of each chosen expert (Mixtral's w1 / w3 / w2); Qwen3-MoE's mlp_only_layers are dense MLPs.
+Mixtral / Qwen2-MoE / Qwen3-MoE in float64: Llama's (Qwen2's, with q/k/v biases; Qwen3's, with
+  per-head q/k norms) attention, then p = softmax(gate(h)) over all experts, the top k kept (largest
+  first; renormalised to sum to 1 in Mixtral, and in Qwen-MoE only with norm_topk_prob),
+  out = Σ_k w_k · down(silu(gate(h)) · up(h)) of each chosen expert (Mixtral's w1 / w3 / w2);
+  Qwen2-MoE adds sigmoid(shared_expert_gate(h)) · shared_expert(h) for every token; Qwen-MoE's
+  mlp_only_layers, and the layers decoder_sparse_step skips ((i + 1) % step != 0), are dense MLPs.
 Router weights are scaled up, and the seeds chosen, so that every token's k-th and (k+1)-th
 probabilities are at least 1e-4 apart (asserted): no ties for torch.topk to break.
 
@@ -40,7 +44,8 @@ the text, one case past the original context and one within it), and each quirk 
 mistake that the CLI's attention must be at least 1e-2 from: gate and up swapped, no LongRoPE
 factors, the other factor list, no attention factor, full rotary, no window; q/k norm per head, no
 q/k norm, Llama's pre-norm layout; top-k weights renormalised the other way, w1 and w3 swapped,
-top-1 routing.
+top-1 routing, the shared expert without its sigmoid gate, no shared expert; and Qwen2-MoE's folder
+with its dense layers read as sparse (decoder_sparse_step, mlp_only_layers dropped) must be refused.
 
 Usage: phi3_olmo2_moe_reference.py ATTNSCOPE_CLI [KEEP_DIR]
 Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true that fails
@@ -66,6 +71,7 @@ from decoder_common import check_generate, write_tokenizer  # noqa: E402
 from decoder_reference import inverse_frequencies, lin, rms, rotate, silu, value_norms  # noqa: E402
 import phi_stablelm_olmo_cases as phi_stablelm  # noqa: E402  Phi-1/1.5/2, StableLM, OLMo 1
 import gptj_opt_neo_cases as gptj_opt_neo  # noqa: E402  GPT-J, OPT and GPT-Neo
+import falcon_cases as falcon  # noqa: E402  Falcon
 
 QK_SCALE = 3.0
 
@@ -335,18 +341,20 @@ def moe_weights(cfg, seed, head="untied"):
     hd = cfg.get("head_dim", C // H)
     mixtral = cfg["model_type"] == "mixtral"
     olmoe = cfg["model_type"] == "olmoe"
+    qwen2 = cfg["model_type"] == "qwen2_moe"
     E = cfg["num_local_experts"] if mixtral else cfg["num_experts"]
-    I = cfg["moe_intermediate_size"] if cfg["model_type"] == "qwen3_moe" else cfg["intermediate_size"]
+    I = cfg["moe_intermediate_size"] if cfg["model_type"] in ("qwen2_moe", "qwen3_moe") else cfg["intermediate_size"]
+    qkv_bias = qwen2 and cfg.get("qkv_bias", True)  # Qwen2-MoE: q/k/v biases, o_proj none
     g.embedding("model.embed_tokens", cfg["vocab_size"], C)
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         g.norm(p + "input_layernorm", C)
         g.norm(p + "post_attention_layernorm", C)
-        g.linear(p + "self_attn.q_proj", H * hd, C, QK_SCALE, False)
-        g.linear(p + "self_attn.k_proj", Hkv * hd, C, QK_SCALE, False)
-        g.linear(p + "self_attn.v_proj", Hkv * hd, C, 1.0, False)
+        g.linear(p + "self_attn.q_proj", H * hd, C, QK_SCALE, qkv_bias)
+        g.linear(p + "self_attn.k_proj", Hkv * hd, C, QK_SCALE, qkv_bias)
+        g.linear(p + "self_attn.v_proj", Hkv * hd, C, 1.0, qkv_bias)
         g.linear(p + "self_attn.o_proj", C, H * hd, 1.0, False)
-        if not mixtral:  # norms undo the projections' scale: the gains make the peaks
+        if not mixtral and not qwen2:  # norms undo the projections' scale: the gains make the peaks
             g.norm(p + "self_attn.q_norm", H * hd if olmoe else hd)  # OLMoE: the whole projection
             g.norm(p + "self_attn.k_norm", Hkv * hd if olmoe else hd)
             g.w[p + "self_attn.q_norm.weight"] *= QK_SCALE
@@ -368,6 +376,12 @@ def moe_weights(cfg, seed, head="untied"):
             g.linear(x + names[0], I, C, 2.0, False)
             g.linear(x + names[1], I, C, 2.0, False)
             g.linear(x + names[2], C, I, 2.0, False)
+        if qwen2:  # the shared expert; its gate's sigmoid spread over (0, 1), not near 1
+            S = cfg["shared_expert_intermediate_size"]
+            g.linear(block + "shared_expert.gate_proj", S, C, 2.0, False)
+            g.linear(block + "shared_expert.up_proj", S, C, 2.0, False)
+            g.linear(block + "shared_expert.down_proj", C, S, 2.0, False)
+            g.linear(block + "shared_expert_gate", 1, C, SHARED_GATE_SCALE, False)
     g.norm("model.norm", C)
     if head == "untied":
         g.linear("lm_head", cfg["vocab_size"], C, bias=False)
@@ -383,14 +397,17 @@ def moe_dense_layers(cfg):
 
 
 def moe_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, routes=None, margins=None, without=()):
-    """MixtralForCausalLM / Qwen3MoeForCausalLM. routes: receives per layer (experts [T, k], weights
-    [T, k]) or None for a dense layer; margins: each token's gap between the k-th and the next
-    probability. without: "renormalise" (the other top-k rule), "w1/w3 order", "top-1"."""
+    """MixtralForCausalLM / Qwen2MoeForCausalLM / Qwen3MoeForCausalLM / OlmoeForCausalLM. routes:
+    receives per layer (experts [T, k], weights [T, k]) or None for a dense layer; margins: each
+    token's gap between the k-th and the next probability. without: "renormalise" (the other top-k
+    rule), "w1/w3 order", "top-1", "shared expert gate" (Qwen2-MoE's shared expert ungated),
+    "shared expert" (left out)."""
     T = len(ids)
     C, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim", C // H)
     mixtral = cfg["model_type"] == "mixtral"
     olmoe = cfg["model_type"] == "olmoe"
+    qwen2 = cfg["model_type"] == "qwen2_moe"
     eps = cfg.get("rms_norm_eps", 1e-5 if mixtral or olmoe else 1e-6)
     k = cfg["num_experts_per_tok"] - (1 if "top-1" in without else 0)
     renorm = True if mixtral else cfg.get("norm_topk_prob", False)
@@ -414,7 +431,7 @@ def moe_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, routes=
         q = q.view(T, H, hd).transpose(0, 1)
         kk = kk.view(T, Hkv, hd).transpose(0, 1)
         v = lin(w, p + "self_attn.v_proj", h).view(T, Hkv, hd).transpose(0, 1)
-        if not mixtral and not olmoe:  # Qwen3: per head, over head_dim
+        if not mixtral and not olmoe and not qwen2:  # Qwen3: per head, over head_dim
             q = rms(w, p + "self_attn.q_norm", q, eps)
             kk = rms(w, p + "self_attn.k_norm", kk, eps)
         q, kk = rotate(q, hd, inv), rotate(kk, hd, inv)
@@ -448,6 +465,11 @@ def moe_forward(cfg, w, ids, prefix="model.", rope_len=None, norms=None, routes=
                 e = f"{block}experts.{int(chosen[t, j])}."
                 y = lin(w, e + names[2], silu(lin(w, e + names[0], h[t])) * lin(w, e + names[1], h[t]))
                 out[t] += weights[t, j] * y
+        if qwen2 and "shared expert" not in without:  # every token, times sigmoid(its gate)
+            s = p + "mlp.shared_expert."
+            shared = lin(w, s + "down_proj", silu(lin(w, s + "gate_proj", h)) * lin(w, s + "up_proj", h))
+            gate = torch.sigmoid(lin(w, p + "mlp.shared_expert_gate", h))  # [T, 1]
+            out = out + (shared if "shared expert gate" in without else gate * shared)
         x = x + out
     x = rms(w, prefix + "norm", x, eps)
     logits = x @ w.get("lm_head.weight", emb).T
@@ -469,6 +491,9 @@ def moe_mistakes(cfg):
     mixtral = cfg["model_type"] == "mixtral"
     extra = [("q/k norm per head", cfg, dict(without=("whole q/k norm",)))] if cfg["model_type"] == "olmoe" else []
     renorm = mixtral or cfg.get("norm_topk_prob", False)
+    if cfg["model_type"] == "qwen2_moe":
+        extra += [("shared expert without its sigmoid gate", cfg, dict(without=("shared expert gate",))),
+                  ("no shared expert", cfg, dict(without=("shared expert",)))]
     return extra + [("top-k weights " + ("not renormalised" if renorm else "renormalised (norm_topk_prob false)"),
              cfg, dict(without=("renormalise",))),
             ("gate and up experts swapped", cfg, dict(without=("w1/w3 order",))),
@@ -516,16 +541,31 @@ def check_routing(cli, root, case, failures, report):
     if smallest_margin < 1e-4:
         failures.append(f"{name}: the fixture has a near-tie in top-k ({smallest_margin:.2e})")
     report.append(f"{name:32s} router weights max |diff| {worst:.2e}, smallest top-k margin {smallest_margin:.2e}")
-    if name.startswith("mixtral"):
-        # The Experts view from the CLI (issue 31): the same router, drawn; an SVG keeps its text.
+    if name.startswith(("mixtral", "qwen2-moe")):
+        # The Experts view from the CLI (issue 31): the same router, drawn; an SVG keeps its text
+        # (Qwen2-MoE's: three of its four layers dense).
         out = os.path.join(d, "experts.svg")
         done = cli_run([cli, "export", "--model", d, "--text", "a b c d", "--view", "experts", "--out", out])
         svg = open(out, encoding="utf-8").read() if done.returncode == 0 and os.path.exists(out) else ""
         if "expert routing" not in svg or "layer 0" not in svg:
             failures.append(f"{name}: export --view experts: exit {done.returncode} {done.stderr.strip()}")
+    if cfg["model_type"] == "qwen2_moe":
+        # Dense layers read as sparse (decoder_sparse_step and mlp_only_layers ignored): the
+        # checkpoint has no router for layer 0, and the CLI must say so rather than run.
+        wrong = os.path.join(root, name + "-all-sparse")
+        os.makedirs(wrong)
+        for f in ("tokenizer.json", "model.safetensors"):
+            os.link(os.path.join(d, f), os.path.join(wrong, f))
+        with open(os.path.join(wrong, "config.json"), "w") as f:
+            json.dump({k: v for k, v in cfg.items() if k not in ("decoder_sparse_step", "mlp_only_layers")}, f)
+        done = cli_run([cli, "run", "--model", wrong, "--text", "the cat"])
+        if done.returncode != 2 or "layers.0.mlp.gate.weight" not in done.stderr:
+            failures.append(f"{name}: every layer read as sparse: exit {done.returncode} {done.stderr.strip()}")
 
 
 OLMOE_SEED = 94  # every token's 2nd and 3rd router probabilities over 1e-3 apart
+QWEN2_MOE_SEED = 121  # every token's 2nd and 3rd router probabilities over 5e-3 apart
+SHARED_GATE_SCALE = 3.0  # Qwen2-MoE's shared_expert_gate: sigmoids spread over (0, 1), far from 1
 STORED = {}  # case name -> the stored weights (float64 torch), for check_routing
 
 
@@ -583,8 +623,20 @@ def cases(V):
           "tie_word_embeddings": False, "torch_dtype": "float32"}
     out.append(("olmoe-whole-qk-norm-top2", "olmoe", oe, lambda: moe_weights(oe, OLMOE_SEED), "F32", "model.", True,
                 None))
+    # Qwen2-MoE: q/k/v biases, grouped-query heads, 4 experts, top 2 not renormalised
+    # (norm_topk_prob false, the default), a shared expert gated by a sigmoid; decoder_sparse_step 2
+    # makes layers 0 and 2 dense and mlp_only_layers layer 3 too: only layer 1 is sparse.
+    q2 = {"model_type": "qwen2_moe", "architectures": ["Qwen2MoeForCausalLM"], "vocab_size": V, "hidden_size": 32,
+          "intermediate_size": 40, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24,
+          "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
+          "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu", "num_experts": 4,
+          "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [3], "use_sliding_window": False,
+          "sliding_window": 4, "tie_word_embeddings": False, "torch_dtype": "float32"}
+    out.append(("qwen2-moe-shared-expert-step2", "qwen2_moe", q2, lambda: moe_weights(q2, QWEN2_MOE_SEED), "F32",
+                "model.", True, None))
     out += phi_stablelm.cases(V)
     out += gptj_opt_neo.cases(V)
+    out += falcon.cases(V)
     return out
 
 
@@ -599,6 +651,8 @@ def mistakes(family, cfg):
         return phi_stablelm.MISTAKES[family](cfg)
     if family in gptj_opt_neo.MISTAKES:
         return gptj_opt_neo.MISTAKES[family](cfg)
+    if family in falcon.MISTAKES:
+        return falcon.MISTAKES[family](cfg)
     return ORIGINAL_MISTAKES(family, cfg)
 
 
@@ -607,7 +661,8 @@ dr.FORWARD["phi3"] = phi3_forward
 dr.FORWARD["olmo2"] = olmo2_forward
 dr.FORWARD.update(phi_stablelm.FORWARD)
 dr.FORWARD.update(gptj_opt_neo.FORWARD)
-MOE = ("mixtral", "qwen3_moe", "olmoe")
+dr.FORWARD.update(falcon.FORWARD)
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe")
 for _family in MOE:
     dr.FORWARD[_family] = moe_forward
 dr.mistakes = mistakes  # check() looks both up at call time
@@ -618,6 +673,7 @@ dr.mistakes = mistakes  # check() looks both up at call time
 # with a window of 5 shorter than the 9 tokens, and Phi-3 (below, with its own prompt).
 dr.GENERATE_CASES = {"olmo2-post-norm-qk-whole", "mixtral-top2-of-4-window"}
 dr.GENERATE_CASES |= gptj_opt_neo.GENERATE_CASES
+dr.GENERATE_CASES |= falcon.GENERATE_CASES
 # Phi-3 with LongRoPE past an original context of 8: a 6-token prompt, so that the steps at 6, 7
 # and 8 tokens take the short factors and those at 9 to 11 the long ones, as transformers does
 # with its cache (each call picks the factors by its own length, the cached keys keep theirs): the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // BERT (Hugging Face's BertModel / BertForMaskedLM / …ForSequenceClassification), RoBERTa (the same
-// layers; positions offset by padding_idx + 1) and ELECTRA's discriminator (embeddings narrower
-// than the layers, projected): the bert family.
+// layers; positions offset by padding_idx + 1; XLM-RoBERTa is RoBERTa under another model_type and
+// vocabulary) and ELECTRA's discriminator (embeddings narrower than the layers, projected): the
+// bert family.
 #include "models/bert.h"
 
 #include "models/bert_config.h"
@@ -75,7 +76,9 @@ class BertFamily final : public EncoderFamily {
 
   ModelInfo info() const override {
     const bool roberta = m_c.flavour == BertFlavour::Roberta;
-    const char* kind = m_c.flavour == BertFlavour::Bert ? "bert" : roberta ? "roberta" : "electra";
+    const std::string kind = m_c.flavour == BertFlavour::Bert ? "bert"
+                             : roberta ? m_config.string("model_type", "roberta")  // xlm-roberta
+                                       : "electra";
     ModelInfo i = encoderInfo(kind, m_c.numLayers, m_c.numHeads, m_c.hiddenSize,
                               roberta ? m_c.maxPositions - m_c.padTokenId - 1 : m_c.maxPositions);
     if (!m_headDense) i.maskToken.clear();

@@ -8,8 +8,8 @@
 
 namespace attnscope {
 
-/// Hugging Face BERT, RoBERTa and ELECTRA (discriminator) folders: model_type "bert", "roberta",
-/// "electra". Throws like openGpt2Folder.
+/// Hugging Face BERT, RoBERTa and ELECTRA (discriminator) folders: model_type "bert", "roberta"
+/// (and "xlm-roberta"), "electra". Throws like openGpt2Folder.
 std::shared_ptr<Model> openBertFolder(const std::string& folder, const std::string& name);
 std::shared_ptr<Model> openRobertaFolder(const std::string& folder, const std::string& name);
 std::shared_ptr<Model> openElectraFolder(const std::string& folder, const std::string& name);

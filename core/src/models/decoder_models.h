@@ -38,8 +38,10 @@ std::shared_ptr<Model> openGptjFolder(const std::string& folder, const std::stri
 std::shared_ptr<Model> openOptFolder(const std::string& folder, const std::string& name);
 /// model_type "gpt_neo": GPT-Neo (gpt_neo.cpp).
 std::shared_ptr<Model> openGptNeoFolder(const std::string& folder, const std::string& name);
-/// model_type "mixtral", "qwen3_moe" and "olmoe": mixtures of experts on Llama's attention
-/// (mixtral.cpp).
+/// model_type "falcon": Falcon-7B/40B/180B, Falcon 2, Falcon-RW (falcon.cpp).
+std::shared_ptr<Model> openFalconFolder(const std::string& folder, const std::string& name);
+/// model_type "mixtral", "qwen2_moe", "qwen3_moe" and "olmoe": mixtures of experts on Llama's
+/// attention (mixtral.cpp).
 std::shared_ptr<Model> openMixtralFolder(const std::string& folder, const std::string& name);
 
 }  // namespace attnscope

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Mixtral (Hugging Face's MixtralForCausalLM, model_type mixtral), Qwen3-MoE (qwen3_moe) and OLMoE
-// (olmoe): Llama's (Mistral's, Qwen3's, OLMo 2's) attention block with a sparse mixture of experts
-// in place of the MLP (nn/sparse_moe_block.h). The router's choice for every token (experts and
-// weights) is handed to the run (LayerContext::routing ->
+// Mixtral (Hugging Face's MixtralForCausalLM, model_type mixtral), Qwen2-MoE (qwen2_moe), Qwen3-MoE
+// (qwen3_moe) and OLMoE (olmoe): Llama's (Mistral's, Qwen2's, Qwen3's, OLMo 2's) attention block
+// with a sparse mixture of experts in place of the MLP (nn/sparse_moe_block.h). The router's choice
+// for every token (experts and weights) is handed to the run (LayerContext::routing ->
 // AttentionResult::routerExperts/routerWeights). Mixtral: block_sparse_moe.gate and
 // block_sparse_moe.experts.{e}.w1 (gate), w3 (up), w2 (down), top-2 of 8 renormalised, a sliding
-// window when configured. Qwen3-MoE: per-head q/k RMSNorm, mlp.gate and
+// window when configured. Qwen2-MoE: q/k/v biases, Qwen3-MoE's expert names and dense layers, and
+// mlp.shared_expert.{gate,up,down}_proj, which every token goes through, scaled by
+// sigmoid(mlp.shared_expert_gate(x)). Qwen3-MoE: per-head q/k RMSNorm, mlp.gate and
 // mlp.experts.{e}.{gate,up,down}_proj, renormalised only with norm_topk_prob, dense layers
 // (mlp.{gate,up,down}_proj) where mlp_only_layers or decoder_sparse_step say so. OLMoE: q/k RMSNorm
 // over the whole projection (H·hd, Hkv·hd), Qwen3-MoE's expert names, top 8 of 64, renormalised
@@ -31,12 +33,13 @@ namespace attnscope {
 namespace {
 
 /// layers.{i}: input_layernorm, self_attn.{q,k,v,o}_proj (+ q_norm, k_norm for Qwen3-MoE),
-/// post_attention_layernorm, and the experts (or Qwen3-MoE's dense mlp).
+/// post_attention_layernorm, and the experts (+ Qwen2-MoE's shared expert; or Qwen-MoE's dense
+/// mlp).
 struct MixtralLayer {
   RmsNorm inputNorm{nullptr}, postNorm{nullptr};
   RotaryAttention attn;
   SparseMoeBlock moe;  // sparse layers
-  GatedMlp mlp;        // Qwen3-MoE's dense layers
+  GatedMlp mlp;        // Qwen-MoE's dense layers
   bool sparse = true;
 
   MixtralLayer(torch::nn::Module& root, const std::string& p, const MixtralConfig& m, bool isSparse)
@@ -80,6 +83,13 @@ struct MixtralLayer {
       g.up = addModule(root, x + (mixtral ? "w3" : "up_proj"), Linear(C, I, false));
       g.down = addModule(root, x + (mixtral ? "w2" : "down_proj"), Linear(I, C, false));
     }
+    if (const int64_t S = m.sharedExpertIntermediate; S > 0) {  // Qwen2-MoE
+      GatedMlp& g = moe.sharedExpert;
+      g.gate = addModule(root, block + "shared_expert.gate_proj", Linear(C, S, false));
+      g.up = addModule(root, block + "shared_expert.up_proj", Linear(C, S, false));
+      g.down = addModule(root, block + "shared_expert.down_proj", Linear(S, C, false));
+      moe.sharedExpertGate = addModule(root, block + "shared_expert_gate", Linear(C, 1, false));
+    }
   }
 };
 
@@ -98,9 +108,10 @@ class MixtralFamily final : public DecoderFamily {
                             m_m.sparseLayers[static_cast<std::size_t>(l)]);
     m_norm = addModule(root, "norm", RmsNorm(m_c.hiddenSize, m_c.rmsNormEps));
     WeightRules rules;
-    rules.family = m_c.modelType == "mixtral" ? "Mixtral model"
-                   : m_c.modelType == "olmoe" ? "OLMoE model"
-                                              : "Qwen3-MoE model";
+    rules.family = m_c.modelType == "mixtral"     ? "Mixtral model"
+                   : m_c.modelType == "olmoe"     ? "OLMoE model"
+                   : m_c.modelType == "qwen2_moe" ? "Qwen2-MoE model"
+                                                  : "Qwen3-MoE model";
     rules.prefixes = {"model."};
     rules.ignoredSuffixes = {"rotary_emb.inv_freq"};
     if (m_c.tieWordEmbeddings) {
@@ -124,10 +135,12 @@ class MixtralFamily final : public DecoderFamily {
 
   uint64_t activationBytesPerToken() const override {
     // Residual, normed copy, q, k, v, repeated k/v, merged heads; the router's logits and
-    // probabilities; an expert's gate, up and product (its rows only) and the summed outputs.
+    // probabilities; an expert's gate, up and product (its rows only) and the summed outputs;
+    // the shared expert's, where there is one, as wide as its own width.
     const uint64_t attention = static_cast<uint64_t>(m_c.numHeads) * m_c.headDim;
-    const uint64_t width = std::max<uint64_t>(static_cast<uint64_t>(m_m.expertIntermediate),
-                                              static_cast<uint64_t>(m_c.intermediateSize));
+    const uint64_t width = std::max({static_cast<uint64_t>(m_m.expertIntermediate),
+                                     static_cast<uint64_t>(m_c.intermediateSize),
+                                     static_cast<uint64_t>(m_m.sharedExpertIntermediate)});
     return 4 * (5ull * m_c.hiddenSize + 4 * attention + 2ull * m_m.numExperts + 3 * width);
   }
 

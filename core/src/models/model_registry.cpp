@@ -39,6 +39,9 @@ const std::vector<Entry>& entries() {
       {{"roberta", "bert",
         "RoBERTa (BERT's layers, positions from padding_idx + 1, byte-level BPE)"},
        openRobertaFolder},
+      {{"xlm-roberta", "bert",
+        "XLM-RoBERTa (RoBERTa's layers and positions, a multilingual SentencePiece vocabulary)"},
+       openRobertaFolder},
       {{"electra", "bert", "ELECTRA discriminator (BERT's layers, narrower embeddings projected)"},
        openElectraFolder},
       {{"distilbert", "distilbert",
@@ -92,6 +95,11 @@ const std::vector<Entry>& entries() {
         "Mixtral 8x7B, 8x22B (Mistral's attention; a sparse mixture of experts: each token through "
         "its router's top 2 of 8 SwiGLU experts, weights renormalised)"},
        openMixtralFolder},
+      {{"qwen2_moe", "mixtral",
+        "Qwen1.5-MoE, Qwen2-MoE (Qwen2's attention with q/k/v biases; top-k of many experts, "
+        "renormalised with norm_topk_prob, plus a shared expert gated by a sigmoid; dense layers "
+        "from mlp_only_layers)"},
+       openMixtralFolder},
       {{"qwen3_moe", "mixtral",
         "Qwen3-MoE (Qwen3's attention; top-k of many experts, renormalised with norm_topk_prob; "
         "dense layers from mlp_only_layers)"},
@@ -115,6 +123,10 @@ const std::vector<Entry>& entries() {
         "GPT-Neo (learned positions, alternating global and local-window layers, unscaled "
         "scores)"},
        openGptNeoFolder},
+      {{"falcon", "falcon",
+        "Falcon-7B/40B/180B, Falcon 2, Falcon-RW (fused q|k|v: multi-query, grouped or per head; "
+        "parallel attention and MLP or sequential; rotary, or ALiBi scaled with the scores)"},
+       openFalconFolder},
       {{"t5", "t5",
         "T5, T5 v1.1, Flan-T5 (encoder-decoder: relative position buckets, cross-attention, "
         "ReLU or gated-GELU feed-forward)"},

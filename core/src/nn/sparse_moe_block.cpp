@@ -39,6 +39,16 @@ torch::Tensor SparseMoeBlock::forward(const torch::Tensor& x, Activation act, Tr
   out = out.view({B, T, C});
   *outStep = rec.record("experts", "sum over the k chosen of weight * expert(x)", "experts", out,
                         {inStep, s});
+  if (sharedExpert.gate) {  // Qwen2-MoE: every token through the shared expert, gated
+    GatedMlp& m = sharedExpert;
+    torch::Tensor h = activate(act, m.gate(x)).mul_(m.up(x));
+    h = m.down(h).mul_(torch::sigmoid(sharedExpertGate(x)));
+    const int sharedStep =
+        rec.record("shared_expert", "sigmoid(self.shared_expert_gate(x)) * self.shared_expert(x)",
+                   "shared_expert", h, {inStep});
+    out = out.add_(h);
+    *outStep = rec.record("moe_out", "experts + shared_expert", "add", out, {*outStep, sharedStep});
+  }
   if (routing) {
     routing->experts = chosen;
     routing->weights = weights;

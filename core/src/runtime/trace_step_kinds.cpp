@@ -68,6 +68,9 @@ const std::vector<TraceStepKind>& traceStepKinds() {
       {"experts", "experts",
        "Each token goes through its chosen experts only (each a gated MLP); their outputs are "
        "added, each times its router weight."},
+      {"shared_expert", "shared expert",
+       "The shared expert is a gated MLP that every token goes through; its output, times the "
+       "sigmoid of a learned per-token gate, is added to the chosen experts' output."},
       {"clamp", "clamp",
        "Clipping clamps every value of the projection into [−clip, clip] (OLMo's clip_qkv), so "
        "no query, key or value feature can grow past it."},

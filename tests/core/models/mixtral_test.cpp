@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Phi-3, OLMo 2 and Mixtral through the public Model API: ModelInfo, the Hugging Face parameter
-// names (fused q|k|v and gate|up, whole-projection q/k norms, experts), the router's choices in
-// the result (AttentionResult::routerExperts / routerWeights) and the trace, and a broken config.
+// Phi-3, OLMo 2, Mixtral and Qwen2-MoE through the public Model API: ModelInfo, the Hugging Face
+// parameter names (fused q|k|v and gate|up, whole-projection q/k norms, experts, the shared
+// expert), the router's choices in the result (AttentionResult::routerExperts / routerWeights)
+// and the trace, dense layers, and broken configs.
 // Their numbers are checked against PyTorch in tests/reference/phi3_olmo2_moe_reference.py.
 #include <gtest/gtest.h>
 
@@ -120,6 +121,89 @@ TEST(MixtralFamily, RouterChoicesReachTheResultAndTheTrace) {
   test::TempDir dir2;
   test::expectError([&] { openFolder(dir2, c, s); }, ErrorKind::Format,
                     "\"num_experts_per_tok\" (5)");
+}
+
+TEST(MixtralFamily, Qwen2MoeSharedExpertAndDenseLayersByName) {
+  // Three layers, the middle one dense (mlp_only_layers); the others route to 2 of 4 experts of
+  // width 8 and add a shared expert of width 10. q/k/v have biases, o_proj none.
+  nlohmann::json c = config("qwen2_moe");
+  c["num_hidden_layers"] = 3;
+  c["num_experts"] = kExperts;
+  c["num_experts_per_tok"] = 2;
+  c["moe_intermediate_size"] = 8;
+  c["shared_expert_intermediate_size"] = 10;
+  c["mlp_only_layers"] = {1};
+  std::map<std::string, std::vector<int64_t>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}},
+                                                   {"model.norm.weight", {kHidden}}};
+  for (int l = 0; l < 3; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    addAttention(s, p);
+    s[p + "self_attn.q_proj.bias"] = {16};
+    s[p + "self_attn.k_proj.bias"] = {8};
+    s[p + "self_attn.v_proj.bias"] = {8};
+    if (l == 1) {
+      s[p + "mlp.gate_proj.weight"] = {12, kHidden};
+      s[p + "mlp.up_proj.weight"] = {12, kHidden};
+      s[p + "mlp.down_proj.weight"] = {kHidden, 12};
+      continue;
+    }
+    s[p + "mlp.gate.weight"] = {kExperts, kHidden};
+    for (int e = 0; e < kExperts; ++e) {
+      const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+      s[x + "gate_proj.weight"] = {8, kHidden};
+      s[x + "up_proj.weight"] = {8, kHidden};
+      s[x + "down_proj.weight"] = {kHidden, 8};
+    }
+    s[p + "mlp.shared_expert.gate_proj.weight"] = {10, kHidden};
+    s[p + "mlp.shared_expert.up_proj.weight"] = {10, kHidden};
+    s[p + "mlp.shared_expert.down_proj.weight"] = {kHidden, 10};
+    s[p + "mlp.shared_expert_gate.weight"] = {1, kHidden};
+  }
+  test::TempDir dir;
+  const auto model = openFolder(dir, c, s);
+  EXPECT_EQ(model->info().kind, "qwen2_moe");
+  const auto names = parameterShapes(*model);
+  EXPECT_EQ(names.at("layers.2.mlp.shared_expert_gate.weight"), (std::vector<int64_t>{1, kHidden}));
+  EXPECT_EQ(names.size(), s.size());
+
+  RunRequest r;
+  r.texts = {"the cat sat on the mat ."};
+  r.keepValueNorms = true;
+  const AttentionResult result = model->run(r);
+  EXPECT_FALSE(result.group().valueNorms.empty());
+  const int64_t T = result.group().queries();
+  ASSERT_EQ(result.routerExperts.shape, (std::vector<int64_t>{3, 1, T, 2}));
+  for (int l = 0; l < 3; ++l) {
+    for (int t = 0; t < T; ++t) {
+      const std::size_t at = (static_cast<std::size_t>(l) * T + t) * 2;
+      const float w = result.routerWeights.data[at] + result.routerWeights.data[at + 1];
+      if (l == 1) {  // dense: no router
+        EXPECT_EQ(result.routerExperts.data[at], -1.0f);
+        continue;
+      }
+      EXPECT_GE(result.routerExperts.data[at], 0.0f);
+      EXPECT_LT(w, 1.0f);  // norm_topk_prob false: two of four probabilities, not renormalised
+    }
+  }
+  std::set<std::string> kinds;
+  for (const TraceStep& step : result.traces[0].steps) kinds.insert(step.kind);
+  EXPECT_TRUE(kinds.count("shared_expert") && kinds.count("topk"));
+  // The dense layer read as sparse finds no router; use_sliding_window is refused; without
+  // q/k/v biases (qkv_bias false) the stored ones are unexpected.
+  nlohmann::json allSparse = c;
+  allSparse.erase("mlp_only_layers");
+  test::TempDir dir2;
+  test::expectError([&] { openFolder(dir2, allSparse, s); }, ErrorKind::Format,
+                    "layers.1.mlp.gate.weight");
+  nlohmann::json windowed = c;
+  windowed["use_sliding_window"] = true;
+  test::TempDir dir3;
+  test::expectError([&] { openFolder(dir3, windowed, s); }, ErrorKind::Format,
+                    "use_sliding_window");
+  nlohmann::json noBias = c;
+  noBias["qkv_bias"] = false;
+  test::TempDir dir4;
+  test::expectError([&] { openFolder(dir4, noBias, s); }, ErrorKind::Format, "_proj.bias");
 }
 
 TEST(MixtralFamily, Phi3FusedProjectionsAndOlmo2WholeNormsByName) {

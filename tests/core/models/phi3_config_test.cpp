@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Phi3Config: the published Phi-3 / Phi-4-mini configs, the defaults of transformers' Phi3Config,
 // LongRoPE's factors and attention factor, and errors that name the file and the field; OLMo 2's
-// LlamaConfig defaults.
+// LlamaConfig defaults; MixtralConfig's Qwen2-MoE flavour (Qwen2MoeConfig's defaults, the shared
+// expert, dense layers).
 #include "models/phi3_config.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include "expect_error.h"
 #include "models/llama_config.h"
+#include "models/mixtral_config.h"
 
 namespace attnscope {
 // Named, not anonymous: unity builds compile this file in one unit with the other decoder tests.
@@ -157,6 +159,110 @@ TEST(Olmo2Config, RmsNormEpsDefaultIsOlmo2s) {
   nlohmann::json llama = j;
   llama["model_type"] = "llama";
   EXPECT_DOUBLE_EQ(LlamaConfig::fromReader(ConfigReader(llama, "config.json")).rmsNormEps, 1e-6);
+}
+
+/// Qwen/Qwen1.5-MoE-A2.7B's config.json (the fields attnscope reads).
+nlohmann::json qwen15MoeA27b() {
+  return nlohmann::json::parse(R"({
+    "architectures": ["Qwen2MoeForCausalLM"], "decoder_sparse_step": 1, "hidden_act": "silu",
+    "hidden_size": 2048, "intermediate_size": 5632, "max_position_embeddings": 32768,
+    "max_window_layers": 21, "model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+    "norm_topk_prob": false, "num_attention_heads": 16, "num_experts": 60,
+    "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+    "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "shared_expert_intermediate_size": 5632,
+    "sliding_window": 32768, "tie_word_embeddings": false, "use_sliding_window": false,
+    "vocab_size": 151936})");
+}
+
+MixtralConfig parseMoe(const nlohmann::json& j) {
+  return MixtralConfig::fromReader(ConfigReader(j, "dir/config.json"));
+}
+
+TEST(MixtralConfig, ReadsQwen15MoeA27b) {
+  const MixtralConfig c = parseMoe(qwen15MoeA27b());
+  EXPECT_EQ(c.base.modelType, "qwen2_moe");
+  EXPECT_EQ(c.numExperts, 60);
+  EXPECT_EQ(c.topK, 4);
+  EXPECT_FALSE(c.normTopK);
+  EXPECT_EQ(c.expertIntermediate, 1408);
+  EXPECT_EQ(c.sharedExpertIntermediate, 5632);
+  EXPECT_EQ(c.base.intermediateSize, 5632);  // the dense layers' width
+  EXPECT_TRUE(c.base.qkvBias);
+  EXPECT_FALSE(c.base.outputBias);
+  EXPECT_FALSE(c.base.qkNorm);
+  EXPECT_EQ(c.base.slidingWindow, 0);
+  EXPECT_EQ(c.base.headDim, 128);
+  EXPECT_DOUBLE_EQ(c.base.ropeTheta, 1e6);
+  EXPECT_EQ(c.sparseLayers, std::vector<bool>(24, true));
+  EXPECT_NE(c.describe().find("shared expert of width 5632"), std::string::npos);
+}
+
+TEST(MixtralConfig, Qwen2MoeDefaultsFollowQwen2MoeConfig) {
+  const nlohmann::json j = {{"model_type", "qwen2_moe"}, {"vocab_size", 1000},
+                            {"hidden_size", 64},         {"intermediate_size", 128},
+                            {"num_hidden_layers", 4},    {"num_attention_heads", 4}};
+  const MixtralConfig c = parseMoe(j);
+  EXPECT_EQ(c.numExperts, 60);
+  EXPECT_EQ(c.topK, 4);
+  EXPECT_FALSE(c.normTopK);
+  EXPECT_EQ(c.expertIntermediate, 1408);
+  EXPECT_EQ(c.sharedExpertIntermediate, 5632);
+  EXPECT_EQ(c.base.maxPositions, 32768);
+  EXPECT_DOUBLE_EQ(c.base.rmsNormEps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.base.ropeTheta, 10000.0);
+  EXPECT_TRUE(c.base.qkvBias);
+  EXPECT_FALSE(c.base.tieWordEmbeddings);
+  // The other mixtures of experts have no shared expert.
+  nlohmann::json q3 = j;
+  q3["model_type"] = "qwen3_moe";
+  EXPECT_EQ(parseMoe(q3).sharedExpertIntermediate, 0);
+  EXPECT_EQ(parseMoe(q3).numExperts, 128);
+}
+
+TEST(MixtralConfig, Qwen2MoeDenseLayersAndSwitches) {
+  nlohmann::json j = qwen15MoeA27b();
+  j["num_hidden_layers"] = 6;
+  j["decoder_sparse_step"] = 2;  // (i + 1) % 2 == 0: layers 1, 3, 5
+  j["mlp_only_layers"] = {3};
+  EXPECT_EQ(parseMoe(j).sparseLayers, (std::vector<bool>{false, true, false, false, false, true}));
+  j["qkv_bias"] = false;
+  j["norm_topk_prob"] = true;
+  const MixtralConfig c = parseMoe(j);
+  EXPECT_FALSE(c.base.qkvBias);
+  EXPECT_TRUE(c.normTopK);
+  j["attention_bias"] = true;  // not a Qwen2MoeConfig key: o_proj never has a bias
+  EXPECT_FALSE(parseMoe(j).base.outputBias);
+}
+
+TEST(MixtralConfig, Qwen2MoeBadValuesNameTheField) {
+  const auto expectMoeError = [](const nlohmann::json& j, const std::string& word) {
+    test::expectError([&] { parseMoe(j); }, ErrorKind::Format, word);
+    test::expectError([&] { parseMoe(j); }, ErrorKind::Format, "dir/config.json");
+  };
+  nlohmann::json j = qwen15MoeA27b();
+  j["num_experts_per_tok"] = 61;
+  expectMoeError(j, "\"num_experts_per_tok\" (61) must be at most \"num_experts\" (60)");
+  j = qwen15MoeA27b();
+  j["shared_expert_intermediate_size"] = 0;
+  expectMoeError(j, "shared_expert_intermediate_size");
+  j = qwen15MoeA27b();
+  j["moe_intermediate_size"] = 14.5;
+  expectMoeError(j, "moe_intermediate_size");
+  j = qwen15MoeA27b();
+  j["use_sliding_window"] = true;
+  expectMoeError(j, "use_sliding_window");
+  j = qwen15MoeA27b();
+  j["mlp_only_layers"] = {24};
+  expectMoeError(j, "mlp_only_layers");
+  j = qwen15MoeA27b();
+  j["decoder_sparse_step"] = 0;
+  expectMoeError(j, "decoder_sparse_step");
+  j = qwen15MoeA27b();
+  j["qkv_bias"] = "yes";
+  expectMoeError(j, "qkv_bias");
+  j = qwen15MoeA27b();
+  j["model_type"] = "qwen2";
+  expectMoeError(j, "qwen2_moe");
 }
 
 }  // namespace phi3_config_test

@@ -25,7 +25,7 @@ Linear linear(int64_t in, int64_t out, uint32_t seed, double scale = 1.0) {
   return l;
 }
 
-SparseMoeBlock block(bool normTopK) {
+SparseMoeBlock block(bool normTopK, bool shared = false) {
   SparseMoeBlock m;
   m.gate = linear(C, E, 1, 2.0);
   for (int e = 0; e < E; ++e) {
@@ -36,6 +36,12 @@ SparseMoeBlock block(bool normTopK) {
   }
   m.topK = K;
   m.normTopK = normTopK;
+  if (shared) {  // Qwen2-MoE's shared expert, of another width, and its gate
+    m.sharedExpert.gate = linear(C, I + 1, 30);
+    m.sharedExpert.up = linear(C, I + 1, 31);
+    m.sharedExpert.down = linear(I + 1, C, 32);
+    m.sharedExpertGate = linear(C, 1, 33, 2.0);
+  }
   return m;
 }
 
@@ -49,10 +55,19 @@ std::vector<double> linearRow(const Linear& l, const std::vector<double>& row) {
   return y;
 }
 
+/// down(silu(gate(row)) · up(row)) with loops.
+std::vector<double> gatedMlpRow(const GatedMlp& g, const std::vector<double>& row) {
+  std::vector<double> h = linearRow(g.gate, row);
+  const std::vector<double> u = linearRow(g.up, row);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = h[i] / (1 + std::exp(-h[i])) * u[i];
+  return linearRow(g.down, h);
+}
+
 /// Every token through every expert, weighted by the router's renormalised (or not) top k, in
-/// double precision: the block must agree although it runs each expert on its tokens only.
-void expectLoops(bool normTopK) {
-  SparseMoeBlock m = block(normTopK);
+/// double precision: the block must agree although it runs each expert on its tokens only. With
+/// `shared`, every token also through the shared expert times sigmoid(its gate).
+void expectLoops(bool normTopK, bool shared = false) {
+  SparseMoeBlock m = block(normTopK, shared);
   const torch::Tensor x = randomTensor({B, T, C}, 7);
   TraceRecorder rec(nullptr);
   int step = -1;
@@ -77,17 +92,22 @@ void expectLoops(bool normTopK) {
     for (int j = 0; j < K; ++j) {
       const GatedMlp& g = m.experts[static_cast<std::size_t>(order[j])];
       const double w = normTopK ? p[order[j]] / kept : p[order[j]];
-      std::vector<double> h = linearRow(g.gate, row);
-      const std::vector<double> u = linearRow(g.up, row);
-      for (int64_t i = 0; i < I; ++i) h[i] = h[i] / (1 + std::exp(-h[i])) * u[i];
-      const std::vector<double> d = linearRow(g.down, h);
+      const std::vector<double> d = gatedMlpRow(g, row);
       for (int64_t c = 0; c < C; ++c) y[c] += w * d[c];
       wantExperts.push_back(order[j]);
       wantWeights.push_back(w);
     }
+    if (shared) {
+      const double gate = 1 / (1 + std::exp(-linearRow(m.sharedExpertGate, row)[0]));
+      const std::vector<double> d = gatedMlpRow(m.sharedExpert, row);
+      for (int64_t c = 0; c < C; ++c) y[c] += gate * d[c];
+    }
     want.insert(want.end(), y.begin(), y.end());
   }
-  test::expectAllNear(out, want, 1e-5, normTopK ? "renormalised" : "raw top-k");
+  test::expectAllNear(out, want, 1e-5,
+                      shared     ? "with a shared expert"
+                      : normTopK ? "renormalised"
+                                 : "raw top-k");
   test::expectAllNear(routing.experts.to(torch::kFloat), wantExperts, 0, "experts");
   test::expectAllNear(routing.weights, wantWeights, 1e-6, "weights");
   EXPECT_EQ(test::shapeOf(routing.experts), (std::vector<int64_t>{B, T, K}));
@@ -95,6 +115,23 @@ void expectLoops(bool normTopK) {
 
 TEST(SparseMoeBlock, MatchesLoopsWithTopKRenormalised) { expectLoops(true); }
 TEST(SparseMoeBlock, MatchesLoopsWithRawTopK) { expectLoops(false); }
+TEST(SparseMoeBlock, MatchesLoopsWithAGatedSharedExpert) { expectLoops(false, true); }
+
+TEST(SparseMoeBlock, SharedExpertIsTracedAndAddedLast) {
+  SparseMoeBlock m = block(false, true);
+  const torch::Tensor x = randomTensor({B, T, C}, 7);
+  LayerTrace trace;
+  TraceRecorder rec(&trace);
+  int step = -1;
+  m.forward(x, Activation::Silu, rec, -1, &step, nullptr);
+  ASSERT_GE(trace.steps.size(), 2u);
+  const TraceStep& shared = trace.steps[trace.steps.size() - 2];
+  EXPECT_EQ(shared.name, "shared_expert");
+  EXPECT_EQ(shared.shape, (std::vector<int64_t>{B, T, C}));
+  EXPECT_NE(findTraceStepKind(shared.kind), nullptr);
+  EXPECT_EQ(trace.steps.back().kind, "add");
+  EXPECT_EQ(step, static_cast<int>(trace.steps.size()) - 1);
+}
 
 TEST(SparseMoeBlock, ExpertsNobodyChoseAreNotRead) {
   SparseMoeBlock m = block(true);
