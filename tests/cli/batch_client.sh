@@ -13,7 +13,7 @@ batch_start() {
   [ -n "${ATTNSCOPE_TEST_NO_BATCH:-}" ] && return
   BATCH_ENV=$(declare -x)
   BATCH_PWD=$PWD
-  coproc ATTNSCOPE_BATCH { "$BATCH_CLI" batch -; }
+  coproc ATTNSCOPE_BATCH { exec "$BATCH_CLI" batch -; }
 }
 
 # One argument as a JSON string; fails for what the batch cannot take as text (bytes that are not
@@ -28,20 +28,26 @@ batch_json_word() {
   printf '"%s"' "$s"
 }
 
+# batch_takes ARGS...: whether acli ARGS runs in the batch process (else in a process of its own).
+# A call with its own environment (VAR=x acli ...) or folder, or with arguments that are not
+# ASCII text, is a process of its own.
+batch_takes() {
+  local word
+  [ -n "${ATTNSCOPE_BATCH_PID:-}" ] && [ "$PWD" = "$BATCH_PWD" ] &&
+    [ "$(declare -x)" = "$BATCH_ENV" ] || return 1
+  for word in "$@"; do
+    batch_json_word "$word" >/dev/null || return 1
+  done
+}
+
 acli() {
-  local request="[" separator="" word encoded
-  # A call with its own environment (VAR=x acli ...) or folder is a process of its own.
-  if [ -z "${ATTNSCOPE_BATCH_PID:-}" ] || [ "$PWD" != "$BATCH_PWD" ] ||
-    [ "$(declare -x)" != "$BATCH_ENV" ]; then
+  local request="[" separator="" word
+  if ! batch_takes "$@"; then
     "$BATCH_CLI" "$@"
     return
   fi
   for word in "$@"; do
-    if ! encoded=$(batch_json_word "$word"); then
-      "$BATCH_CLI" "$@"
-      return
-    fi
-    request+="$separator$encoded"
+    request+="$separator$(batch_json_word "$word")"
     separator=","
   done
   printf '%s]\n' "$request" >&"${ATTNSCOPE_BATCH[1]}"
