@@ -23,6 +23,7 @@
 #include "logit_lens_view.h"
 #include "model_options.h"
 #include "palette.h"
+#include "step_view.h"
 #include "view_factory.h"
 #include "view_subject.h"
 
@@ -92,8 +93,12 @@ void addExportFlags(ArgParser& p) {
   p.option("--view", "V",
            "heatmap (default), grid, compare, stats, pipeline, lines, text, qk, alignment "
            "(encoder-decoders: target tokens to their strongest source tokens), ablation, "
-           "logit-lens (causal language models: each layer's predicted token at each position) "
-           "or experts (mixture-of-experts models: each token's experts at each layer)")
+           "logit-lens (causal language models: each layer's predicted token at each position), "
+           "experts (mixture-of-experts models: each token's experts at each layer) or step "
+           "(a generated token's attention over the earlier ones, every layer and head)")
+      .option("--step", "K",
+              "step: the generated token shown, 0 for the first; the model writes K + 1 tokens "
+              "after --text, greedily unless a sampling flag is given (as generate); default 0")
       .option("--model-b", "M",
               "compare: head B from this second model's run of the same text (e.g. the same "
               "model quantized), with every head's distance between the two in a table")
@@ -135,6 +140,7 @@ void addExportFlags(ArgParser& p) {
       .flag("--classroom", "large fonts for projectors")
       .flag("--estimate", "ablation: the one-pass estimate (attribution patching), not exact")
       .option("--title", "TEXT", "title above the view; default describes the selection");
+  addSamplingFlags(p, /*withSeed=*/false);
 }
 
 // What the flags ask for: the view, the file and how it is drawn.
@@ -176,8 +182,7 @@ ExportPlan parseOptions(const ArgParser& p) {
       !render::parseViewKind(QString::fromStdString(p.value("--view")), &plan.kind)) {
     throw UsageError(
         "--view must be heatmap, grid, compare, stats, pipeline, lines, text, qk, alignment, "
-        "ablation or logit-lens, "
-        "got '" +
+        "ablation, logit-lens, experts or step, got '" +
         p.value("--view") + "'");
   }
   if (!p.has("--out")) throw UsageError("--out FILE is required");
@@ -326,6 +331,52 @@ void writeExport(render::AttentionView& view, const ExportPlan& plan) {
   std::printf(")\n");
 }
 
+// --view step: the model writes K + 1 tokens after --text, as `generate` would with the same
+// flags, and the Step view draws step K's attention (every layer and head, and their mean).
+int exportGenerationStep(const ArgParser& p, ExportPlan& plan) {
+  const int K = static_cast<int>(p.integer("--step", 0, 0, kMaxNewTokens - 1));
+  const StepOptions options = stepOptionsFromFlags(p);
+  const RunRequest run = requestFromFlags(p);
+  if (run.texts.size() != 1 || run.context || run.pair || run.target)
+    throw UsageError("--view step generates from one --text (no --context, --pair or --target)");
+  GenerationRequest request;
+  request.text = run.texts.front();
+  request.maxNewTokens = K + 1;
+  request.device = run.device;
+  request.limits = run.limits;
+  const std::shared_ptr<Model> model = generatorFromFlags(p);
+  const std::unique_ptr<Generation> g = model->startGeneration(request);
+  std::shared_ptr<const GenerationStep> shown;
+  for (int i = 0; i <= K; ++i) {
+    if (!g->canStep())
+      throw UsageError("--step " + std::to_string(K) + ": the model's positions end after " +
+                       std::to_string(i) + " generated token(s)");
+    auto st = std::make_shared<GenerationStep>(g->step(options));
+    if (st->end && i < K)
+      throw UsageError("--step " + std::to_string(K) + ": generation ended at step " +
+                       std::to_string(i) + " (the end-of-sequence token); choose a step up to " +
+                       std::to_string(i));
+    shown = std::move(st);
+  }
+  render::GenerationFrame frame;
+  frame.step = shown;
+  frame.index = K;
+  frame.count = K + 1;
+  frame.promptLength = g->promptLength();
+  frame.tokens.assign(g->tokens().begin(), g->tokens().begin() + g->promptLength() + K + 1);
+  plan.options.title =
+      p.has("--title")
+          ? QString::fromStdString(p.value("--title"))
+          : QString::fromStdString(model->info().name + ": generation step " + std::to_string(K));
+  const auto app = startQt();
+  render::StepView view;
+  view.resize(plan.options.width, plan.options.height);
+  view.setViewState(plan.state);
+  view.setFrame(frame);
+  writeExport(view, plan);
+  return 0;
+}
+
 }  // namespace
 
 int exportCommand(const std::vector<std::string>& args) {
@@ -339,6 +390,9 @@ int exportCommand(const std::vector<std::string>& args) {
     return 0;
   }
   ExportPlan plan = parseOptions(p);
+  if (plan.kind == render::ViewKind::Step) return exportGenerationStep(p, plan);
+  for (const char* flag : {"--step", "--temperature", "--top-k", "--top-p", "--repetition-penalty"})
+    if (p.has(flag)) throw UsageError(std::string(flag) + " belongs to --view step");
   RunRequest request = requestFromFlags(p);
   request.keepQueryKey = plan.kind == render::ViewKind::QueryKey;
   request.keepValueNorms = p.value("--attention", "") == "value_norm";

@@ -20,8 +20,6 @@
 namespace attnscope::cli {
 namespace {
 
-constexpr int kMaxNewTokens = 4096;
-
 /// What a token adds to the text: its bytes, or its label for a special token (<|endoftext|>).
 std::string pieceOf(const Token& t) { return t.special ? t.label : t.text; }
 
@@ -95,12 +93,6 @@ int generateCommand(const std::vector<std::string>& args) {
   p.option("--model", "M", "a model folder, a cached name, or default (the bundled tiny GPT)")
       .option("--text", "TEXT", "the prompt (an encoder-decoder's source text)")
       .option("--max-new-tokens", "N", "tokens to generate, at most 4096; default 20")
-      .option("--temperature", "T", "0 (the default): greedy; > 0: sample from softmax(logits / T)")
-      .option("--top-k", "K", "sample from the K most likely tokens only (sampling)")
-      .option("--top-p", "P", "sample from the most likely tokens up to probability P (sampling)")
-      .option("--seed", "N", "the sampling seed; default 0 (same seed, same text)")
-      .option("--repetition-penalty", "R",
-              "divide positive logits of tokens already in the text by R, multiply negative ones")
       .option("--json", "FILE", "write text, ids and every step's candidates and attention")
       .option("--dump", "DIR",
               "write every step's attention [L, H, T] as step_NNNN.npy (encoder-decoders: "
@@ -109,6 +101,7 @@ int generateCommand(const std::vector<std::string>& args) {
       .option("--threads", "N", "CPU threads; default all cores")
       .option("--max-tokens", "N", "refuse more tokens in all; default 4096")
       .option("--memory-limit", "MIB", "refuse generations estimated above this; default 8192");
+  addSamplingFlags(p);
   p.parse(args);
   if (p.helpRequested()) {
     std::cout << p.help();
@@ -117,17 +110,7 @@ int generateCommand(const std::vector<std::string>& args) {
   if (!p.has("--model")) throw UsageError("give --model M (a folder, a cached name or default)");
   if (!p.has("--text")) throw UsageError("give --text TEXT, the prompt");
   const int count = static_cast<int>(p.integer("--max-new-tokens", 20, 1, kMaxNewTokens));
-  StepOptions step;
-  SamplingOptions& s = step.sampling;
-  // Sampling as soon as a sampling setting is given; the temperature then defaults to 1.
-  const bool sample = p.has("--top-k") || p.has("--top-p") || p.has("--seed");
-  s.temperature = p.number("--temperature", sample ? 1.0 : 0.0, 0.0, 1e6);
-  if (p.has("--temperature") && s.temperature == 0 && sample)
-    throw UsageError("--temperature 0 is greedy: --top-k, --top-p and --seed need sampling");
-  s.topK = static_cast<int>(p.integer("--top-k", 0, 1, 1 << 30));
-  s.topP = p.number("--top-p", 1.0, 1e-9, 1.0);
-  s.seed = static_cast<uint64_t>(p.integer("--seed", 0, 0, (1ll << 62)));
-  s.repetitionPenalty = p.number("--repetition-penalty", 1.0, 1e-6, 1e6);
+  const StepOptions step = stepOptionsFromFlags(p);
   if (p.has("--json")) checkOutputPath(p.value("--json"), "--json");
 
   GenerationRequest request;

@@ -35,7 +35,9 @@ void addModelFlags(ArgParser& p) {
       .option("--mask", "M", "none (encoder) or causal (decoder); default none")
       .option("--scale", "S", "head: 1/sqrt(head_size) (default); embd: 1/sqrt(n_embd)")
       .option("--tokenizer", "T", "char (default) or word")
-      .option("--seed", "N", "seed of the random weights and embeddings; default 0")
+      .option("--seed", "N",
+              "seed of the random weights and embeddings; default 0 (export --view step: the "
+              "sampling seed)")
       .option("--weights", "FILE", "load the layer's weights from a .safetensors state dict")
       .option("--batch", "N", "random input: batch size (with --seq-len)")
       .option("--seq-len", "N", "random input: tokens per item (with --batch)")
@@ -56,6 +58,42 @@ const char* const kToyOnlyFlags[] = {"--variant", "--input-dim", "--d-model", "-
                                      "--scale",   "--tokenizer", "--seed",    "--weights"};
 
 }  // namespace
+
+void addSamplingFlags(ArgParser& p, bool withSeed) {
+  p.option("--temperature", "T", "0 (the default): greedy; > 0: sample from softmax(logits / T)")
+      .option("--top-k", "K", "sample from the K most likely tokens only (sampling)")
+      .option("--top-p", "P", "sample from the most likely tokens up to probability P (sampling)")
+      .option("--repetition-penalty", "R",
+              "divide positive logits of tokens already in the text by R, multiply negative ones");
+  if (withSeed) p.option("--seed", "N", "the sampling seed; default 0 (same seed, same text)");
+}
+
+std::shared_ptr<Model> generatorFromFlags(const ArgParser& p) {
+  for (const char* flag : kToyOnlyFlags) {
+    if (p.has(flag) && std::string(flag) != "--seed")
+      throw UsageError(std::string(flag) + " configures the toy layer, which does not generate");
+  }
+  ModelSpec spec;
+  spec.source = p.value("--model", "toy");
+  spec.memoryLimitBytes = memoryLimitFromFlags(p);
+  if (p.has("--threads")) setThreadCount(static_cast<int>(p.integer("--threads", 0, 1, 1024)));
+  return openModel(spec);
+}
+
+StepOptions stepOptionsFromFlags(const ArgParser& p) {
+  StepOptions step;
+  SamplingOptions& s = step.sampling;
+  // Sampling as soon as a sampling setting is given; the temperature then defaults to 1.
+  const bool sample = p.has("--top-k") || p.has("--top-p") || p.has("--seed");
+  s.temperature = p.number("--temperature", sample ? 1.0 : 0.0, 0.0, 1e6);
+  if (p.has("--temperature") && s.temperature == 0 && sample)
+    throw UsageError("--temperature 0 is greedy: --top-k, --top-p and --seed need sampling");
+  s.topK = static_cast<int>(p.integer("--top-k", 0, 1, 1 << 30));
+  s.topP = p.number("--top-p", 1.0, 1e-9, 1.0);
+  s.seed = static_cast<uint64_t>(p.integer("--seed", 0, 0, (1ll << 62)));
+  s.repetitionPenalty = p.number("--repetition-penalty", 1.0, 1e-6, 1e6);
+  return step;
+}
 
 uint64_t memoryLimitFromFlags(const ArgParser& p) {
   return static_cast<uint64_t>(p.integer("--memory-limit", 8192, 1, 1ll << 30)) * 1024 * 1024;

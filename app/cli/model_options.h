@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "arg_parser.h"
+#include "attnscope/generation.h"
 #include "attnscope/model.h"
 #include "attnscope/run_request.h"
 
@@ -22,6 +23,18 @@ std::shared_ptr<Model> secondModelFromFlags(const ArgParser& parser);
 uint64_t memoryLimitFromFlags(const ArgParser& parser);
 /// Builds the request (texts, context, random input, device, limits). Throws UsageError.
 RunRequest requestFromFlags(const ArgParser& parser);
+/// The sampling flags of `generate` (and `export --view step`): --temperature, --top-k, --top-p,
+/// --seed, --repetition-penalty. withSeed false where the model flags declare --seed already
+/// (export: the toy layer's seed, read as the sampling seed by --view step).
+void addSamplingFlags(ArgParser& parser, bool withSeed = true);
+/// The model --model names, for generating: no toy layer, so --seed is not the toy's.
+std::shared_ptr<Model> generatorFromFlags(const ArgParser& parser);
+/// What they ask for: greedy without any, sampling (temperature 1 unless given) as soon as
+/// --top-k, --top-p or --seed is given. Throws UsageError.
+StepOptions stepOptionsFromFlags(const ArgParser& parser);
+/// The most tokens `generate` writes (and the last --step of `export --view step` + 1).
+constexpr int kMaxNewTokens = 4096;
+
 /// "0,5-7" -> {0, 5, 6, 7}, sorted and unique. Throws UsageError for anything else; the model
 /// checks the range.
 std::vector<int> layerListFromFlag(const std::string& list);

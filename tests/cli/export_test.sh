@@ -83,6 +83,16 @@ acli export "${tiny[@]}" --view logit-lens --format svg --out "$out/lens.svg" >/
 grep -q "probability of each layer's top token" "$out/lens.svg" || fail "lens.svg must caption its grid"
 grep -q ">out 3<" "$out/lens.svg" || fail "lens.svg must number its layers, the last as out"
 
+# The Step view of a generation (issue 30): the bundled model writes 3 tokens greedily after the
+# prompt and step 2 is drawn; its caption names the token generate --json wrote at step 2.
+acli export "${tiny[@]}" --view step --step 2 --out "$out/step.svg" >/dev/null 2>&1 || fail "step --step 2"
+acli generate "${tiny[@]}" --max-new-tokens 3 --json "$out/gen.json" >/dev/null 2>&1 || fail "generate for step"
+want=$(/usr/bin/python3 -c 'import json,sys,html; j=json.load(open(sys.argv[1])); print(html.escape(repr(j["steps"][2]["token"])[1:-1], quote=False))' "$out/gen.json")
+grep -q "Step 3 of 3" "$out/step.svg" || fail "step.svg must say which step it shows"
+grep -q "the model wrote '$want'" "$out/step.svg" || fail "step.svg must name generate's token at step 2 ('$want')"
+acli export "${tiny[@]}" --view step --seed 5 --top-k 3 --out "$out/step-sampled.png" >/dev/null 2>&1 ||
+  fail "step with sampling flags"
+
 expect_exit() {  # code, description, args...
   local want=$1 what=$2
   shift 2
@@ -114,6 +124,12 @@ expect_exit 2 "--model-b without the compare view" export "${tiny[@]}" --model-b
 grep -q "use it with --view compare" "$out/log.txt" || fail "the --model-b refusal must name the compare view"
 expect_exit 2 "--model-b without model-distance" analyze "${tiny[@]}" --measure rollout --model-b default
 grep -q "measure model-distance" "$out/log.txt" || fail "analyze's --model-b refusal must name model-distance"
+expect_exit 2 "step of the toy layer" export --text hi --view step --out "$out/x.png"
+grep -q "not a causal language model" "$out/log.txt" || fail "the toy's step refusal must say why"
+expect_exit 2 "--step past the model's positions" export "${tiny[@]}" --view step --step 4000 --out "$out/x.png"
+grep -q "positions end after" "$out/log.txt" || fail "--step past the end must say where it ends"
+expect_exit 2 "--temperature outside --view step" export "${tiny[@]}" --temperature 1 --out "$out/x.png"
+grep -q "belongs to --view step" "$out/log.txt" || fail "sampling flags outside step must be refused by name"
 expect_exit 2 "bad --format" export "${toy[@]}" --format gif --out "$out/x.gif"
 expect_exit 2 "unwritable --out" export "${toy[@]}" --out "$out/no/such/dir/x.png"
 expect_exit 2 "missing --out" export "${toy[@]}"
