@@ -114,6 +114,23 @@ INSTANTIATE_TEST_SUITE_P(Tokenizers, OracleVectors,
                          ::testing::Values("gpt2", "llama2", "llama3", "qwen3", "wordpiece",
                                            "wordlevel", "unigram"));
 
+// Overlapping added tokens, single_word ones among them, where a single_word match lacks a word
+// boundary: Hugging Face discards that match and searches on after it, without trying shorter
+// tokens at the same start (scripts/gen-added-token-reference.js wrote the vectors).
+TEST(OracleAddedTokens, SingleWordMatchesAreDiscardedAsHuggingFaceDoes) {
+  const nlohmann::json ref = nlohmann::json::parse(readAll(referenceDir() / "added_tokens.json"));
+  const HfTokenizer tok = HfTokenizer::fromJson(ref["tokenizer"].dump(), "added_tokens.json");
+  ASSERT_GE(ref["cases"].size(), 10u);
+  for (const nlohmann::json& c : ref["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    const HfEncoding e = tok.encodeIds(text, nullptr);
+    std::vector<std::vector<std::size_t>> offsets;
+    for (std::size_t i = 0; i < e.ids.size(); ++i) offsets.push_back({e.begins[i], e.ends[i]});
+    EXPECT_EQ(e.ids, c["ids"].get<std::vector<int64_t>>()) << text;
+    EXPECT_EQ(offsets, c["offsets"].get<std::vector<std::vector<std::size_t>>>()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace attnscope
 

@@ -141,34 +141,25 @@ void AddedVocabulary::splitInto(const NormalizedString& s, const Matcher& matche
     return stop == text.size() || !isWordChar(charAt(text, stop));
   };
   while (!matcher.empty() && at < text.size()) {
-    // The longest pattern that may stand at `at` wins: the longest one with a token that is not
-    // single_word, unless a longer single_word one has word boundaries on both sides. Among
-    // equal patterns the first in the file that may stand here. The single_word candidates are
-    // walked only after a word boundary, and they are prefixes of one another: k of them take
-    // k^2/2 bytes of tokenizer.json, so the walk is bounded by the square root of its size.
+    // Hugging Face's matches: leftmost-longest over every pattern (its Aho-Corasick), the longest
+    // pattern starting here whatever its tokens; a single_word token without a word boundary on
+    // both sides discards the match, and the search goes on after it (no shorter pattern is tried
+    // at the same start: single_word "ab" and "a" on "abc" leave "abc" as it is). Among equal
+    // patterns the first in the file.
     uint32_t best = matcher.plainOut[state[at]];
-    uint32_t word = matcher.wordOut[state[at]];
-    const bool startOk = word != Matcher::kNone && (at == 0 || !isWordChar(charBefore(text, at)));
-    for (; startOk && matcher.length[word] > matcher.length[best];
-         word = matcher.wordOut[matcher.fail[word]]) {
-      if (stopOk(at + matcher.length[word])) {
-        best = word;
-        break;
-      }
-    }
-    const AddedToken* hit = nullptr;
-    std::size_t stop = at + matcher.length[best];
-    if (best != Matcher::kNone) {
-      for (const std::size_t index : matcher.ends.at(best)) {
-        const AddedToken& t = m_tokens[index];
-        if (!t.singleWord || (startOk && stopOk(stop))) {
-          hit = &t;
-          break;
-        }
-      }
-    }
-    if (!hit) {
+    const uint32_t word = matcher.wordOut[state[at]];
+    if (word != Matcher::kNone &&
+        (best == Matcher::kNone || matcher.length[word] > matcher.length[best]))
+      best = word;
+    if (best == Matcher::kNone) {
       at += utf8Length(static_cast<unsigned char>(text[at]));
+      continue;
+    }
+    std::size_t stop = at + matcher.length[best];
+    const AddedToken* hit = &m_tokens[matcher.ends.at(best).front()];
+    if (hit->singleWord &&
+        !((at == 0 || !isWordChar(charBefore(text, at))) && stopOk(stop))) {
+      at = stop;
       continue;
     }
     std::size_t start = at;
