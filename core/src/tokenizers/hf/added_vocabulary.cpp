@@ -157,8 +157,7 @@ void AddedVocabulary::splitInto(const NormalizedString& s, const Matcher& matche
     }
     std::size_t stop = at + matcher.length[best];
     const AddedToken* hit = &m_tokens[matcher.ends.at(best).front()];
-    if (hit->singleWord &&
-        !((at == 0 || !isWordChar(charBefore(text, at))) && stopOk(stop))) {
+    if (hit->singleWord && !((at == 0 || !isWordChar(charBefore(text, at))) && stopOk(stop))) {
       at = stop;
       continue;
     }
