@@ -6,8 +6,11 @@
 
 #include "models/folder_family.h"
 #include "models/llama_config.h"
+#include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/mlp.h"
 #include "nn/rotary_embedding.h"
+#include "runtime/trace_recorder.h"
 
 namespace attnscope {
 
@@ -58,6 +61,25 @@ class DecoderFamily : public FolderFamily {
     if (head) return linearForward(hidden, head->weight, head->bias);
     if (tied) return linearForward(hidden, embed->weight, {});
     return {};
+  }
+  /// The sequential end of a post-attention-LayerNorm layer (GPT-NeoX and Falcon without their
+  /// parallel residual): residual = attn_out + x, then residual + mlp(postNorm(residual)), traced
+  /// as residual_1, post_attention_layernorm, the MLP's steps and residual_2. [B, T, C] in and
+  /// out; attnStep and xStep are the trace steps of attnOut and x.
+  static torch::Tensor sequentialMlp(const torch::Tensor& attnOut, const torch::Tensor& x,
+                                     int attnStep, int xStep, LayerNorm postNorm,
+                                     const MlpProjection& up, Activation act,
+                                     const MlpProjection& down, TraceRecorder& rec) {
+    const torch::Tensor residual = attnOut + x;
+    const int residualStep =
+        rec.record("residual_1", "attn_out + x", "add", residual, {attnStep, xStep});
+    torch::Tensor h = postNorm(residual);
+    int s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm",
+                       h, {residualStep});
+    h = feedForward(std::move(h), up, act, down, nullptr, rec, s, &s);
+    h.add_(residual);
+    rec.record("residual_2", "mlp_out + x", "add", h, {s, residualStep});
+    return h;
   }
 };
 

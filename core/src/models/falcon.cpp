@@ -197,16 +197,7 @@ class FalconFamily final : public DecoderFamily {
       rec.record("residual", "mlp_out + attn_out + x", "add", h, {s, attnStep, xStep});
       return h;
     }
-    const torch::Tensor residual = attnOut + x;
-    const int residualStep =
-        rec.record("residual_1", "attn_out + x", "add", residual, {attnStep, xStep});
-    h = L.postNorm(residual);
-    s = rec.record("post_attention_layernorm", "self.post_attention_layernorm(x)", "layernorm", h,
-                   {residualStep});
-    h = feedForward(std::move(h), up, m_act, down, nullptr, rec, s, &s);
-    h.add_(residual);
-    rec.record("residual_2", "mlp_out + x", "add", h, {s, residualStep});
-    return h;
+    return sequentialMlp(attnOut, x, attnStep, xStep, L.postNorm, up, m_act, down, rec);
   }
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
