@@ -320,7 +320,11 @@ void ModelPanel::setModelInfo(const ModelInfo& info) {
   for (int w : info.layerWindows) {
     if (w > 0) ++windowed, window = w;
   }
-  if (windowed > 0)
+  // An encoder's window is two-sided (ModernBERT): keys within window / 2 on either side.
+  if (windowed > 0 && !info.causal)
+    text +=
+        tr(" · local window ±%1 on %2 of %3 layers").arg(window / 2).arg(windowed).arg(info.layers);
+  else if (windowed > 0)
     text +=
         tr(" · sliding window %1 on %2 of %3 layers").arg(window).arg(windowed).arg(info.layers);
   if (info.attentionSoftcap > 0)

@@ -145,6 +145,22 @@ class WidgetsTest : public QObject {
     QVERIFY2(all.contains(QStringLiteral("sliding window 4096 on 2 of 4 layers")), qPrintable(all));
     QVERIFY(all.contains(QStringLiteral("soft-capped at 50")));
   }
+
+  // ModernBERT's local layers: an encoder's window is two-sided, said as ± its half.
+  void modelLineNamesAnEncodersTwoSidedWindow() {
+    ModelPanel panel;
+    attnscope::ModelInfo info;
+    info.name = "modernbert";
+    info.layers = 3;
+    info.heads = 4;
+    info.dModel = 32;
+    info.layerWindows = {0, 128, 128};
+    panel.setModelInfo(info);
+    QString all;
+    for (const QLabel* label : panel.findChildren<QLabel*>()) all += label->text() + '\n';
+    QVERIFY2(all.contains(QStringLiteral("local window ±64 on 2 of 3 layers")), qPrintable(all));
+    QVERIFY(!all.contains(QStringLiteral("sliding window")));
+  }
 };
 
 QTEST_MAIN(WidgetsTest)

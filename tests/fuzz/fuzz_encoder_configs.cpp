@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The encoder and encoder-decoder families' config.json readers (BertConfig in each flavour,
-// DistilBertConfig, T5Config, BartConfig in both flavours, through ConfigReader) on arbitrary
-// text: each accepts a consistent configuration or throws Error(Format), never anything else.
+// DistilBertConfig, ModernBertConfig, T5Config, BartConfig in both flavours, through ConfigReader)
+// on arbitrary text: each accepts a consistent configuration or throws Error(Format), never
+// anything else.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "models/bart_config.h"
 #include "models/bert_config.h"
 #include "models/distilbert_config.h"
+#include "models/modernbert_config.h"
 #include "models/t5_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -36,6 +38,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c.vocabSize <= 0 || c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numLayers <= 0 ||
         c.intermediateSize <= 0 || c.maxPositions <= 0)
       fuzz::fail("accepted an inconsistent DistilBERT config");
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const ModernBertConfig c = ModernBertConfig::fromReader(reader);
+    if (c.vocabSize <= 0 || c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 ||
+        c.headDim() % 2 != 0 || c.numLayers <= 0 || c.intermediateSize <= 0 ||
+        c.maxPositions <= 0 || c.localAttention <= 0 || c.globalAttnEveryNLayers <= 0 ||
+        c.slidingLayers.size() != static_cast<std::size_t>(c.numLayers) ||
+        c.windowed(0) ||  // layer 0 is always global
+        !(c.normEps > 0) || !(c.globalRopeTheta > 1) || !(c.localRopeTheta > 1) ||
+        c.padTokenId < 0)  // below vocab_size when given; the default may not be (unused)
+      fuzz::fail("accepted an inconsistent ModernBERT config");
   });
   fuzz::expectOnlyUserErrors([&] {
     const T5Config c = T5Config::fromReader(reader);

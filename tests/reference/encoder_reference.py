@@ -19,6 +19,15 @@ attention), the feed-forward weights so that gelu and gelu_new differ visibly. O
 names the per-layer attention differences and which plausible mistake (activation, positions, token
 types) the CLI's numbers match instead.
 
+ModernBERT (pre-LayerNorm, no attn_norm on layer 0, fused Wqkv, rotary with global_rope_theta on the
+global layers and local_rope_theta on the local ones, a two-sided window |i - j| <= local_attention // 2
+on layers i % global_attn_every_n_layers != 0, GeGLU act(input) * gate, final_norm, a head.dense /
+head.norm / decoder head tied to tok_embeddings): 3 layers, local_attention 4 or 6, local_rope_theta 10 so
+that the two bases differ visibly at T ~ 11; defaults (no biases, tied decoder with its bias) and every
+bias with an untied decoder. Four planted mistakes (window off, one rotary base, attn_norm on layer 0,
+GeGLU halves swapped) must each be at least 1e-2 from the CLI's attention; a padded batch of two items
+must equal each item's own forward with the padding exactly 0.
+
 Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
 Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing; under CI=true
 that fails instead, exit 1: see cannot_run.py).
@@ -381,6 +390,8 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
             norms=None):
     """Returns (attention [L, H, T, T], last hidden states [T, C], MLM logits [T, V] or None).
     act / zero_types / positions / head_act override the architecture: used to name a mistake."""
+    if family == "modernbert":
+        return modernbert_forward(cfg, w, ids, norms=norms)
     T = len(ids)
     ids = torch.tensor(ids)
     types = torch.zeros(T, dtype=torch.long) if zero_types else torch.tensor(types)
@@ -441,6 +452,116 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
     else:
         raise ValueError(family)
     return torch.stack(attentions), x, logits
+
+
+# ----------------------------------------------------------------------------------------------
+# ModernBERT: pre-LayerNorm, rotary with a global and a local base, two-sided local windows, GeGLU
+
+MB_L, MB_I = 3, 24  # layers (global, local, global with global_attn_every_n_layers 2), GeGLU width
+
+
+def modernbert_config(every=2, window=4, biases=False, tied=True, **extra):
+    cfg = {"model_type": "modernbert", "architectures": ["ModernBertForMaskedLM"], "vocab_size": WP_VOCAB,
+           "hidden_size": C, "intermediate_size": MB_I, "num_hidden_layers": MB_L, "num_attention_heads": H,
+           "hidden_activation": "gelu", "classifier_activation": "gelu", "max_position_embeddings": P,
+           "norm_eps": 1e-5, "global_rope_theta": 160000.0, "local_rope_theta": 10.0,
+           "global_attn_every_n_layers": every, "local_attention": window, "pad_token_id": 0,
+           "tie_word_embeddings": tied}
+    if biases:
+        cfg.update(norm_bias=True, attention_bias=True, mlp_bias=True, classifier_bias=True)
+    cfg.update(extra)
+    return cfg
+
+
+def modernbert_weights(seed, cfg):
+    """ModernBertForMaskedLM's tensors: model.embeddings / layers / final_norm, head, decoder."""
+    g = Init(seed)
+    nb, ab, mb = (cfg.get(k, False) for k in ("norm_bias", "attention_bias", "mlp_bias"))
+
+    def norm(name):
+        g.layernorm(name, C)
+        if not nb:
+            del g.w[name + ".bias"]
+
+    g.embedding("model.embeddings.tok_embeddings", WP_VOCAB, C)
+    norm("model.embeddings.norm")
+    for i in range(MB_L):
+        p = f"model.layers.{i}."
+        if i > 0:
+            norm(p + "attn_norm")
+        g.linear(p + "attn.Wqkv", 3 * C, C, bias=ab)
+        g.w[p + "attn.Wqkv.weight"][:2 * C] *= QK_SCALE  # q and k: peaked attention
+        g.linear(p + "attn.Wo", C, C, bias=ab)
+        norm(p + "mlp_norm")
+        g.linear(p + "mlp.Wi", 2 * MB_I, C, scale=FFN_IN, bias=mb)
+        g.linear(p + "mlp.Wo", C, MB_I, scale=FFN_OUT, bias=mb)
+    norm("model.final_norm")
+    g.linear("head.dense", C, C, scale=FFN_IN, bias=cfg.get("classifier_bias", False))
+    norm("head.norm")
+    if not cfg.get("tie_word_embeddings", True):
+        g.linear("decoder", WP_VOCAB, C, bias=False)
+    if cfg.get("decoder_bias", True):
+        g.w["decoder.bias"] = g.rng.normal(0, 0.3, WP_VOCAB)
+    return g.w
+
+
+def rotate(x, base):
+    """rotate_half rotary on [H, T, D] at positions 0..T-1 with rope_theta `base`."""
+    T = x.shape[1]
+    inv = 1.0 / base ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
+    f = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
+    emb = torch.cat([f, f], -1)
+    half = torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)
+    return x * emb.cos() + half * emb.sin()
+
+
+def modernbert_forward(cfg, w, ids, norms=None, no_window=False, one_base=False, norm_layer0=False,
+                       swap_geglu=False):
+    """ModernBertForMaskedLM in float64. The keyword arguments plant one mistake each."""
+    T = len(ids)
+    eps = cfg["norm_eps"]
+    lnm = lambda p, x: torch.nn.functional.layer_norm(x, (C,), w[p + ".weight"], w.get(p + ".bias"), eps)
+    x = lnm("model.embeddings.norm", w["model.embeddings.tok_embeddings.weight"][torch.tensor(ids)])
+    dist = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).abs()
+    band = torch.where(dist <= cfg["local_attention"] // 2, 0.0, float("-inf")).double()
+    attentions = []
+    for i in range(MB_L):
+        p = f"model.layers.{i}."
+        local = i % cfg["global_attn_every_n_layers"] != 0
+        if i > 0:
+            h = lnm(p + "attn_norm", x)
+        elif norm_layer0:  # the mistake: layer 0 normed again (with layer 1's attn_norm weights)
+            h = lnm("model.layers.1.attn_norm", x)
+        else:
+            h = x
+        qkv = lin(w, p + "attn.Wqkv", h).reshape(T, 3, H, D)
+        q, k, v = (qkv[:, j].transpose(0, 1) for j in range(3))  # [H, T, D]
+        base = cfg["local_rope_theta"] if local and not one_base else cfg["global_rope_theta"]
+        q, k = rotate(q, base), rotate(k, base)
+        s = q @ k.transpose(-2, -1) / math.sqrt(D)
+        if local and not no_window:
+            s = s + band
+        a = torch.softmax(s, -1)
+        attentions.append(a)
+        if norms is not None:
+            norms.append(value_norms(a, qkv[:, 2].reshape(T, C), w[p + "attn.Wo.weight"]))
+        x = x + lin(w, p + "attn.Wo", (a @ v).transpose(0, 1).reshape(T, C))
+        gi = lin(w, p + "mlp.Wi", lnm(p + "mlp_norm", x))
+        inp, gate = gi[:, :MB_I], gi[:, MB_I:]
+        if swap_geglu:
+            inp, gate = gate, inp
+        x = x + lin(w, p + "mlp.Wo", gelu(inp) * gate)
+    x = lnm("model.final_norm", x)
+    h = lnm("head.norm", gelu(lin(w, "head.dense", x)))
+    dec = w["decoder.weight"] if "decoder.weight" in w else w["model.embeddings.tok_embeddings.weight"]
+    logits = h @ dec.T + (w["decoder.bias"] if "decoder.bias" in w else 0)
+    return torch.stack(attentions), x, logits
+
+
+MB_MISTAKES = [("local window off", dict(no_window=True)),
+               ("global_rope_theta on every layer", dict(one_base=True)),
+               ("attn_norm on layer 0", dict(norm_layer0=True)),
+               ("GeGLU halves swapped (gelu on the gate)", dict(swap_geglu=True))]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -542,12 +663,27 @@ def make_models(root):
     cfg = bert_config("electra", WP_VOCAB, embedding_size=E, architectures=["ElectraForPreTraining"])
     models.append(dict(name="electra", family="electra", dir=d, cfg=cfg, cases=wp_cases, mask_id=4, head=False,
                        w=save(d, cfg, electra_weights(51))))
+    # ModernBERT: tied decoder with its bias, no other biases; global, local, global layers
+    mb_cases = [("single", SINGLE, None), ("mask", MASK_TEXT.format("[MASK]"), None)]
+    d = folder("modernbert")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = modernbert_config()
+    models.append(dict(name="modernbert", family="modernbert", dir=d, cfg=cfg, cases=mb_cases, mask_id=4,
+                       head=True, layers=MB_L, w=save(d, cfg, modernbert_weights(61, cfg))))
+    # ModernBERT with every bias, an untied decoder without bias, global_attn_every_n_layers 3, window 6
+    d = folder("modernbert-biases")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = modernbert_config(every=3, window=6, biases=True, tied=False, decoder_bias=False)
+    models.append(dict(name="modernbert-biases", family="modernbert", dir=d, cfg=cfg, cases=mb_cases[1:],
+                       mask_id=4, head=True, layers=MB_L, w=save(d, cfg, modernbert_weights(62, cfg))))
     return models
 
 
 def alternatives(m, types):
     """Plausible mistakes, as forward() overrides, to name what a mismatching CLI computes."""
     fam, cfg = m["family"], m["cfg"]
+    if fam == "modernbert":
+        return [(name, dict(kw, modernbert=True)) for name, kw in MB_MISTAKES]
     swap = {"gelu": "gelu_new", "gelu_new": "gelu"}
     act = cfg.get("hidden_act", cfg.get("activation"))
     head = "gelu" if fam == "roberta" else act
@@ -565,6 +701,8 @@ def alternatives(m, types):
 
 def run_alt(m, ids, types, kw):
     kw = dict(kw)
+    if kw.pop("modernbert", False):
+        return modernbert_forward(m["cfg"], m["w"], ids, **kw)
     T = len(ids)
     if kw.get("positions") == "plain":
         kw["positions"] = torch.arange(T)
@@ -607,6 +745,7 @@ def check_case(cli, m, case, work):
         return False, f"FAIL {label}: run exited {r.returncode}: {last_line(r.stderr)}"
     att, hidden, logits = forward(m["family"], m["cfg"], m["w"], ids, types)
     T = len(ids)
+    L = m.get("layers", globals()["L"])
     got_att = np.load(os.path.join(dump, "attention.npy"))
     got_out = np.load(os.path.join(dump, "output.npy"))
     details = []
@@ -633,6 +772,12 @@ def check_case(cli, m, case, work):
         if att_err > TOL:
             problems.append("attention differs (layer " + ", ".join(
                 f"{l}: {e:.2e}" for l, e in enumerate(per_layer) if e > TOL) + ")")
+        # Planted mistakes (ModernBERT): each must be at least 1e-2 from the CLI's attention.
+        for name, kw in (MB_MISTAKES if m["family"] == "modernbert" else []):
+            dist = scaled_error(got_att[:, 0], modernbert_forward(m["cfg"], m["w"], ids, **kw)[0])
+            details.append(f"{name} {dist:.1e} away")
+            if not dist >= 1e-2:
+                problems.append(f"the CLI's attention is within {dist:.1e} of the mistake: {name}")
     if got_out.shape != (1, T, C):
         problems.append(f"output.npy shape {got_out.shape}, want {(1, T, C)}")
     else:
@@ -738,6 +883,43 @@ def check_case(cli, m, case, work):
     return True, f"ok   {label}: {summary} [{'; '.join(details)}]"
 
 
+def check_modernbert_batch(cli, m, work):
+    """A padded batch on ModernBERT: the short item's padded queries see only padding within their
+    window (their rows keep key 0 and are zeroed); each item must equal its own forward and the
+    padding must be exactly 0."""
+    texts = [SINGLE, "the dog."]
+    ids = []
+    for t in texts:
+        tok_json = os.path.join(work, "tokens.json")
+        r = cli_run([cli, "tokenize", "--model", m["dir"], "--text", t, "--json", tok_json])
+        if r.returncode != 0:
+            return False, f"FAIL {m['name']} batch: tokenize exited {r.returncode}: {last_line(r.stderr)}"
+        with open(tok_json, encoding="utf-8") as f:
+            ids.append(json.load(f)["ids"])
+    dump = os.path.join(work, "dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    r = cli_run([cli, "run", "--model", m["dir"], "--text", texts[0], "--text", texts[1], "--dump", dump])
+    if r.returncode != 0:
+        return False, f"FAIL {m['name']} batch: run exited {r.returncode}: {last_line(r.stderr)}"
+    got_att = np.load(os.path.join(dump, "attention.npy"))
+    got_out = np.load(os.path.join(dump, "output.npy"))
+    T = max(len(i) for i in ids)
+    problems, errs = [], []
+    if got_att.shape != (MB_L, 2, H, T, T) or got_out.shape != (2, T, C):
+        return False, f"FAIL {m['name']} batch: shapes {got_att.shape} {got_out.shape}"
+    for b, item in enumerate(ids):
+        n = len(item)
+        att, hidden, _ = modernbert_forward(m["cfg"], m["w"], item)
+        errs.append(max(scaled_error(got_att[:, b, :, :n, :n], att), scaled_error(got_out[b, :n], hidden)))
+        if errs[-1] > TOL:
+            problems.append(f"item {b} differs by {errs[-1]:.2e}")
+        if np.any(got_att[:, b, :, n:, :] != 0) or np.any(got_att[:, b, :, :, n:] != 0) or \
+                not np.all(np.isfinite(got_out[b])):
+            problems.append(f"item {b}'s padding is not exactly 0 (or not finite)")
+    line = f"{m['name']} batch: T={[len(i) for i in ids]} worst item {max(errs):.2e}"
+    return (False, f"FAIL {line}: " + "; ".join(problems)) if problems else (True, f"ok   {line}")
+
+
 def last_line(s):
     lines = [l for l in s.strip().splitlines() if l.strip()]
     return lines[-1] if lines else "(no message)"
@@ -811,6 +993,8 @@ def main():
             for case in m["cases"]:
                 results.append(check_case(cli, m, case, tmp))
                 print(results[-1][1], flush=True)
+        results.append(check_modernbert_batch(cli, next(m for m in models if m["name"] == "modernbert"), tmp))
+        print(results[-1][1], flush=True)
         results.append(check_malicious_bin(cli, next(m["dir"] for m in models if m["name"] == "bert"), tmp))
         print(results[-1][1], flush=True)
     failures = sum(1 for ok, _ in results if not ok)

@@ -33,7 +33,9 @@ struct ModelInfo {
   int slidingWindow = 0;          // > 0: each query sees only this many most recent keys (Mistral)
   std::vector<int> layerWindows;  // per layer where windows differ by layer (Gemma 2/3's local and
                                   // global layers): that layer's window, 0 for a global layer;
-                                  // empty when slidingWindow speaks for every layer
+                                  // empty when slidingWindow speaks for every layer. In an
+                                  // encoder (causal false) a window w is two-sided: query i sees
+                                  // keys |i - j| <= w / 2 (ModernBERT's local_attention)
   double attentionSoftcap = 0;    // > 0: scores are softcap·tanh(scores / softcap) before the
                                   // mask (Gemma 2): the scores kept and shown are the capped ones
   bool causal = false;

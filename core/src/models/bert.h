@@ -16,5 +16,7 @@ std::shared_ptr<Model> openElectraFolder(const std::string& folder, const std::s
 /// DistilBERT (model_type "distilbert") and ALBERT ("albert").
 std::shared_ptr<Model> openDistilBertFolder(const std::string& folder, const std::string& name);
 std::shared_ptr<Model> openAlbertFolder(const std::string& folder, const std::string& name);
+/// ModernBERT (model_type "modernbert").
+std::shared_ptr<Model> openModernBertFolder(const std::string& folder, const std::string& name);
 
 }  // namespace attnscope

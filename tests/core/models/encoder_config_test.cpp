@@ -14,6 +14,7 @@
 #include "models/bert_config.h"
 #include "models/config_reader.h"
 #include "models/distilbert_config.h"
+#include "models/modernbert_config.h"
 
 namespace attnscope {
 // Named, not anonymous: unity builds compile this file in one unit with the other config tests,
@@ -173,6 +174,126 @@ TEST(DistilBertConfig, BadValuesNameTheField) {
   j = distilbertBase();
   j["activation"] = false;
   expectBad(j, "\"activation\" must be a string");
+}
+
+/// answerdotai/ModernBERT-base's config.json (the fields the family reads).
+nlohmann::json modernBertBase() {
+  return {{"model_type", "modernbert"},
+          {"vocab_size", 50368},
+          {"hidden_size", 768},
+          {"intermediate_size", 1152},
+          {"num_hidden_layers", 22},
+          {"num_attention_heads", 12},
+          {"hidden_activation", "gelu"},
+          {"max_position_embeddings", 8192},
+          {"norm_eps", 1e-05},
+          {"norm_bias", false},
+          {"global_rope_theta", 160000.0},
+          {"local_rope_theta", 10000.0},
+          {"global_attn_every_n_layers", 3},
+          {"local_attention", 128},
+          {"pad_token_id", 50283},
+          {"decoder_bias", true},
+          {"classifier_activation", "gelu"}};
+}
+
+ModernBertConfig parseModernBert(const nlohmann::json& j) {
+  return ModernBertConfig::fromReader(ConfigReader(j, "mb/config.json"));
+}
+
+TEST(ModernBertConfig, ReadsModernBertBaseAndTheConfigClassDefaults) {
+  for (const nlohmann::json& j : {modernBertBase(), nlohmann::json{{"model_type", "modernbert"}}}) {
+    const ModernBertConfig c = parseModernBert(j);  // the base config, then every default
+    EXPECT_EQ(c.vocabSize, 50368);
+    EXPECT_EQ(c.hiddenSize, 768);
+    EXPECT_EQ(c.intermediateSize, 1152);
+    EXPECT_EQ(c.numLayers, 22);
+    EXPECT_EQ(c.numHeads, 12);
+    EXPECT_EQ(c.headDim(), 64);
+    EXPECT_EQ(c.maxPositions, 8192);
+    EXPECT_EQ(c.padTokenId, 50283);
+    EXPECT_EQ(c.hiddenAct, "gelu");
+    EXPECT_EQ(c.classifierAct, "gelu");
+    EXPECT_DOUBLE_EQ(c.normEps, 1e-5);
+    EXPECT_FALSE(c.normBias);
+    EXPECT_FALSE(c.attentionBias);
+    EXPECT_FALSE(c.mlpBias);
+    EXPECT_FALSE(c.classifierBias);
+    EXPECT_TRUE(c.decoderBias);
+    EXPECT_TRUE(c.tieWordEmbeddings);
+    EXPECT_DOUBLE_EQ(c.globalRopeTheta, 160000.0);
+    EXPECT_DOUBLE_EQ(c.localRopeTheta, 10000.0);
+    EXPECT_EQ(c.localAttention, 128);
+    EXPECT_EQ(c.windowRadius(), 64);  // |i - j| <= local_attention // 2
+    // Global on 0, 3, 6, ...: layer i is local when i % global_attn_every_n_layers != 0.
+    for (int l = 0; l < 22; ++l) EXPECT_EQ(c.windowed(l), l % 3 != 0) << l;
+  }
+}
+
+TEST(ModernBertConfig, ReadsLayerTypesAndRopeParameters) {
+  nlohmann::json j = modernBertBase();
+  j["num_hidden_layers"] = 4;
+  j["global_attn_every_n_layers"] = 2;
+  j["local_attention"] = 5;  // odd: the radius rounds down, as transformers' // 2
+  j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 8e5}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 2e4}}}};
+  j["norm_bias"] = true;
+  j["attention_bias"] = true;
+  j["mlp_bias"] = true;
+  j["classifier_bias"] = true;
+  j["decoder_bias"] = false;
+  j["tie_word_embeddings"] = false;
+  const ModernBertConfig c = parseModernBert(j);
+  EXPECT_EQ(c.slidingLayers, (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(c.windowRadius(), 2);
+  EXPECT_DOUBLE_EQ(c.globalRopeTheta, 8e5);
+  EXPECT_DOUBLE_EQ(c.localRopeTheta, 2e4);
+  EXPECT_TRUE(c.normBias && c.attentionBias && c.mlpBias && c.classifierBias);
+  EXPECT_FALSE(c.decoderBias);
+  EXPECT_FALSE(c.tieWordEmbeddings);
+}
+
+TEST(ModernBertConfig, BadValuesNameTheField) {
+  const auto expectBad = [](const nlohmann::json& j, const std::string& word) {
+    test::expectFormatErrorIn([&] { parseModernBert(j); }, "mb/config.json", word);
+  };
+  nlohmann::json j = modernBertBase();
+  j["num_attention_heads"] = 5;
+  expectBad(j, "num_attention_heads (5) must divide hidden_size (768)");
+  j = modernBertBase();
+  j["hidden_size"] = 36;  // 12 heads of 3: odd
+  expectBad(j, "must be even for rotary positions");
+  j = modernBertBase();
+  j["local_attention"] = 0;
+  expectBad(j, "\"local_attention\" must be a whole number from 1");
+  j = modernBertBase();
+  j["global_attn_every_n_layers"] = 0;
+  expectBad(j, "\"global_attn_every_n_layers\" must be a whole number from 1");
+  j = modernBertBase();
+  j["local_rope_theta"] = 0.5;
+  expectBad(j, "\"global_rope_theta\" and \"local_rope_theta\" must be above 1");
+  j = modernBertBase();
+  j["norm_eps"] = -1;
+  expectBad(j, "\"norm_eps\" must be a positive number");
+  j = modernBertBase();
+  j["pad_token_id"] = 50368;
+  expectBad(j, "\"pad_token_id\" (50368) must be below vocab_size (50368)");
+  j = modernBertBase();
+  j["num_hidden_layers"] = 2;
+  j["layer_types"] = {"full_attention"};
+  expectBad(j, "\"layer_types\" must list one type for each of the 2 layers");
+  j["layer_types"] = {"full_attention", "full_attention"};  // layer 1 is local (every 3)
+  expectBad(j, "\"layer_types\"[1] must be \"sliding_attention\"");
+  j = modernBertBase();
+  j["rope_parameters"] = {{"full_attention", {{"rope_type", "yarn"}, {"factor", 2}}}};
+  expectBad(j, "\"rope_type\" \"yarn\" is not supported");
+  j = modernBertBase();
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 2}};
+  expectBad(j, "\"rope_scaling\" is not supported");
+  j = modernBertBase();
+  j["norm_bias"] = "no";
+  expectBad(j, "norm_bias");
 }
 
 // Issue #32 (13): a config.json cut short (an interrupted download) is a parse error that names

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -135,7 +137,92 @@ Family distilbert() {
   return f;
 }
 
-std::vector<Family> families() { return {bert(), albert(), distilbert()}; }
+/// ModernBertModel: embeddings, layers (no attn_norm on layer 0, no biases), final_norm; with
+/// maskedLm, ModernBertForMaskedLM: those under "model.", then head.* and decoder.bias (the
+/// decoder's weight tied to the token embeddings). Layers 0 and 2 global, 1 local.
+Family modernbert(bool maskedLm = false) {
+  Family f{"modernbert",
+           {{"model_type", "modernbert"},
+            {"vocab_size", kVocab},
+            {"hidden_size", kWidth},
+            {"num_hidden_layers", 3},
+            {"num_attention_heads", 2},
+            {"intermediate_size", kInner},
+            {"max_position_embeddings", kPositions},
+            {"global_attn_every_n_layers", 2},
+            {"local_attention", 4},
+            {"pad_token_id", 0}},
+           {},
+           3};
+  Shapes& s = f.shapes;
+  const std::string m = maskedLm ? "model." : "";
+  s[m + "embeddings.tok_embeddings.weight"] = {kVocab, kWidth};
+  s[m + "embeddings.norm.weight"] = {kWidth};
+  for (int l = 0; l < 3; ++l) {
+    const std::string p = m + "layers." + std::to_string(l) + ".";
+    if (l > 0) s[p + "attn_norm.weight"] = {kWidth};
+    s[p + "attn.Wqkv.weight"] = {3 * kWidth, kWidth};
+    s[p + "attn.Wo.weight"] = {kWidth, kWidth};
+    s[p + "mlp_norm.weight"] = {kWidth};
+    s[p + "mlp.Wi.weight"] = {2 * kInner, kWidth};
+    s[p + "mlp.Wo.weight"] = {kWidth, kInner};
+  }
+  s[m + "final_norm.weight"] = {kWidth};
+  if (maskedLm) {
+    s["head.dense.weight"] = {kWidth, kWidth};
+    s["head.norm.weight"] = {kWidth};
+    s["decoder.bias"] = {kVocab};
+  }
+  return f;
+}
+
+std::vector<Family> families() { return {bert(), albert(), distilbert(), modernbert()}; }
+
+// ModernBERT's local layers say their window (an encoder's is two-sided: |i - j| <= 4 / 2), its
+// parameters keep the checkpoint's names without the "model." prefix, and the window cuts: a
+// query of a local layer gives its keys more than 2 away exactly 0, a global layer's do not.
+TEST(FolderFamily, ModernBertSaysItsWindowsAndMasksOutsideThem) {
+  const Family f = modernbert(/*maskedLm=*/true);
+  test::TempDir dir;
+  const auto model = openFolder(test::writeHfFolder(dir, f.config, f.shapes));
+  const ModelInfo i = model->info();
+  EXPECT_EQ(i.layerWindows, (std::vector<int>{0, 4, 0}));
+  EXPECT_EQ(i.slidingWindow, 0);
+  EXPECT_FALSE(i.causal);
+  EXPECT_TRUE(i.supportsValueNorms);
+  std::set<std::string> names;
+  for (const NamedTensor& p : model->parameters()) names.insert(p.name);
+  EXPECT_TRUE(names.count("layers.1.attn_norm.weight"));
+  EXPECT_FALSE(names.count("layers.0.attn_norm.weight"));
+  EXPECT_TRUE(names.count("decoder.bias"));
+  RunRequest r;
+  r.texts = {"the cat sat on the mat the cat sat"};
+  r.keepScores = true;
+  const AttentionResult out = model->run(r);
+  const AttentionGroup& g = out.group();
+  const int T = g.queries();
+  ASSERT_GT(T, 4);
+  for (int l = 0; l < 3; ++l) {
+    // Cells outside the window: attention exactly 0 and scores -inf (the heatmap's masked cells).
+    float outside = 0;
+    int maskedScores = 0;
+    const float* a = g.headMatrix(l, 0, 0);
+    const float* sc = g.scoreMatrix(l, 0, 0);
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k < T; ++k)
+        if (std::abs(q - k) > 2) {
+          outside += a[q * T + k];
+          maskedScores += std::isinf(sc[q * T + k]) && sc[q * T + k] < 0;
+        }
+    if (l == 1) {
+      EXPECT_EQ(outside, 0.0f) << "layer " << l;
+      EXPECT_EQ(maskedScores, (T - 3) * (T - 2)) << "layer " << l;
+    } else {
+      EXPECT_GT(outside, 0.0f) << "layer " << l;
+      EXPECT_EQ(maskedScores, 0) << "layer " << l;
+    }
+  }
+}
 
 TEST(FolderFamily, RootHoldsTheCheckpointAndInfoCountsItsBytes) {
   for (const Family& f : families()) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "nn_test_util.h"
@@ -26,6 +27,7 @@ std::vector<double> loopMask(const MaskOptions& o) {
         bool visible = j < o.keyLengths[static_cast<std::size_t>(b)];
         if (o.causal && j > i) visible = false;
         if (o.slidingWindow > 0 && !(j > i - o.slidingWindow)) visible = false;
+        if (o.windowRadius >= 0 && std::abs(i - j) > o.windowRadius) visible = false;
         any |= visible;
         row.push_back(visible ? 0.0 : -kInf);
       }
@@ -103,6 +105,30 @@ TEST(AttentionMask, CausalPaddingAndWindowCombine) {
   expectMask(options({7, 4, 0}, 7, 7, true, 3), "causal + padding + window");
   expectMask(options({7, 5}, 7, 7, true), "causal + padding");
   expectMask(options({9, 6}, 9, 9, false, 4), "padding + window");
+}
+
+TEST(AttentionMask, TwoSidedWindowKeepsKeysWithinTheRadius) {
+  // ModernBERT's local layers: query i sees keys |i - j| <= radius, before and after it.
+  MaskOptions o = options({8}, 8, 8, false);
+  o.windowRadius = 2;
+  expectMask(o, "two-sided window");
+  const torch::Tensor m = buildMask(o);
+  const auto a = m.accessor<float, 4>();
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      EXPECT_EQ(a[0][0][i][j] == 0.0f, std::abs(i - j) <= 2) << i << "," << j;
+  // With padding: the padded queries of item 1 past 3 + 2 see no real key and keep key 0.
+  o = options({9, 3}, 9, 9, false);
+  o.windowRadius = 2;
+  expectMask(o, "two-sided window + padding");
+  o.windowRadius = 0;
+  expectMask(o, "radius 0: each query itself");
+  // A radius reaching every key hides nothing: no mask at all without padding.
+  o = options({5}, 5, 5, false);
+  o.windowRadius = 4;
+  EXPECT_FALSE(buildMask(o).defined());
+  o.windowRadius = 3;
+  expectMask(o, "radius T - 2");
 }
 
 TEST(AttentionMask, RowsWithNothingVisibleKeepKeyZero) {
