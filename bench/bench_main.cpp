@@ -3,7 +3,7 @@
 //   --threads=N        LibTorch intra-op threads (default 1: reproducible on a shared machine).
 //   --peak-rss=T,S[,M] instead of benchmarking: one forward at T tokens (S=1 keeps scores) of
 //                      M = gpt2 (default), smollm, bert, llama1b, llama1b-q4k (the same as a
-//                      Q4_K GGUF) or llama8b in this fresh process
+//                      Q4_K GGUF), llama8b, gemma2 or mixtral in this fresh process
 //                      with the default settings (memory limit, weight policy), then print JSON
 //                      with VmHWM, the tensor sizes, the run's own memory estimate and its time.
 #include <benchmark/benchmark.h>
@@ -58,6 +58,8 @@ int peakRss(int T, bool scores, const std::string& which) {
                              : which == "llama1b"     ? bench::llama1BFolder()
                              : which == "llama8b"     ? bench::llama8BFolder()
                              : which == "llama1b-q4k" ? bench::llama1BQ4KFile()
+                             : which == "gemma2"      ? bench::gemma2Folder()
+                             : which == "mixtral"     ? bench::mixtralFolder()
                                                       : bench::gpt2Folder();
   const long long before = bench::peakRssBytes();
   ModelSpec spec;

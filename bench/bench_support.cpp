@@ -50,7 +50,8 @@ struct LlamaShape {
 struct LlamaTensor {
   std::string name;
   std::vector<int64_t> shape;
-  bool ones;  // a norm's weight
+  bool ones;           // a norm's weight: every value `constant`, not random
+  float constant = 1;  // Gemma's (1 + w) norms: 0
 };
 
 /// Writes config.json and the byte vocabulary; returns every tensor the folder needs, in order.
@@ -111,14 +112,14 @@ std::string smolLmFolder() {
 
 namespace {
 
-/// Writes a random BF16 Llama folder of that shape, streaming each tensor to its shard (at most
+/// Writes random BF16 tensors into a folder, streaming each tensor to its shard (at most
 /// shardBytes of data each; one shard is model.safetensors, more are
 /// model-0000i-of-0000n.safetensors with their index), so even an 8B model's 16 GB never sit in
 /// memory. Values are uniform in ±0.03 from a xorshift generator, truncated to BF16 (billions of
 /// values, where a normal distribution from std::mt19937 would take minutes); norm weights are
-/// ones.
-void writeBf16Llama(const std::string& folder, const LlamaShape& shape, uint64_t shardBytes) {
-  const std::vector<LlamaTensor> tensors = startLlamaFolder(folder, shape);
+/// their constant.
+void writeBf16Tensors(const std::string& folder, const std::vector<LlamaTensor>& tensors,
+                      uint64_t shardBytes) {
   const auto bytesOf = [](const LlamaTensor& t) {
     uint64_t n = 2;
     for (const int64_t d : t.shape) n *= static_cast<uint64_t>(d);
@@ -163,7 +164,7 @@ void writeBf16Llama(const std::string& folder, const LlamaShape& shape, uint64_t
       for (uint16_t& v : values) {
         state ^= state << 13, state ^= state >> 7, state ^= state << 17;
         const float f =
-            t->ones ? 1.0f : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.06f;
+            t->ones ? t->constant : (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.06f;
         uint32_t u;
         std::memcpy(&u, &f, 4);
         v = static_cast<uint16_t>(u >> 16);
@@ -178,6 +179,11 @@ void writeBf16Llama(const std::string& folder, const LlamaShape& shape, uint64_t
     const nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", weightMap}};
     std::ofstream(folder + "/model.safetensors.index.json") << index.dump(1);
   }
+}
+
+/// A random BF16 Llama folder of that shape (writeBf16Tensors).
+void writeBf16Llama(const std::string& folder, const LlamaShape& shape, uint64_t shardBytes) {
+  writeBf16Tensors(folder, startLlamaFolder(folder, shape), shardBytes);
 }
 
 }  // namespace
@@ -208,6 +214,105 @@ std::string llama8BFolder() {
   // folder without it is an interrupted write and is written again.
   writeBf16Llama(folder, {32, 4096, 14336, 32, 8, 128256, 131072, 500000.0, "bfloat16"},
                  5000000000ull);
+  return folder;
+}
+
+std::string gemma2Folder() {
+  const std::string folder = scratchDir() + "/gemma2-2b-bf16-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  std::filesystem::create_directories(folder);
+  constexpr int kLayers = 26, kHidden = 2304, kInner = 9216, kHeads = 8, kKvHeads = 4,
+                kHeadDim = 256, kVocab = 256000;
+  // Gemma2Config's values for gemma-2-2b (transformers' defaults are the 9B's).
+  const nlohmann::json config = {{"model_type", "gemma2"},
+                                 {"architectures", {"Gemma2ForCausalLM"}},
+                                 {"vocab_size", kVocab},
+                                 {"hidden_size", kHidden},
+                                 {"intermediate_size", kInner},
+                                 {"num_hidden_layers", kLayers},
+                                 {"num_attention_heads", kHeads},
+                                 {"num_key_value_heads", kKvHeads},
+                                 {"head_dim", kHeadDim},
+                                 {"max_position_embeddings", 8192},
+                                 {"rms_norm_eps", 1e-6},
+                                 {"rope_theta", 10000.0},
+                                 {"hidden_activation", "gelu_pytorch_tanh"},
+                                 {"query_pre_attn_scalar", 256},
+                                 {"sliding_window", 4096},
+                                 {"attn_logit_softcapping", 50.0},
+                                 {"final_logit_softcapping", 30.0},
+                                 {"torch_dtype", "bfloat16"},
+                                 {"tie_word_embeddings", true}};
+  std::ofstream(folder + "/config.json") << config.dump(1);
+  std::ofstream(folder + "/vocab.json") << test::tinyVocabJson();
+  std::ofstream(folder + "/merges.txt") << test::tinyMerges();
+  const int64_t H = kHidden, A = kHeads * kHeadDim, K = kKvHeads * kHeadDim;
+  std::vector<LlamaTensor> t = {{"model.embed_tokens.weight", {kVocab, H}, false}};
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    for (const char* norm : {"input_layernorm", "post_attention_layernorm",
+                             "pre_feedforward_layernorm", "post_feedforward_layernorm"})
+      t.push_back({p + norm + ".weight", {H}, true, 0.0f});  // (1 + w): scale 1
+    t.push_back({p + "self_attn.q_proj.weight", {A, H}, false});
+    t.push_back({p + "self_attn.k_proj.weight", {K, H}, false});
+    t.push_back({p + "self_attn.v_proj.weight", {K, H}, false});
+    t.push_back({p + "self_attn.o_proj.weight", {H, A}, false});
+    t.push_back({p + "mlp.gate_proj.weight", {kInner, H}, false});
+    t.push_back({p + "mlp.up_proj.weight", {kInner, H}, false});
+    t.push_back({p + "mlp.down_proj.weight", {H, kInner}, false});
+  }
+  t.push_back({"model.norm.weight", {H}, true, 0.0f});
+  writeBf16Tensors(folder, t, UINT64_MAX);
+  return folder;
+}
+
+std::string mixtralFolder() {
+  const std::string folder = scratchDir() + "/mixtral-4l-8x2048-bf16-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  std::filesystem::create_directories(folder);
+  constexpr int kLayers = 4, kHidden = 4096, kExpertInner = 2048, kExperts = 8, kHeads = 32,
+                kKvHeads = 8, kVocab = 32000;
+  const nlohmann::json config = {{"model_type", "mixtral"},
+                                 {"architectures", {"MixtralForCausalLM"}},
+                                 {"vocab_size", kVocab},
+                                 {"hidden_size", kHidden},
+                                 {"intermediate_size", kExpertInner},
+                                 {"num_hidden_layers", kLayers},
+                                 {"num_attention_heads", kHeads},
+                                 {"num_key_value_heads", kKvHeads},
+                                 {"num_local_experts", kExperts},
+                                 {"num_experts_per_tok", 2},
+                                 {"max_position_embeddings", 32768},
+                                 {"rms_norm_eps", 1e-5},
+                                 {"rope_theta", 1e6},
+                                 {"sliding_window", nullptr},
+                                 {"hidden_act", "silu"},
+                                 {"torch_dtype", "bfloat16"},
+                                 {"tie_word_embeddings", false}};
+  std::ofstream(folder + "/config.json") << config.dump(1);
+  std::ofstream(folder + "/vocab.json") << test::tinyVocabJson();
+  std::ofstream(folder + "/merges.txt") << test::tinyMerges();
+  const int64_t H = kHidden, headDim = kHidden / kHeads, K = kKvHeads * headDim;
+  std::vector<LlamaTensor> t = {{"model.embed_tokens.weight", {kVocab, H}, false}};
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    t.push_back({p + "input_layernorm.weight", {H}, true});
+    t.push_back({p + "self_attn.q_proj.weight", {H, H}, false});
+    t.push_back({p + "self_attn.k_proj.weight", {K, H}, false});
+    t.push_back({p + "self_attn.v_proj.weight", {K, H}, false});
+    t.push_back({p + "self_attn.o_proj.weight", {H, H}, false});
+    t.push_back({p + "post_attention_layernorm.weight", {H}, true});
+    t.push_back({p + "block_sparse_moe.gate.weight", {kExperts, H}, false});
+    for (int e = 0; e < kExperts; ++e) {
+      const std::string x = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+      t.push_back({x + "w1.weight", {kExpertInner, H}, false});
+      t.push_back({x + "w2.weight", {H, kExpertInner}, false});
+      t.push_back({x + "w3.weight", {kExpertInner, H}, false});
+    }
+  }
+  t.push_back({"model.norm.weight", {H}, true});
+  t.push_back({"lm_head.weight", {kVocab, H}, false});
+  writeBf16Tensors(folder, t, UINT64_MAX);
   return folder;
 }
 

@@ -25,6 +25,17 @@ std::string llama1BFolder();
 /// hidden 4096, intermediate 14336, vocab 128256; tied here, so 7.5 B parameters, 15 GB in four
 /// shards with their index), written once, streamed. Same tokenizer as llama1BFolder().
 std::string llama8BFolder();
+/// A random-weight Gemma-2-2B-shaped BF16 folder (26 layers, 8 query / 4 key-value heads of
+/// head_dim 256, hidden 2304, intermediate 9216 GeGLU, vocab 256000, tied; sliding window 4096 on
+/// the even layers, attention soft-cap 50, final soft-cap 30, query_pre_attn_scalar 256: 2.6 B
+/// parameters, 5.2 GB), written once; norm weights 0 ((1 + w) norms). Same tokenizer as
+/// llama1BFolder().
+std::string gemma2Folder();
+/// A random-weight BF16 Mixtral with Mixtral-8x7B's attention and vocabulary (hidden 4096, 32
+/// query / 8 key-value heads of 128, vocab 32000, untied head, rope_theta 1e6, no sliding window)
+/// and scaled-down experts: 4 layers (of 32), 8 experts top-2 of intermediate 2048 (of 14336):
+/// 1.24 B parameters, 2.5 GB, written once. Same tokenizer as llama1BFolder().
+std::string mixtralFolder();
 /// llama1BFolder() as a GGUF file of Q4_K matrices (F32 norms, tied), converted once by
 /// scripts/gguf-from-folder.py (/usr/bin/python3 with numpy): what Ollama or LM Studio users
 /// open. Throws std::runtime_error when the conversion fails.

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Forward passes through the public Model API, the way the GUI and the CLI run them.
 #include <benchmark/benchmark.h>
+
+#include <nlohmann/json.hpp>
+
 #include <chrono>
+#include <fstream>
 
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
@@ -149,10 +153,29 @@ BENCHMARK(BM_Gpt2FirstLayer)
     ->MinTime(0.5)
     ->UseRealTime();
 
+/// Writes what bench_python.py checks its forward against before timing it:
+/// scratchDir()/NAME-T<T>.json (the token ids, the last layer's index and head count) and
+/// NAME-T<T>.attention.f32 (the last layer's attention of item 0, [heads, T, T] float32).
+void writeLastLayer(const std::string& name, const AttentionResult& r) {
+  const AttentionGroup& g = r.group();
+  const int64_t L = g.attention.shape[0], B = g.attention.shape[1], H = g.attention.shape[2],
+                T = g.attention.shape[3];
+  const std::string base = scratchDir() + "/" + name + "-T" + std::to_string(T);
+  nlohmann::json ids = nlohmann::json::array();
+  for (const Token& t : g.tokens[0]) ids.push_back(t.id);
+  std::ofstream(base + ".json")
+      << nlohmann::json{{"ids", ids}, {"layer", L - 1}, {"heads", H}, {"T", T}}.dump();
+  const float* last = g.attention.data.data() + (L - 1) * B * H * T * T;
+  std::ofstream(base + ".attention.f32", std::ios::binary)
+      .write(reinterpret_cast<const char*>(last),
+             static_cast<std::streamsize>(H * T * T * sizeof(float)));
+}
+
 /// One forward of a Hugging Face folder on a text of T tokens per iteration (range 0: T, range 1:
-/// keep scores), opened once through openModel as the window and the CLI do.
+/// keep scores), opened once through openModel as the window and the CLI do. With a
+/// lastLayerName, the warm run's last layer is written for bench_python.py (writeLastLayer).
 void folderForward(benchmark::State& state, const std::string& folder, std::string (*text)(int),
-                   double attentionFloatsPerToken2) {
+                   double attentionFloatsPerToken2, const char* lastLayerName = nullptr) {
   const int T = static_cast<int>(state.range(0));
   ModelSpec spec;
   spec.source = folder;
@@ -160,7 +183,10 @@ void folderForward(benchmark::State& state, const std::string& folder, std::stri
   RunRequest request;
   request.texts = {text(T)};
   request.keepScores = state.range(1) != 0;
-  model->run(request);  // warm, as in BM_Gpt2Forward
+  {
+    const AttentionResult warm = model->run(request);  // warm, as in BM_Gpt2Forward
+    if (lastLayerName) writeLastLayer(lastLayerName, warm);
+  }  // freed before the timed runs, as a result the window replaces
   for (auto _ : state) {
     AttentionResult r = model->run(request);
     if (r.group().queries() != T) state.SkipWithError("the text did not give T tokens");
@@ -218,6 +244,32 @@ void BM_SmolLmForward(benchmark::State& state) {
 BENCHMARK(BM_SmolLmForward)
     ->ArgNames({"T", "scores"})
     ->Args({1024, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
+// Gemma-2-2B shapes (26 layers, 8 q / 4 kv heads of 256, 2304 wide, vocab 256000), random BF16
+// weights: (1 + w) RMSNorm before and after the attention and the MLP, GeGLU, sqrt(hidden)
+// embedding scale, attention soft-cap 50, final soft-cap 30, sliding window 4096 on alternating
+// layers (no effect below 4096 tokens).
+void BM_Gemma2Forward(benchmark::State& state) {
+  folderForward(state, gemma2Folder(), gpt2Text, 26 * 8, "gemma2-2b");
+}
+BENCHMARK(BM_Gemma2Forward)
+    ->ArgNames({"T", "scores"})
+    ->Args({512, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
+// Mixtral-8x7B's attention (4096 wide, 32 q / 8 kv heads) with scaled-down experts: 4 layers,
+// 8 experts of 2048, top-2 renormalised; random BF16 weights.
+void BM_MixtralForward(benchmark::State& state) {
+  folderForward(state, mixtralFolder(), gpt2Text, 4 * 32, "mixtral-4l");
+}
+BENCHMARK(BM_MixtralForward)
+    ->ArgNames({"T", "scores"})
+    ->Args({512, 0})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)
     ->UseRealTime();

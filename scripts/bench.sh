@@ -6,7 +6,8 @@
 # Usage: scripts/bench.sh BUILD_DIR   (make bench does the build first)
 # ATTNSCOPE_BENCH_THREADS (default 1) sets the LibTorch/PyTorch intra-op threads for both sides.
 # ATTNSCOPE_BENCH_FILTER narrows attnscope-bench (a --benchmark_filter regex) and
-# ATTNSCOPE_BENCH_PY_FILTER the Python side (a substring) for quick runs.
+# ATTNSCOPE_BENCH_PY_FILTER the Python side (a substring) or ATTNSCOPE_BENCH_PY_MATCH (a regex,
+# e.g. 'BM_(Gemma2|Mixtral)Forward') for quick runs.
 # The Hugging Face tokenizers oracle (scripts/bench_tokenizers.js) needs node and the `tokenizers`
 # npm package: installed into BUILD_DIR/node when node and npm exist, or taken from
 # ATTNSCOPE_BENCH_NODE_MODULES (a node_modules folder); without them its rows read "not run".
@@ -116,16 +117,28 @@ if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" ]]; then
   done
 fi
 
+# Gemma-2-2B shapes and the scaled-down Mixtral (the folders BM_Gemma2Forward and
+# BM_MixtralForward run) at T = 512: open + one forward in fresh processes, for their peak RSS.
+for row in gemma2:BM_Gemma2Forward/T:512/scores:0 mixtral:BM_MixtralForward/T:512/scores:0; do
+  m=${row%%:*}
+  if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || ${row#*:} =~ $ATTNSCOPE_BENCH_FILTER ]]; then
+    echo "== $m at T=512 (fresh process): open + forward; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    /usr/bin/time -v "$bench" --threads="$threads" --peak-rss=512,0,$m \
+      > "$out/rss_$m.json" 2> "$out/rss_$m.time" || echo '{"error": "failed"}' > "$out/rss_$m.json"
+  fi
+done
+
 echo "== Python baseline (/usr/bin/python3, $threads thread(s)); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 "$root/scripts/bench_python.py" --threads "$threads" --out "$out/python.json" \
-  ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"}
+  ${ATTNSCOPE_BENCH_PY_FILTER:+--filter "$ATTNSCOPE_BENCH_PY_FILTER"} \
+  ${ATTNSCOPE_BENCH_PY_MATCH:+--match "$ATTNSCOPE_BENCH_PY_MATCH"}
 
 # The toy layer's light rows (T ≤ 1024, a few ms each) again, ours and Python's in turn, three
 # rounds: the runs above measure ours minutes before Python's, and this VM's speed drifts by
 # ±15 % in that time, more than some rows' margin. The report takes each side's median of these.
 toy_rounds='^BM_Toy(Fused|PerHead)/T:(16|128|512|1024)/|^BM_ToyTutorial'
 rm -f "$out"/toy_round*.json
-if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" && -z "${ATTNSCOPE_BENCH_PY_FILTER:-}" ]]; then
+if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}${ATTNSCOPE_BENCH_PY_FILTER:-}${ATTNSCOPE_BENCH_PY_MATCH:-}" ]]; then
   for round in 1 2 3; do
     echo "== toy rows, round $round of 3 (ours, then Python); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     "$bench" --threads="$threads" --benchmark_filter="$toy_rounds" \

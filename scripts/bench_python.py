@@ -595,6 +595,261 @@ def generation_step(step, m, cache_heads, head_dim, layers, T):
     return lambda: step(m, nxt, T - 2, cache)
 
 
+# --- Gemma 2 and Mixtral from the bench's BF16 folders (bench_support.cpp), written like -----------
+# transformers' modeling_gemma2.py and modeling_mixtral.py (eager attention, output_attentions=True:
+# every layer's weights kept), on the folder's weights widened to float32 once at load.
+def load_bf16_folder(folder):
+    """config.json and every tensor of model.safetensors as float32, read one tensor at a time."""
+    import os
+    import struct
+
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    weights = {}
+    with open(os.path.join(folder, "model.safetensors"), "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        header.pop("__metadata__", None)
+        for name, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+            if info["dtype"] != "BF16":
+                raise ValueError(f"{name}: {info['dtype']}, expected BF16")
+            a, b = info["data_offsets"]
+            f.seek(8 + n + a)
+            raw = bytearray(b - a)
+            f.readinto(raw)
+            weights[name] = torch.frombuffer(raw, dtype=torch.bfloat16).view(info["shape"]).float()
+    return cfg, weights
+
+
+class LoadedLinear(nn.Module):
+    """nn.Linear without bias around a loaded weight (no random init to overwrite)."""
+
+    def __init__(self, weight):
+        super().__init__()
+        self.weight = nn.Parameter(weight, requires_grad=False)
+
+    def forward(self, x):
+        return F.linear(x, self.weight)
+
+
+class Gemma2RMSNorm(nn.Module):
+    def __init__(self, weight, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(weight, requires_grad=False)
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        output = self._norm(x.float())
+        output = output * (1.0 + self.weight.float())  # Gemma: (1 + w)
+        return output.type_as(x)
+
+
+class Gemma2Attention(nn.Module):
+    def __init__(self, w, p, cfg, layer_idx):
+        super().__init__()
+        self.head_dim = cfg["head_dim"]
+        self.num_key_value_groups = cfg["num_attention_heads"] // cfg["num_key_value_heads"]
+        self.scaling = cfg["query_pre_attn_scalar"] ** -0.5
+        self.attn_logit_softcapping = cfg["attn_logit_softcapping"]
+        self.sliding_window = cfg["sliding_window"] if not layer_idx % 2 else None
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
+            LoadedLinear(w[f"{p}self_attn.{n}_proj.weight"]) for n in "qkvo")
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
+        if self.attn_logit_softcapping is not None:
+            attn_weights = attn_weights / self.attn_logit_softcapping
+            attn_weights = torch.tanh(attn_weights)
+            attn_weights = attn_weights * self.attn_logit_softcapping
+        attn_weights = attn_weights + attention_mask
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+        attn_output = torch.matmul(attn_weights, value_states).transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        return self.o_proj(attn_output), attn_weights
+
+
+class Gemma2MLP(nn.Module):
+    def __init__(self, w, p):
+        super().__init__()
+        self.gate_proj, self.up_proj, self.down_proj = (
+            LoadedLinear(w[f"{p}mlp.{n}_proj.weight"]) for n in ("gate", "up", "down"))
+
+    def forward(self, x):  # hidden_activation gelu_pytorch_tanh
+        return self.down_proj(F.gelu(self.gate_proj(x), approximate="tanh") * self.up_proj(x))
+
+
+class Gemma2DecoderLayer(nn.Module):
+    def __init__(self, w, p, cfg, layer_idx):
+        super().__init__()
+        self.is_sliding = not bool(layer_idx % 2)
+        self.self_attn = Gemma2Attention(w, p, cfg, layer_idx)
+        self.mlp = Gemma2MLP(w, p)
+        norm = lambda n: Gemma2RMSNorm(w[f"{p}{n}.weight"], cfg["rms_norm_eps"])
+        self.input_layernorm = norm("input_layernorm")
+        self.post_attention_layernorm = norm("post_attention_layernorm")
+        self.pre_feedforward_layernorm = norm("pre_feedforward_layernorm")
+        self.post_feedforward_layernorm = norm("post_feedforward_layernorm")
+
+    def forward(self, hidden_states, position_embeddings, causal_mask, sliding_mask):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, weights = self.self_attn(hidden_states, position_embeddings,
+                                                sliding_mask if self.is_sliding else causal_mask)
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.pre_feedforward_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        hidden_states = self.post_feedforward_layernorm(hidden_states)
+        return residual + hidden_states, weights
+
+
+class Gemma2(nn.Module):
+    def __init__(self, folder):
+        super().__init__()
+        cfg, w = load_bf16_folder(folder)
+        self.config = cfg
+        self.embed_tokens = nn.Embedding.from_pretrained(w["model.embed_tokens.weight"])  # tied head
+        self.layers = nn.ModuleList([Gemma2DecoderLayer(w, f"model.layers.{i}.", cfg, i)
+                                     for i in range(cfg["num_hidden_layers"])])
+        self.norm = Gemma2RMSNorm(w["model.norm.weight"], cfg["rms_norm_eps"])
+        self.rotary_emb = LlamaRotaryEmbedding(cfg["head_dim"], cfg["rope_theta"])
+        self.final_logit_softcapping = cfg["final_logit_softcapping"]
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        hidden_states = self.embed_tokens(ids)
+        normalizer = torch.tensor(self.config["hidden_size"] ** 0.5, dtype=hidden_states.dtype)
+        hidden_states = hidden_states * normalizer
+        position_ids = torch.arange(T)[None]
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        lowest = torch.finfo(torch.float32).min
+        causal = torch.zeros(T, T).masked_fill(j > i, lowest)[None, None]
+        sliding = causal.masked_fill(i - j >= self.config["sliding_window"], lowest)
+        attentions = []
+        for layer in self.layers:
+            hidden_states, w = layer(hidden_states, position_embeddings, causal, sliding)
+            attentions.append(w)
+        hidden_states = self.norm(hidden_states)
+        logits = hidden_states[:, -1] @ self.embed_tokens.weight.t()  # the last position, as attnscope
+        logits = torch.tanh(logits / self.final_logit_softcapping) * self.final_logit_softcapping
+        return logits, torch.stack(attentions)  # [L, B, H, T, T]
+
+
+class MixtralAttention(LlamaAttention):
+    """LlamaAttention's forward (Mixtral's attention is Mistral's, without a sliding window here)
+    on loaded weights."""
+
+    def __init__(self, w, p, heads, kv_heads):
+        nn.Module.__init__(self)
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
+            LoadedLinear(w[f"{p}self_attn.{n}_proj.weight"]) for n in "qkvo")
+        self.head_dim = self.q_proj.weight.shape[0] // heads
+        self.num_key_value_groups = heads // kv_heads
+        self.scaling = self.head_dim ** -0.5
+
+
+class MixtralBlockSparseTop2MLP(nn.Module):
+    def __init__(self, w, p):
+        super().__init__()
+        self.w1, self.w2, self.w3 = (LoadedLinear(w[f"{p}{n}.weight"]) for n in ("w1", "w2", "w3"))
+
+    def forward(self, hidden_states):
+        return self.w2(F.silu(self.w1(hidden_states)) * self.w3(hidden_states))
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    def __init__(self, w, p, num_experts, top_k):
+        super().__init__()
+        self.num_experts, self.top_k = num_experts, top_k
+        self.gate = LoadedLinear(w[p + "gate.weight"])
+        self.experts = nn.ModuleList([MixtralBlockSparseTop2MLP(w, f"{p}experts.{e}.")
+                                      for e in range(num_experts)])
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)  # top-2 renormalised
+        routing_weights = routing_weights.to(hidden_states.dtype)
+        final_hidden_states = torch.zeros((batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype)
+        expert_mask = F.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+        for expert_idx in range(self.num_experts):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            if top_x.shape[0] == 0:
+                continue
+            current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+            current_hidden_states = self.experts[expert_idx](current_state) * routing_weights[top_x, idx, None]
+            final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states.reshape(batch_size, sequence_length, hidden_dim), router_logits
+
+
+class MixtralDecoderLayer(nn.Module):
+    def __init__(self, w, p, cfg):
+        super().__init__()
+        self.self_attn = MixtralAttention(w, p, cfg["num_attention_heads"], cfg["num_key_value_heads"])
+        self.block_sparse_moe = MixtralSparseMoeBlock(w, p + "block_sparse_moe.", cfg["num_local_experts"],
+                                                      cfg["num_experts_per_tok"])
+        self.input_layernorm = LlamaRMSNorm(cfg["hidden_size"], cfg["rms_norm_eps"])
+        self.input_layernorm.weight = nn.Parameter(w[p + "input_layernorm.weight"], requires_grad=False)
+        self.post_attention_layernorm = LlamaRMSNorm(cfg["hidden_size"], cfg["rms_norm_eps"])
+        self.post_attention_layernorm.weight = nn.Parameter(w[p + "post_attention_layernorm.weight"],
+                                                            requires_grad=False)
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, weights = self.self_attn(hidden_states, position_embeddings, attention_mask)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states, _ = self.block_sparse_moe(hidden_states)
+        return residual + hidden_states, weights
+
+
+class Mixtral(nn.Module):
+    def __init__(self, folder):
+        super().__init__()
+        cfg, w = load_bf16_folder(folder)
+        self.embed_tokens = nn.Embedding.from_pretrained(w["model.embed_tokens.weight"])
+        self.layers = nn.ModuleList([MixtralDecoderLayer(w, f"model.layers.{i}.", cfg)
+                                     for i in range(cfg["num_hidden_layers"])])
+        self.norm = LlamaRMSNorm(cfg["hidden_size"], cfg["rms_norm_eps"])
+        self.norm.weight = nn.Parameter(w["model.norm.weight"], requires_grad=False)
+        self.lm_head = LoadedLinear(w["lm_head.weight"])
+        head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        self.rotary_emb = LlamaRotaryEmbedding(head_dim, cfg["rope_theta"])
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        hidden_states = self.embed_tokens(ids)
+        position_ids = torch.arange(T)[None]
+        mask = torch.full((T, T), torch.finfo(torch.float32).min).triu(1)[None, None]
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        attentions = []
+        for layer in self.layers:
+            hidden_states, w = layer(hidden_states, mask, position_embeddings)
+            attentions.append(w)
+        hidden_states = self.norm(hidden_states)
+        logits = self.lm_head(hidden_states[:, -1])  # the last position, as attnscope
+        return logits, torch.stack(attentions)  # [L, B, H, T, T]
+
+
 def timed(fn, min_time):
     """Mean wall and CPU milliseconds per call, over at least min_time seconds and one call."""
     n, start, cpu = 0, time.perf_counter(), time.process_time()
@@ -676,13 +931,14 @@ def main():
     torch.manual_seed(0)
     results = {}
 
-    def record(name, fn, min_time):
+    def record(name, fn, min_time, warm_up=True):
         if args.filter and args.filter not in name:
             return
         if args.match and not re.search(args.match, name):
             return
         with torch.inference_mode():
-            fn()  # untimed, as attnscope-bench warms each forward up once: both measure a repeat
+            if warm_up:
+                fn()  # untimed, as attnscope-bench warms each forward up once: both measure a repeat
             ms, cpu_ms, n = timed(fn, min_time)
         results[name] = {"ms": ms, "cpu_ms": cpu_ms, "iterations": n}
         print(f"{name:45s} {ms:10.3f} ms wall {cpu_ms:10.3f} ms CPU ({n} iterations)", flush=True)
@@ -740,6 +996,54 @@ def main():
     if t5 is not None:
         ids, decoder_ids = torch.randint(3, 800, (1, 64)), torch.randint(3, 800, (1, 64))
         record("BM_T5SmallForward/T:64/scores:0", lambda: t5(ids, decoder_ids), 0.5)
+
+    def checked_folder_row(name, module, folder, stem, T, tolerance=1e-3):
+        """A forward of a bench BF16 folder (bench_support.cpp), timed only once its last layer's
+        attention agrees with what attnscope-bench wrote in its warm run (core_bench.cpp
+        writeLastLayer: the token ids and [heads, T, T]) within `tolerance` (max absolute
+        difference); that checking forward is the untimed warm-up. Records the difference, the
+        load time and the process's peak RSS so far (ru_maxrss)."""
+        import os
+        import resource
+        import tempfile
+
+        if not builds(module.__name__):
+            return
+        scratch = os.path.join(tempfile.gettempdir(), "attnscope-bench")
+        ref = os.path.join(scratch, f"{stem}-T{T}")
+        if not os.path.exists(ref + ".json") or not os.path.isdir(os.path.join(scratch, folder)):
+            results[name] = {"error": f"no {ref}.json or {folder}: attnscope-bench writes them"}
+            print(f"!! {name}: {results[name]['error']}", flush=True)
+            return
+        with open(ref + ".json") as f:
+            meta = json.load(f)
+        with open(ref + ".attention.f32", "rb") as f:
+            ours = torch.frombuffer(bytearray(f.read()), dtype=torch.float32).view(meta["heads"], T, T)
+        start = time.perf_counter()
+        model = module(os.path.join(scratch, folder)).eval()
+        load_s = time.perf_counter() - start
+        ids = torch.tensor([meta["ids"]])
+        with torch.inference_mode():
+            _, attentions = model(ids)
+        diff = (attentions[meta["layer"], 0] - ours).abs().max().item()
+        del attentions
+        check = {"max_abs_diff": diff, "tolerance": tolerance, "load_s": load_s}
+        if not diff <= tolerance:
+            results[name] = dict(check, error=f"layer {meta['layer']}'s attention differs from attnscope's by "
+                                              f"{diff:.2e} (> {tolerance:g}): not timed")
+            print(f"!! {name}: {results[name]['error']}", flush=True)
+            return
+        record(name, lambda: model(ids), 0.5, warm_up=False)
+        if name in results:
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            results[name].update(check, rss_peak=rss)
+            print(f"{'':45s} last layer's attention within {diff:.1e} of attnscope's; peak RSS "
+                  f"{rss / 2 ** 30:.2f} GiB; load {load_s:.1f} s", flush=True)
+
+    # The smaller first: each row's rss_peak is the process's peak so far.
+    checked_folder_row("BM_MixtralForward/T:512/scores:0", Mixtral, "mixtral-4l-8x2048-bf16-random",
+                       "mixtral-4l", 512)
+    checked_folder_row("BM_Gemma2Forward/T:512/scores:0", Gemma2, "gemma2-2b-bf16-random", "gemma2-2b", 512)
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     record("BM_TorchMm/2048", lambda: torch.mm(a, b), 1.0)

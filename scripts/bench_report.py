@@ -14,6 +14,13 @@ import statistics
 import sys
 
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+# (benchmark, label, --peak-rss model) of the BF16 family rows (issue 31).
+FAMILY_ROWS = (
+    ("BM_Gemma2Forward/T:512/scores:0",
+     "Gemma-2-2B shapes (26 layers, 8 q / 4 kv heads of 256, 2304 wide, vocab 256000; BF16), T = 512"),
+    ("BM_MixtralForward/T:512/scores:0",
+     "Mixtral shapes, experts scaled down (4 layers, 32 q / 8 kv heads, 4096 wide, 8 experts of 2048 "
+     "top-2, vocab 32000; BF16), T = 512"))
 TUTORIAL_FLOPS = 2 * 30 * 5 * 1024 * 3 * 512 + 4 * 30 * 5 * 5 * 512 + 2 * 30 * 5 * 512 * 512
 
 
@@ -320,6 +327,32 @@ def generation_section(w, o, py, single, summary):
     w("")
 
 
+def family_rss_section(w, d, py):
+    """Peak RSS of the BF16 family rows: ours in a fresh process (`--peak-rss=512,0,M`, bench.sh),
+    Python's process peak (ru_maxrss) after its row."""
+    rows = []
+    for (n, label), m in zip(FAMILY_ROWS, ("gemma2", "mixtral")):
+        r = load(os.path.join(d, f"rss_{m}.json"))
+        if r and "error" not in r:
+            rows.append((label.split(" (")[0], r, py.get(n, {})))
+    if not rows:
+        return
+    w("## Peak memory, Gemma-2-2B and Mixtral shapes (BF16), T = 512\n")
+    w("Ours: `--peak-rss=512,0,gemma2` / `mixtral`, a fresh process opening the BF16 folder with the "
+      "default settings (weights mapped, widened to float32 per use) and running one forward, "
+      "VmHWM; its forward is the process's first (it pages the weights in and checks them for NaN). "
+      "Python: the baseline process's ru_maxrss after its row (it holds the weights widened "
+      "to float32, as a float32 forward of the BF16 checkpoint does; in a full run also what earlier "
+      "rows left).\n")
+    w("| model | weights MB (BF16) | ours peak MB | ours first forward s (cold) | Python peak MB | ours / Python |\n"
+      "|---|---|---|---|---|---|")
+    for label, r, p in rows:
+        pr = p.get("rss_peak")
+        w(f"| {label} | {r['weights_bytes'] / 1e6:.0f} | {r['rss_peak'] / 1e6:.0f} | {r['run_ms'] / 1e3:.2f} | "
+          f"{'—' if pr is None else f'{pr / 1e6:.0f}'} | {fmt_ratio(ratio(r['rss_peak'], pr))} |")
+    w("")
+
+
 def main():
     d = sys.argv[1]
     machine = load(os.path.join(d, "machine.json"), {})
@@ -467,6 +500,21 @@ def main():
           f"{fmt_ratio(r if single else None)} | {verdict(ok)} (≤ {bar:.1f}×) |")
         if r is not None:
             summary.append((target, f"{r:.2f}×", verdict(ok)))
+    # Issue 31's families at real (Gemma 2) or real attention (Mixtral) shapes, BF16 folders: the
+    # Python side loads the same folder and is timed only when its last layer's attention agrees.
+    for n, label in FAMILY_ROWS:
+        b, p = o.get(n, {}), py.get(n, {})
+        if not b and not p:
+            continue
+        note = "(information)"
+        if "max_abs_diff" in p:
+            note += f"; last layer's attention within {p['max_abs_diff']:.1e} of Python's"
+        if "error" in p:
+            note += f"; Python: {p['error']}"
+        if "error" in b:
+            note += f"; ours: {b['error']}"
+        w(f"| {label} | {fmt_ms(ms(n))} | {fmt_ms(pms(n))} | {fmt_ratio(ratio(ms(n), pms(n)))} | "
+          f"{fmt_ratio(judged(n) if single else None)} | {note} |")
     w("\nGPT-2 runs use a random-weight GPT-2 small folder (Hugging Face layout, 12 × 12 × 768, "
       "vocab 50257) written to /tmp/attnscope-bench/gpt2-random and opened through `openModel`; "
       "the Python GPT-2 keeps every layer's [B, H, T, T] weights and computes next-token logits "
@@ -613,6 +661,8 @@ def main():
                         f"{gb(r['rss_peak']):.1f} GB", verdict(r["rss_peak"] <= 20e9)))
         summary.append(("8B shapes at T = 256 ≤ 1.5× the GEMM floor on two threads", fmt_ratio(q),
                         verdict(None if q is None else q <= 1.5)))
+
+    family_rss_section(w, d, py)
 
     w("## GGUF: Llama-3.2-1B shapes, Q4_K against BF16, open + forward at T = 128\n")
     w("`--peak-rss=128,0,llama1b-q4k` and `llama1b`: fresh processes open the same random weights as "
