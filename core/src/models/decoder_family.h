@@ -56,11 +56,27 @@ class DecoderFamily : public FolderFamily {
   static torch::Tensor windowMask(const LayerContext& ctx, int window);
   /// The language-model head on hidden [B, T, C] -> [B, T, V]: the checkpoint's own `head`, else
   /// the input embedding when the config ties them, else none (an undefined tensor: a base model).
+  /// tiedBias: a tied head's own bias (GPT-J's and Phi's lm_head.bias), or undefined.
   static torch::Tensor headOrTied(const Linear& head, bool tied, const EmbeddingTable& embed,
-                                  const torch::Tensor& hidden) {
+                                  const torch::Tensor& hidden, const torch::Tensor& tiedBias = {}) {
     if (head) return linearForward(hidden, head->weight, head->bias);
-    if (tied) return linearForward(hidden, embed->weight, {});
+    if (tied)
+      return linearForward(hidden, embed->weight,
+                           tiedBias.defined() ? computeWeight(tiedBias) : torch::Tensor());
     return {};
+  }
+  /// The end of a parallel block whose MLP reads the attention's normed input (GPT-J, Phi):
+  /// x + attn_out + mlp(normed), traced as the MLP's steps and one "residual" add. [B, T, C].
+  static torch::Tensor parallelMlp(torch::Tensor normed, const torch::Tensor& attnOut,
+                                   const torch::Tensor& x, int normStep, int attnStep, int xStep,
+                                   const MlpProjection& up, Activation act,
+                                   const MlpProjection& down, TraceRecorder& rec) {
+    int mlpStep = -1;
+    torch::Tensor h =
+        feedForward(std::move(normed), up, act, down, nullptr, rec, normStep, &mlpStep);
+    h.add_(attnOut).add_(x);  // x belongs to the caller's loop
+    rec.record("residual", "attn_out + mlp_out + x", "add", h, {attnStep, mlpStep, xStep});
+    return h;
   }
   /// The sequential end of a post-attention-LayerNorm layer (GPT-NeoX and Falcon without their
   /// parallel residual): residual = attn_out + x, then residual + mlp(postNorm(residual)), traced

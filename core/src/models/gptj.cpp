@@ -127,21 +127,13 @@ class GptjFamily final : public DecoderFamily {
     // The MLP reads the same normed input as the attention.
     const MlpProjection fcIn{[&](const torch::Tensor& t) { return L.fcIn(t); }, "self.fc_in(x)"};
     const MlpProjection fcOut{[&](const torch::Tensor& t) { return L.fcOut(t); }, "self.fc_out(h)"};
-    int mlpStep = -1;
-    h = feedForward(std::move(h), fcIn, m_act, fcOut, nullptr, rec, normStep, &mlpStep);
-    h.add_(attnOut).add_(x);  // x belongs to the caller's loop
-    rec.record("residual", "attn_out + mlp_out + x", "add", h, {attnStep, mlpStep, xStep});
-    return h;
+    return parallelMlp(std::move(h), attnOut, x, normStep, attnStep, xStep, fcIn, m_act, fcOut,
+                       rec);
   }
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
-    if (m_head) return m_head(hidden);
-    if (m_c.tieWordEmbeddings) {
-      return linearForward(hidden, m_embed->weight,
-                           m_headBias.defined() ? computeWeight(m_headBias) : torch::Tensor());
-    }
-    return {};
+    return headOrTied(m_head, m_c.tieWordEmbeddings, m_embed, hidden, m_headBias);
   }
 
  private:

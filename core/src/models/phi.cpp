@@ -126,21 +126,12 @@ class PhiFamily final : public DecoderFamily {
     // The MLP reads the same normed input as the attention.
     const MlpProjection fc1{[&](const torch::Tensor& t) { return L.fc1(t); }, "self.fc1(x)"};
     const MlpProjection fc2{[&](const torch::Tensor& t) { return L.fc2(t); }, "self.fc2(h)"};
-    int mlpStep = -1;
-    h = feedForward(std::move(h), fc1, m_act, fc2, nullptr, rec, normStep, &mlpStep);
-    h.add_(attnOut).add_(x);  // x belongs to the caller's loop
-    rec.record("residual", "attn_out + mlp_out + x", "add", h, {attnStep, mlpStep, xStep});
-    return h;
+    return parallelMlp(std::move(h), attnOut, x, normStep, attnStep, xStep, fc1, m_act, fc2, rec);
   }
 
   torch::Tensor finalNorm(const torch::Tensor& x) override { return m_norm(x); }
   torch::Tensor logits(const torch::Tensor& hidden) override {
-    if (m_head) return m_head(hidden);
-    if (m_c.tieWordEmbeddings) {
-      return linearForward(hidden, m_embed->weight,
-                           m_headBias.defined() ? computeWeight(m_headBias) : torch::Tensor());
-    }
-    return {};
+    return headOrTied(m_head, m_c.tieWordEmbeddings, m_embed, hidden, m_headBias);
   }
 
  private:
