@@ -20,6 +20,7 @@
 #include "exporter.h"
 #include "fake_result.h"
 #include "palette.h"
+#include "qtest_main.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
@@ -79,7 +80,7 @@ QImage draw(AblationView& view, QSize size = QSize(900, 600)) {
   return image;
 }
 
-int distinctColours(const QImage& image) {
+int distinctMapColours(const QImage& image) {
   QSet<QRgb> seen;
   for (int y = 0; y < image.height(); y += 3)
     for (int x = 0; x < image.width(); x += 3) seen.insert(image.pixel(x, y));
@@ -267,12 +268,12 @@ class AblationViewTest : public QObject {
     }
     const QImage image(m_dir.filePath(QStringLiteral("a.png")));
     QVERIFY(!image.isNull());
-    QVERIFY2(distinctColours(image) > 8, "image is (nearly) blank");
+    QVERIFY2(distinctMapColours(image) > 8, "image is (nearly) blank");
   }
 
  private:
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(AblationViewTest)
+ATTNSCOPE_QTEST(AblationViewTest)
 #include "ablation_view_test.moc"

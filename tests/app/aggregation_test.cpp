@@ -15,12 +15,12 @@
 #include "fake_result.h"
 #include "head_matrix.h"
 #include "heatmap_view.h"
+#include "qtest_main.h"
 #include "text_view.h"
+#include "view_state_metatype.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
-
-Q_DECLARE_METATYPE(attnscope::render::ViewState)
 
 namespace {
 
@@ -323,5 +323,5 @@ class AggregationTest : public QObject {
   }
 };
 
-QTEST_MAIN(AggregationTest)
+ATTNSCOPE_QTEST(AggregationTest)
 #include "aggregation_test.moc"

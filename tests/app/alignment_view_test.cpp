@@ -12,6 +12,7 @@
 #include "alignment_view.h"
 #include "exporter.h"
 #include "fake_result.h"
+#include "qtest_main.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
@@ -149,5 +150,5 @@ class AlignmentViewTest : public QObject {
   }
 };
 
-QTEST_MAIN(AlignmentViewTest)
+ATTNSCOPE_QTEST(AlignmentViewTest)
 #include "alignment_view_test.moc"

@@ -5,6 +5,7 @@
 #include <QTest>
 
 #include "document.h"
+#include "qtest_main.h"
 #include "tiny_gpt2.h"
 
 using attnscope::gui::Document;
@@ -65,5 +66,5 @@ class DocumentPreviewTest : public QObject {
   }
 };
 
-QTEST_MAIN(DocumentPreviewTest)
+ATTNSCOPE_QTEST(DocumentPreviewTest)
 #include "document_preview_test.moc"

@@ -9,6 +9,7 @@
 
 #include "attnscope/head_statistics.h"
 #include "document.h"
+#include "qtest_main.h"
 
 using attnscope::gui::Document;
 using attnscope::render::ResultPtr;
@@ -324,5 +325,5 @@ class DocumentTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(DocumentTest)
+ATTNSCOPE_QTEST(DocumentTest)
 #include "document_test.moc"

@@ -25,6 +25,7 @@
 #include "heatmap_view.h"
 #include "matrix_painter.h"
 #include "palette.h"
+#include "qtest_main.h"
 #include "view_factory.h"
 
 using namespace attnscope;
@@ -395,5 +396,5 @@ class ExportTest : public QObject {
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(ExportTest)
+ATTNSCOPE_QTEST(ExportTest)
 #include "export_test.moc"

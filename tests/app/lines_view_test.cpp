@@ -16,15 +16,15 @@
 #include "fake_result.h"
 #include "lines_view.h"
 #include "palette.h"
+#include "qtest_main.h"
+#include "view_state_metatype.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
 
-Q_DECLARE_METATYPE(attnscope::render::ViewState)
-
 namespace {
 
-int distinctColours(const QImage& image) {
+int distinctLineColours(const QImage& image) {
   std::set<QRgb> colours;
   for (int y = 0; y < image.height(); y += 3)
     for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
@@ -78,7 +78,7 @@ class LinesViewTest : public QObject {
     s.head = 5;
     view.setViewState(s);
     const QImage image = draw(view);
-    QVERIFY2(distinctColours(image) > 8, "image is (nearly) blank");
+    QVERIFY2(distinctLineColours(image) > 8, "image is (nearly) blank");
     QCOMPARE(view.heads(), std::vector<int>{5});
     // Causal, 10 tokens: 55 non-zero weights, every one drawn at threshold 0.
     s.lineThreshold = 0;
@@ -215,5 +215,5 @@ class LinesViewTest : public QObject {
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(LinesViewTest)
+ATTNSCOPE_QTEST(LinesViewTest)
 #include "lines_view_test.moc"

@@ -32,6 +32,7 @@
 #include "heatmap_view.h"
 #include "main_window.h"
 #include "model_panel.h"
+#include "qtest_main.h"
 #include "settings.h"
 #include "training_panel.h"
 #include "view_selector_bar.h"
@@ -651,5 +652,5 @@ class MainWindowTest : public QObject {
   }
 };
 
-QTEST_MAIN(MainWindowTest)
+ATTNSCOPE_QTEST(MainWindowTest)
 #include "main_window_test.moc"

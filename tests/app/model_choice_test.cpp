@@ -17,6 +17,7 @@
 #include "document.h"
 #include "main_window.h"
 #include "model_panel.h"
+#include "qtest_main.h"
 
 using attnscope::TinyGpt;
 using attnscope::TinyGptConfig;
@@ -26,7 +27,7 @@ using attnscope::gui::ModelPanel;
 
 namespace {
 
-constexpr int kWaitMs = 30000;
+constexpr int kModelWaitMs = 30000;
 
 /// Every character the tests type, so only the notices they provoke on purpose appear.
 const std::string kAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ,.:;!?'-\n";
@@ -57,7 +58,7 @@ class ModelChoiceTest : public QObject {
     MainWindow window(&doc, nullptr);
     QSignalSpy results(&doc, &Document::resultChanged);
     window.start({});
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kModelWaitMs);
     QCOMPARE(doc.modelSpec().source, std::string("default"));
     QVERIFY(doc.modelInfo());
     QCOMPARE(doc.modelInfo()->kind, std::string("tiny-gpt"));
@@ -78,7 +79,7 @@ class ModelChoiceTest : public QObject {
     MainWindow::StartOptions start;
     start.bundledModel = dir.filePath(QStringLiteral("gone.safetensors"));
     window.start(start);
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kModelWaitMs);
     QCOMPARE(doc.modelSpec().source, std::string("toy"));
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("bundled model")),
              qPrintable(window.bannerMessage()));
@@ -95,7 +96,7 @@ class ModelChoiceTest : public QObject {
     start.model = checkpoint;
     start.text = QStringLiteral("this line is forty characters long, yes.");
     window.start(start);
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kModelWaitMs);
     QVERIFY(doc.error().isEmpty());
     QCOMPARE(doc.result()->group().queries(), 16);
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("the last 16")),
@@ -103,7 +104,7 @@ class ModelChoiceTest : public QObject {
 
     // Characters the model never saw are announced too.
     doc.setText(QStringLiteral("naïve 😀"));
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kModelWaitMs);
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("unknown"), Qt::CaseInsensitive) ||
                  window.bannerMessage().contains(QStringLiteral("vocabulary")),
              qPrintable(window.bannerMessage()));
@@ -118,7 +119,7 @@ class ModelChoiceTest : public QObject {
     start.model = QStringLiteral("toy");
     start.text = QStringLiteral("hello");
     window.start(start);
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, kModelWaitMs);
     QVERIFY(doc.result()->group().scores.empty());
     QVERIFY(!doc.result()->group().attention.empty());
     QVERIFY2(window.bannerMessage().contains(QStringLiteral("Scores are not kept")),
@@ -126,7 +127,7 @@ class ModelChoiceTest : public QObject {
 
     doc.setScoresLimitBytes(1ull << 30);
     doc.setText(QStringLiteral("hello!"));
-    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 2, kModelWaitMs);
     QVERIFY(!doc.result()->group().scores.empty());
     QVERIFY(window.bannerMessage().isEmpty());
   }
@@ -142,26 +143,26 @@ class ModelChoiceTest : public QObject {
     QSignalSpy results(&doc, &Document::resultChanged);
     doc.setText(QStringLiteral("abc"));
     doc.setModel(QStringLiteral("step 5"), model.asModel("snapshot"));
-    QVERIFY(results.wait(kWaitMs));
+    QVERIFY(results.wait(kModelWaitMs));
     QCOMPARE(doc.modelSpec().source, std::string("memory:step 5"));
     QCOMPARE(doc.result()->group().layers(), 3);
 
     // Away to the toy and back by the menu's source string: the snapshot is still there.
     attnscope::ModelSpec toy;
     doc.setModelSpec(toy);
-    QVERIFY(results.wait(kWaitMs));
+    QVERIFY(results.wait(kModelWaitMs));
     QCOMPARE(doc.result()->group().layers(), 1);
     attnscope::ModelSpec back;
     back.source = "memory:step 5";
     doc.setModelSpec(back);
-    QVERIFY(results.wait(kWaitMs));
+    QVERIFY(results.wait(kModelWaitMs));
     QCOMPARE(doc.result()->group().layers(), 3);
 
     // A snapshot the document no longer holds is an error, not a crash.
     QSignalSpy errors(&doc, &Document::errorChanged);
     back.source = "memory:step 9";
     doc.setModelSpec(back);
-    QVERIFY(errors.wait(kWaitMs));
+    QVERIFY(errors.wait(kModelWaitMs));
     QVERIFY(doc.error().contains(QStringLiteral("step 9")));
   }
 
@@ -274,5 +275,5 @@ class ModelChoiceTest : public QObject {
   }
 };
 
-QTEST_MAIN(ModelChoiceTest)
+ATTNSCOPE_QTEST(ModelChoiceTest)
 #include "model_choice_test.moc"

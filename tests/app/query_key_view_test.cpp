@@ -14,12 +14,12 @@
 #include "exporter.h"
 #include "fake_result.h"
 #include "palette.h"
+#include "qtest_main.h"
 #include "query_key_view.h"
+#include "view_state_metatype.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
-
-Q_DECLARE_METATYPE(attnscope::render::ViewState)
 
 namespace {
 
@@ -192,5 +192,5 @@ class QueryKeyViewTest : public QObject {
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(QueryKeyViewTest)
+ATTNSCOPE_QTEST(QueryKeyViewTest)
 #include "query_key_view_test.moc"

@@ -2,6 +2,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "qtest_main.h"
 #include "settings.h"
 
 using attnscope::gui::Settings;
@@ -56,5 +57,5 @@ class SettingsTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(SettingsTest)
+ATTNSCOPE_QTEST(SettingsTest)
 #include "settings_test.moc"

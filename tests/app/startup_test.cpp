@@ -10,6 +10,7 @@
 #include "attnscope/toy_config.h"
 #include "document.h"
 #include "export_actions.h"
+#include "qtest_main.h"
 #include "session_actions.h"
 #include "session_file.h"
 #include "startup.h"
@@ -128,5 +129,5 @@ class StartupTest : public QObject {
   }
 };
 
-QTEST_MAIN(StartupTest)
+ATTNSCOPE_QTEST(StartupTest)
 #include "startup_test.moc"

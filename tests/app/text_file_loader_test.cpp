@@ -2,6 +2,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "qtest_main.h"
 #include "text_file_loader.h"
 
 using attnscope::gui::TextFileLoader;
@@ -46,5 +47,5 @@ class TextFileLoaderTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TextFileLoaderTest)
+ATTNSCOPE_QTEST(TextFileLoaderTest)
 #include "text_file_loader_test.moc"

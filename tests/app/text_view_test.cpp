@@ -13,12 +13,12 @@
 #include "exporter.h"
 #include "fake_result.h"
 #include "palette.h"
+#include "qtest_main.h"
 #include "text_view.h"
+#include "view_state_metatype.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
-
-Q_DECLARE_METATYPE(attnscope::render::ViewState)
 
 namespace {
 
@@ -29,7 +29,7 @@ QImage draw(TextView& view, QSize size = QSize(1000, 700)) {
   return image;
 }
 
-bool near(const QColor& a, const QColor& b, int tolerance = 2) {
+bool nearColour(const QColor& a, const QColor& b, int tolerance = 2) {
   return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
          std::abs(a.blue() - b.blue()) <= tolerance;
 }
@@ -87,7 +87,7 @@ class TextViewTest : public QObject {
     for (int k = 0; k <= 20; ++k) {
       const QColor want = p.colorAt(row[k] / max), got = fillOf(image, view.tokenRect(k));
       QVERIFY2(
-          near(got, want),
+          nearColour(got, want),
           qPrintable(QStringLiteral("token %1: %2, want %3").arg(k).arg(got.name(), want.name())));
     }
     // Later tokens are unseen by a causal query: no fill, the page shows through.
@@ -278,5 +278,5 @@ class TextViewTest : public QObject {
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(TextViewTest)
+ATTNSCOPE_QTEST(TextViewTest)
 #include "text_view_test.moc"

@@ -19,6 +19,7 @@
 #include "attnscope/tiny_gpt.h"
 #include "document.h"
 #include "loss_plot.h"
+#include "qtest_main.h"
 #include "training_panel.h"
 #include "training_session.h"
 
@@ -29,7 +30,7 @@ using attnscope::gui::TrainingPanel;
 
 namespace {
 
-constexpr int kWaitMs = 60000;
+constexpr int kTrainingWaitMs = 60000;
 
 QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
   const QString path = dir.filePath(name);
@@ -122,7 +123,7 @@ class TrainingPanelTest : public QObject {
     QSignalSpy results(&doc, &Document::resultChanged);
     QVERIFY(panel.start());
     QVERIFY(panel.isRunning());
-    const qint64 stall = longestStallWhile([&] { return finished.count() > 0; }, kWaitMs);
+    const qint64 stall = longestStallWhile([&] { return finished.count() > 0; }, kTrainingWaitMs);
     QCOMPARE(finished.count(), 1);
     QCOMPARE(finished.at(0).at(0).toBool(), false);
     QVERIFY2(stall < 1000, qPrintable(QStringLiteral("the event loop stalled %1 ms").arg(stall)));
@@ -144,13 +145,13 @@ class TrainingPanelTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!doc.isBusy() && doc.result() && doc.modelInfo() &&
                                  doc.modelInfo()->kind == "tiny-gpt" &&
                                  doc.result()->group().heads() == 2,
-                             kWaitMs);
+                             kTrainingWaitMs);
     QCOMPARE(doc.result()->group().heads(), 2);
 
     // The slider goes back in time.
     panel.selectSnapshot(0);
     QCOMPARE(doc.modelSpec().source, std::string("memory:step 10"));
-    QVERIFY(results.wait(kWaitMs));
+    QVERIFY(results.wait(kTrainingWaitMs));
 
     const QString saved = rig.dir.filePath(QStringLiteral("step10.safetensors"));
     QCOMPARE(panel.saveModel(saved), QString());
@@ -164,7 +165,7 @@ class TrainingPanelTest : public QObject {
     TrainingPanel& panel = rig.panel;
     QSignalSpy& finished = rig.finished;
     QVERIFY(panel.start());
-    QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->trainPointCount() > 0, kWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->trainPointCount() > 0, kTrainingWaitMs);
     QElapsedTimer clock;
     clock.start();
     panel.stop();
@@ -204,7 +205,7 @@ class TrainingPanelTest : public QObject {
     panel.setOptions(tinyRun(10), 1);
     QSignalSpy finished(&panel, &TrainingPanel::runFinished);
     QVERIFY(panel.start());
-    QVERIFY(finished.wait(kWaitMs));
+    QVERIFY(finished.wait(kTrainingWaitMs));
     QVERIFY2(panel.errorMessage().contains(QStringLiteral("too small")),
              qPrintable(panel.errorMessage()));
     QVERIFY(!panel.isRunning());
@@ -260,5 +261,5 @@ class TrainingPanelTest : public QObject {
   }
 };
 
-QTEST_MAIN(TrainingPanelTest)
+ATTNSCOPE_QTEST(TrainingPanelTest)
 #include "training_panel_test.moc"

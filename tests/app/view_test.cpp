@@ -21,12 +21,12 @@
 #include "heatmap_view.h"
 #include "palette.h"
 #include "pipeline_view.h"
+#include "qtest_main.h"
 #include "stats_view.h"
+#include "view_state_metatype.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
-
-Q_DECLARE_METATYPE(attnscope::render::ViewState)
 
 class ViewTest : public QObject {
   Q_OBJECT
@@ -464,5 +464,5 @@ class ViewTest : public QObject {
  private:
 };
 
-QTEST_MAIN(ViewTest)
+ATTNSCOPE_QTEST(ViewTest)
 #include "view_test.moc"

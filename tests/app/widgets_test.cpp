@@ -18,6 +18,7 @@
 #include "heatmap_view.h"
 #include "loss_plot.h"
 #include "model_panel.h"
+#include "qtest_main.h"
 #include "status_panel.h"
 
 using namespace attnscope;
@@ -163,5 +164,5 @@ class WidgetsTest : public QObject {
   }
 };
 
-QTEST_MAIN(WidgetsTest)
+ATTNSCOPE_QTEST(WidgetsTest)
 #include "widgets_test.moc"

@@ -21,7 +21,9 @@
 #include "tiny_gpt2.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with the head ablation and GPT-2
+// tests.
+namespace value_norms_test {
 
 // The measured error in the test report (--gtest_output=xml), to 3 significant digits.
 std::string scientific(double v) {
@@ -180,5 +182,5 @@ TEST(ValueWeightedNorms, OtherFamiliesAndPlainRunsAreRefused) {
                     "keepValueNorms");
 }
 
-}  // namespace
+}  // namespace value_norms_test
 }  // namespace attnscope

@@ -26,7 +26,9 @@
 #include "tiny_gpt2.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with the value-norm and GPT-2
+// tests.
+namespace head_ablator_test {
 
 constexpr const char* kText = "hello the world";
 
@@ -260,5 +262,5 @@ TEST(HeadAblator, RefusesWhatHasNoPrediction) {
                     "predicts no token");
 }
 
-}  // namespace
+}  // namespace head_ablator_test
 }  // namespace attnscope

@@ -20,7 +20,11 @@
 #include "tiny_gpt2.h"
 
 namespace attnscope {
-namespace {
+// Named, not anonymous: unity builds compile this file in one unit with the GPT-2 tests.
+namespace query_key_test {
+
+// The toy layer's variant, not gpt2_model_test.cpp's Variant (the same unity unit).
+using ::attnscope::Variant;
 
 std::shared_ptr<Model> open(const std::string& folder) {
   ModelSpec spec;
@@ -233,5 +237,5 @@ TEST(QueryKey, BertQueriesAndKeysGiveTheScores) {
   expectQueryKeyGiveScores(r, 1.0 / std::sqrt(8.0), 8);
 }
 
-}  // namespace
+}  // namespace query_key_test
 }  // namespace attnscope
