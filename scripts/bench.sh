@@ -108,8 +108,9 @@ fi
 
 # A Llama-3.2-1B-shaped model as a Q4_K GGUF (its matrices kept as the file's blocks) against the
 # same weights' BF16 folder: open + one forward at T = 128 in fresh processes, peak RSS and wall.
-# The GGUF is converted once from the BF16 fixture (scripts/gguf-from-folder.py, numpy).
-if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" ]]; then
+# The GGUF is converted once from the BF16 fixture (scripts/gguf-from-folder.py, numpy). Alone:
+# ATTNSCOPE_BENCH_FILTER=GgufLlama1B.
+if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || GgufLlama1B =~ $ATTNSCOPE_BENCH_FILTER ]]; then
   for m in llama1b llama1b-q4k; do
     echo "== $m at T=128 (fresh process): open + forward; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     /usr/bin/time -v "$bench" --threads="$threads" --peak-rss=128,0,$m \

@@ -686,10 +686,13 @@ def main():
         w("Not measured.\n")
         summary.append(("GGUF Q4_K 1B at T = 128: peak RSS", "not measured", verdict(None)))
     else:
-        w("| file | weights MB | peak RSS MB | forward s | process wall s |\n|---|---|---|---|---|")
+        w("| file | weights MB | peak RSS MB | open s | forward s | process wall s |\n"
+          "|---|---|---|---|---|---|")
         for m, r, wall in rows:
+            opened = r["open_ms"] / 1e3 if "open_ms" in r else float("nan")
             w(f"| {'Q4_K GGUF' if m.endswith('q4k') else 'BF16 folder'} | {r['weights_bytes'] / 1e6:.0f} | "
-              f"{r['rss_peak'] / 1e6:.0f} | {r['run_ms'] / 1e3:.2f} | {wall if wall is not None else float('nan'):.1f} |")
+              f"{r['rss_peak'] / 1e6:.0f} | {opened:.2f} | {r['run_ms'] / 1e3:.2f} | "
+              f"{wall if wall is not None else float('nan'):.1f} |")
         w("")
         q4 = rows[1][1]
         summary.append(("GGUF Q4_K 1B at T = 128: peak RSS under its float32 weights (4.9 GB)",

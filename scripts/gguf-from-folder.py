@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Writes a Llama-family Hugging Face folder (config.json, model.safetensors in F32, F16 or BF16,
-and tokenizer.json or vocab.json + merges.txt) as one GGUF file, as llama.cpp's
-convert_hf_to_gguf.py lays it out: Q and K rows permuted for llama, norms F32, the matrices in
-TYPE (F32, F16, Q8_0 or Q4_K, quantized by tests/reference/gguf_reference.py's simple
-quantizers). For benchmarks of real shapes (bench/, docs), not for publishing models.
+"""Writes a Llama-family, GPT-2, GPT-NeoX, BLOOM or BERT Hugging Face folder (config.json,
+model.safetensors in F32, F16 or BF16, and tokenizer.json or vocab.json + merges.txt) as one GGUF
+file, as llama.cpp's convert_hf_to_gguf.py lays it out: Q and K rows permuted for llama, GPT-2's
+Conv1D weights transposed, GPT-NeoX's and BLOOM's fused QKV regrouped as Q, K, V
+(tests/reference/gguf_reference.py's other_tensors), norms F32, the matrices in TYPE (F32, F16,
+Q8_0 or Q4_K, quantized by tests/reference/gguf_reference.py's simple quantizers). For
+benchmarks of real shapes (bench/, docs), not for publishing models.
 
   gguf-from-folder.py HF_DIR OUT.gguf [TYPE]      (TYPE defaults to Q4_K)
 
@@ -60,6 +62,65 @@ def add_vocab_files(g, hf):
     g.add("tokenizer.ggml.merges", 9, (8, merges))
 
 
+def new_writer(arch, hf, qtype):
+    """A GGUF writer with the general.* keys and the folder's tokenizer."""
+    g = ref.Writer()
+    g.add("general.architecture", 8, arch)
+    g.add("general.name", 8, os.path.basename(os.path.normpath(hf)))
+    if qtype in FILE_TYPE:
+        g.add("general.file_type", 4, FILE_TYPE[qtype])
+    if not ref.add_vocabulary(g, hf) and os.path.exists(os.path.join(hf, "vocab.json")):
+        add_vocab_files(g, hf)
+    return g
+
+
+def write_tensors(g, plan, out):
+    """The header (tensor infos first: their offsets follow from the sizes alone), then each
+    planned tensor (gguf name, dims, type, bytes, a function giving its float32 rows), read,
+    quantized and written a few thousand rows at a time."""
+    offsets, offset = [], 0
+    for _, _, t, nbytes, _ in plan:
+        offsets.append(offset)
+        offset += nbytes + (-nbytes) % g.alignment
+    head = b"GGUF" + struct.pack("<I", g.version) + g.count(len(plan)) + g.count(len(g.kv)) + \
+        b"".join(g.kv)
+    for (gname, dims, t, _, _), off in zip(plan, offsets):
+        head += g.string(gname) + struct.pack("<I", len(dims)) + \
+            b"".join(g.count(d) for d in dims) + struct.pack("<IQ", ref.TYPES[t], off)
+    head += b"\0" * ((-len(head)) % g.alignment)
+    with open(out, "wb") as f:
+        f.write(head)
+        for gname, dims, t, nbytes, rows in plan:
+            rows = rows()
+            for r in range(0, rows.shape[0], 4096):
+                f.write(ref.quantize(t, np.asarray(rows[r:r + 4096], dtype=np.float32)))
+            f.write(b"\0" * ((-nbytes) % g.alignment))
+            print("%-28s %-5s %s" % (gname, t, dims), file=sys.stderr)
+
+
+def write_other(cfg, hf, st, header, data_start, out, qtype):
+    """gpt2, gpt_neox, bloom or bert, as gguf_reference.other_tensors writes them (the
+    converter's transpositions and regrouped fused QKV)."""
+    arch, keys = ref.other_hparams(cfg)
+    g = new_writer(arch, hf, qtype)
+    for key, vtype, v in keys:
+        g.add(arch + "." + key, vtype, v)
+    plan = []
+    for name, e in header.items():
+        # Shapes first, from a stand-in of the same shape; the data when written.
+        stand_in = np.broadcast_to(np.float32(0), e["shape"])  # no memory: views only
+        for i, (gname, a) in enumerate(ref.other_tensors(arch, cfg, name, stand_in)):
+            t = qtype if a.ndim == 2 else "F32"
+            per, size = ref.LAYOUT[t]
+            count = int(np.prod(a.shape))
+
+            def rows(name=name, e=e, i=i):
+                w = ref.other_tensors(arch, cfg, name, read_tensor(st, data_start, e))[i][1]
+                return w.reshape(-1, w.shape[-1]) if w.ndim == 2 else w.reshape(1, -1)
+            plan.append((gname, list(reversed(a.shape)), t, count // per * size, rows))
+    write_tensors(g, plan, out)
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
@@ -67,10 +128,13 @@ def main():
     qtype = sys.argv[3] if len(sys.argv) > 3 else "Q4_K"
     cfg = json.load(open(os.path.join(hf, "config.json")))
     arch = cfg["model_type"]
-    if arch not in ("llama", "qwen2", "qwen3"):
-        raise SystemExit("model_type %s: only llama, qwen2 and qwen3 are written" % arch)
+    if arch not in ("llama", "qwen2", "qwen3", "gpt2", "gpt_neox", "bloom", "bert"):
+        raise SystemExit("model_type %s: only llama, qwen2, qwen3, gpt2, gpt_neox, bloom and bert "
+                         "are written" % arch)
     st = os.path.join(hf, "model.safetensors")
     header, data_start = read_header(st)
+    if arch not in ("llama", "qwen2", "qwen3"):
+        return write_other(cfg, hf, st, header, data_start, out, qtype)
     heads = cfg["num_attention_heads"]
     kv = cfg.get("num_key_value_heads", heads)
     names = {"model.embed_tokens.weight": "token_embd.weight",
@@ -81,13 +145,7 @@ def main():
              "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
 
-    g = ref.Writer()
-    g.add("general.architecture", 8, arch)
-    g.add("general.name", 8, os.path.basename(os.path.normpath(hf)))
-    if qtype in FILE_TYPE:
-        g.add("general.file_type", 4, FILE_TYPE[qtype])
-    if not ref.add_vocabulary(g, hf) and os.path.exists(os.path.join(hf, "vocab.json")):
-        add_vocab_files(g, hf)
+    g = new_writer(arch, hf, qtype)
     g.add(arch + ".block_count", 4, cfg["num_hidden_layers"])
     g.add(arch + ".context_length", 4, cfg["max_position_embeddings"])
     g.add(arch + ".embedding_length", 4, cfg["hidden_size"])
@@ -100,9 +158,7 @@ def main():
         g.add(arch + ".attention.key_length", 4, cfg["head_dim"])
         g.add(arch + ".attention.value_length", 4, cfg["head_dim"])
 
-    # Tensor infos first (their offsets follow from the sizes alone), then the data, streamed.
-    plan = []  # (gguf name, hf name, dims, type, bytes)
-    offset = 0
+    plan = []
     for name, e in header.items():
         if name == "lm_head.weight" and cfg.get("tie_word_embeddings"):
             continue
@@ -114,30 +170,16 @@ def main():
         shape = e["shape"]
         t = qtype if len(shape) == 2 else "F32"
         per, size = ref.LAYOUT[t]
-        count = int(np.prod(shape))
-        nbytes = count // per * size
-        plan.append((gname, name, list(reversed(shape)), t, nbytes, offset))
-        offset += nbytes + (-nbytes) % g.alignment
-    head = b"GGUF" + struct.pack("<I", g.version) + g.count(len(plan)) + g.count(len(g.kv)) + \
-        b"".join(g.kv)
-    for gname, _, dims, t, _, off in plan:
-        head += g.string(gname) + struct.pack("<I", len(dims)) + \
-            b"".join(g.count(d) for d in dims) + struct.pack("<IQ", ref.TYPES[t], off)
-    head += b"\0" * ((-len(head)) % g.alignment)
-    with open(out, "wb") as f:
-        f.write(head)
-        for gname, name, dims, t, nbytes, off in plan:
-            w = read_tensor(st, data_start, header[name])
+
+        def rows(name=name, e=e):
+            w = read_tensor(st, data_start, e)
             if arch == "llama" and name.endswith(("q_proj.weight", "q_proj.bias")):
                 w = ref.permute(np.asarray(w), heads)
             elif arch == "llama" and name.endswith(("k_proj.weight", "k_proj.bias")):
                 w = ref.permute(np.asarray(w), kv)
-            step = 4096
-            rows = w.reshape(-1, dims[0]) if w.ndim == 2 else w.reshape(1, -1)
-            for r in range(0, rows.shape[0], step):
-                f.write(ref.quantize(t, np.asarray(rows[r:r + step], dtype=np.float32)))
-            f.write(b"\0" * ((-nbytes) % g.alignment))
-            print("%-28s %-5s %s" % (gname, t, dims), file=sys.stderr)
+            return w.reshape(-1, w.shape[-1]) if w.ndim == 2 else w.reshape(1, -1)
+        plan.append((gname, list(reversed(shape)), t, int(np.prod(shape)) // per * size, rows))
+    write_tensors(g, plan, out)
 
 
 if __name__ == "__main__":

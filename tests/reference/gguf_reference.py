@@ -22,6 +22,12 @@ docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
                                        the same, each as N split files
                                         (llama_TYPE-00001-of-0000N.gguf, ...), as llama.cpp's
                                         gguf-split writes them
+  gguf_reference.py convert HF_DIR[,HF_DIR...] DIR TYPES
+                                       gpt2, gpt_neox, bloom or bert folders as
+                                        ARCH_TYPE.gguf for each comma-separated TYPE, as
+                                        convert_hf_to_gguf.py writes them (other_tensors); a
+                                        type F16:qkv writes ARCH_F16_qkv.gguf with the planted
+                                        mistake
   gguf_reference.py bpe_tokenizer DIR  DIR/tokenizer.json: GPT-2's byte-level BPE form with 301
                                         tokens (256 bytes, 44 merges learnt here from a sentence,
                                         <|endoftext|>)
@@ -545,6 +551,138 @@ def cmd_llama(hf, folder, types=None, splits=1):
             open(os.path.join(folder, name), "wb").write(part.bytes())
 
 
+# ------------------------------------------------------------------------------------------
+# gpt2, gptneox, bloom and bert, as convert_hf_to_gguf.py's GPT2Model, GPTNeoXModel, BloomModel
+# and BertModel write them
+
+
+def other_hparams(cfg):
+    """(GGUF architecture, [(key, value type, value)] of its {arch}.* keys), as each model's
+    set_gguf_parameters writes them."""
+    t = cfg["model_type"]
+    if t == "gpt2":
+        c = cfg["n_embd"]
+        return "gpt2", [("block_count", 4, cfg["n_layer"]),
+                        ("context_length", 4, cfg.get("n_ctx", cfg.get("n_positions", 1024))),
+                        ("embedding_length", 4, c),
+                        ("feed_forward_length", 4, cfg.get("n_inner") or 4 * c),
+                        ("attention.head_count", 4, cfg["n_head"]),
+                        ("attention.layer_norm_epsilon", 6, cfg.get("layer_norm_epsilon", 1e-5))]
+    if t == "gpt_neox":
+        c, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+        return "gptneox", [("context_length", 4, cfg["max_position_embeddings"]),
+                           ("embedding_length", 4, c), ("block_count", 4, cfg["num_hidden_layers"]),
+                           ("feed_forward_length", 4, cfg["intermediate_size"]),
+                           ("rope.dimension_count", 4,
+                            int(cfg.get("rotary_pct", 0.25) * (c // heads))),
+                           ("attention.head_count", 4, heads),
+                           ("use_parallel_residual", 7, cfg.get("use_parallel_residual", True)),
+                           ("attention.layer_norm_epsilon", 6, cfg.get("layer_norm_eps", 1e-5))]
+    if t == "bloom":
+        c = cfg.get("hidden_size", cfg.get("n_embed"))
+        heads = cfg.get("n_head", cfg.get("num_attention_heads"))
+        return "bloom", [("context_length", 4, cfg.get("seq_length", c)),
+                         ("embedding_length", 4, c), ("feed_forward_length", 4, 4 * c),
+                         ("block_count", 4, cfg.get("n_layer", cfg.get("num_hidden_layers"))),
+                         ("attention.head_count", 4, heads), ("attention.head_count_kv", 4, heads),
+                         ("attention.layer_norm_epsilon", 6, cfg.get("layer_norm_epsilon", 1e-5))]
+    if t == "bert":
+        return "bert", [("block_count", 4, cfg["num_hidden_layers"]),
+                        ("context_length", 4, cfg["max_position_embeddings"]),
+                        ("embedding_length", 4, cfg["hidden_size"]),
+                        ("feed_forward_length", 4, cfg["intermediate_size"]),
+                        ("attention.head_count", 4, cfg["num_attention_heads"]),
+                        ("attention.layer_norm_epsilon", 6, cfg.get("layer_norm_eps", 1e-12)),
+                        ("attention.causal", 7, False)]
+    raise ValueError("model_type %s is not written" % t)
+
+
+OTHER_TOP = {
+    "gpt2": {"wte": "token_embd", "wpe": "position_embd", "ln_f": "output_norm"},
+    "gptneox": {"embed_in": "token_embd", "final_layer_norm": "output_norm", "embed_out": "output"},
+    "bloom": {"word_embeddings": "token_embd", "word_embeddings_layernorm": "token_embd_norm",
+              "ln_f": "output_norm"},
+    "bert": {"embeddings.word_embeddings": "token_embd",
+             "embeddings.position_embeddings": "position_embd",
+             "embeddings.token_type_embeddings": "token_types",
+             "embeddings.LayerNorm": "token_embd_norm"}}
+OTHER_LAYER = {
+    "gpt2": {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
+             "ln_2": "ffn_norm", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"},
+    "gptneox": {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+                "attention.query_key_value": "attn_qkv", "attention.dense": "attn_output",
+                "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"},
+    "bloom": {"input_layernorm": "attn_norm", "self_attention.query_key_value": "attn_qkv",
+              "self_attention.dense": "attn_output", "post_attention_layernorm": "ffn_norm",
+              "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"},
+    "bert": {"attention.self.query": "attn_q", "attention.self.key": "attn_k",
+             "attention.self.value": "attn_v", "attention.output.dense": "attn_output",
+             "attention.output.LayerNorm": "attn_output_norm", "intermediate.dense": "ffn_up",
+             "output.dense": "ffn_down", "output.LayerNorm": "layer_output_norm"}}
+OTHER_PREFIX = {"gpt2": "transformer.", "gptneox": "gpt_neox.", "bloom": "transformer.",
+                "bert": "bert."}
+LAYER_PREFIX = {"gpt2": "h.", "gptneox": "layers.", "bloom": "h.", "bert": "encoder.layer."}
+
+
+def other_tensors(arch, cfg, name, w, mistake=None):
+    """[(GGUF name, array)] for one Hugging Face tensor, as modify_tensors writes it: GPT-2's
+    Conv1D weights transposed, GPT-NeoX's and BLOOM's per-head query_key_value regrouped as all
+    of Q, K, V, the tied head written again as output.weight (gpt2, bloom), buffers, pooler and
+    masked-LM head dropped (bert). mistake "qkv" plants the error a reader could make: GPT-NeoX
+    and BLOOM's fused rows left per head, GPT-2's and BERT's Q and K exchanged."""
+    w = np.asarray(w, dtype=f32)
+    if name.startswith(OTHER_PREFIX[arch]):
+        name = name[len(OTHER_PREFIX[arch]):]
+    if name.endswith((".attn.bias", ".attn.masked_bias", "position_ids")) or \
+            name.startswith(("pooler.", "cls.")) or "rotary_emb" in name:
+        return []
+    module, suffix = name.rsplit(".", 1)
+    if module in OTHER_TOP[arch]:
+        out = [(OTHER_TOP[arch][module] + "." + suffix, w)]
+        if arch in ("gpt2", "bloom") and out[0][0] == "token_embd.weight":
+            out.append(("output.weight", w))
+        return out
+    assert module.startswith(LAYER_PREFIX[arch]), name
+    layer, kind = module[len(LAYER_PREFIX[arch]):].split(".", 1)
+    gname = "blk.%s.%s.%s" % (layer, OTHER_LAYER[arch][kind], suffix)
+    if arch == "gpt2" and w.ndim == 2:
+        w = w.T
+    heads = cfg.get("num_attention_heads", cfg.get("n_head"))
+    if arch in ("gptneox", "bloom") and kind.endswith("query_key_value") and mistake != "qkv":
+        # [heads, 3, head_dim, ...] -> [3, heads, head_dim, ...]
+        w = w.reshape(heads, 3, -1, *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
+    if mistake == "qkv" and arch == "gpt2" and kind == "attn.c_attn":
+        third = w.shape[0] // 3
+        w = np.concatenate([w[third:2 * third], w[:third], w[2 * third:]])
+    if mistake == "qkv" and arch == "bert" and kind in ("attention.self.query",
+                                                         "attention.self.key"):
+        gname = gname.replace("attn_q.", "attn_K.").replace("attn_k.", "attn_q.").replace(
+            "attn_K.", "attn_k.")
+    return [(gname, w)]
+
+
+def cmd_convert(hf, folder, types):
+    """gpt2, gpt_neox, bloom or bert folder -> ARCH_TYPE.gguf; a TYPE:MISTAKE type ->
+    ARCH_TYPE_MISTAKE.gguf."""
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    arch, keys = other_hparams(cfg)
+    w = read_safetensors(os.path.join(hf, "model.safetensors"))
+    for qtype in types:
+        qtype, _, mistake = qtype.partition(":")
+        g = Writer()
+        g.add("general.architecture", 8, arch)
+        g.add("general.name", 8, "attnscope test " + arch)
+        add_vocabulary(g, hf)
+        for key, vtype, v in keys:
+            g.add(arch + "." + key, vtype, v)
+        for name, t in w.items():
+            for gname, a in other_tensors(arch, cfg, name, t, mistake or None):
+                tt = qtype if a.ndim == 2 else "F32"
+                g.tensor(gname, list(reversed(a.shape)), tt, quantize(tt, a))
+        tail = "_" + mistake if mistake else ""
+        open(os.path.join(folder, "%s_%s%s.gguf" % (arch, qtype, tail)), "wb").write(g.bytes())
+
+
 def cmd_unmappable(folder):
     """Small llama files the Llama family must refuse, each for one reason."""
     def llama(name, arch="llama", extra_tensor=None, extra_kv=(), extra_values=np.zeros(32)):
@@ -561,6 +699,8 @@ def cmd_unmappable(folder):
     llama("rope_freqs", extra_tensor="rope_freqs.weight", extra_values=np.full(8, 2.0))
     llama("fused_qkv", extra_tensor="blk.0.attn_qkv.weight")
     llama("partial_rotary", extra_kv=(("rope.dimension_count", 8),))
+    llama("past_blocks", extra_tensor="blk.3.attn_norm.weight")
+    llama("gpt2_kv_heads", arch="gpt2", extra_kv=(("attention.head_count_kv", 1),))
 
 
 if __name__ == "__main__":
@@ -575,6 +715,9 @@ if __name__ == "__main__":
         cmd_llama(sys.argv[2], sys.argv[3], sys.argv[4].split(",") if len(sys.argv) > 4 else None)
     elif cmd == "llama_split":
         cmd_llama(sys.argv[2], sys.argv[3], sys.argv[4].split(","), int(sys.argv[5]))
+    elif cmd == "convert":
+        for hf in sys.argv[2].split(","):
+            cmd_convert(hf, sys.argv[3], sys.argv[4].split(","))
     elif cmd == "bpe_tokenizer":
         cmd_bpe_tokenizer(sys.argv[2])
     elif cmd == "tiny_llama":

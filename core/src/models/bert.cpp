@@ -5,6 +5,8 @@
 // bert family.
 #include "models/bert.h"
 
+#include <utility>
+
 #include "models/bert_config.h"
 #include "models/encoder_family.h"
 #include "models/transformer_model.h"
@@ -32,8 +34,8 @@ const PostNormNames kBertNames{"attention.self.query",
 
 class BertFamily final : public EncoderFamily {
  public:
-  BertFamily(const std::string& folder, BertFlavour flavour)
-      : EncoderFamily(folder),
+  BertFamily(FolderParts parts, BertFlavour flavour)
+      : EncoderFamily(std::move(parts)),
         m_c(BertConfig::fromReader(m_config, flavour)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")) {
     const int64_t C = m_c.hiddenSize, E = m_c.embeddingSize;
@@ -119,16 +121,19 @@ class BertFamily final : public EncoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openBertFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<BertFamily>(folder, BertFlavour::Bert),
-                                            name);
+  return openBertParts(FolderParts::read(folder), name);
+}
+std::shared_ptr<Model> openBertParts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(
+      std::make_shared<BertFamily>(std::move(parts), BertFlavour::Bert), name);
 }
 std::shared_ptr<Model> openRobertaFolder(const std::string& folder, const std::string& name) {
   return std::make_shared<TransformerModel>(
-      std::make_shared<BertFamily>(folder, BertFlavour::Roberta), name);
+      std::make_shared<BertFamily>(FolderParts::read(folder), BertFlavour::Roberta), name);
 }
 std::shared_ptr<Model> openElectraFolder(const std::string& folder, const std::string& name) {
   return std::make_shared<TransformerModel>(
-      std::make_shared<BertFamily>(folder, BertFlavour::Electra), name);
+      std::make_shared<BertFamily>(FolderParts::read(folder), BertFlavour::Electra), name);
 }
 
 }  // namespace attnscope

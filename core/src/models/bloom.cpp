@@ -43,8 +43,8 @@ struct BloomLayer {
 
 class BloomFamily final : public DecoderFamily {
  public:
-  explicit BloomFamily(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit BloomFamily(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(BloomConfig::fromReader(m_config)),
         m_slopes(alibiSlopes(m_c.numHeads)) {
     torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
@@ -142,7 +142,11 @@ class BloomFamily final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openBloomFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<BloomFamily>(folder), name);
+  return openBloomParts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openBloomParts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<BloomFamily>(std::move(parts)), name);
 }
 
 }  // namespace attnscope

@@ -18,8 +18,10 @@ std::shared_ptr<Model> openLlamaFolder(const std::string& folder, const std::str
 std::shared_ptr<Model> openLlamaParts(FolderParts&& parts, const std::string& name);
 /// model_type "gpt_neox": Pythia, GPT-NeoX (gpt_neox.cpp).
 std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::string& name);
+std::shared_ptr<Model> openGptNeoxParts(FolderParts&& parts, const std::string& name);
 /// model_type "bloom" (bloom.cpp).
 std::shared_ptr<Model> openBloomFolder(const std::string& folder, const std::string& name);
+std::shared_ptr<Model> openBloomParts(FolderParts&& parts, const std::string& name);
 /// model_type "gemma2", "gemma3_text" and the text model of "gemma3" (gemma2.cpp).
 std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::string& name);
 /// model_type "phi3": Phi-3, Phi-3.5, Phi-4-mini (phi3.cpp).

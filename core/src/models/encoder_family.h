@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/folder_family.h"
@@ -24,6 +25,8 @@ class EncoderFamily : public FolderFamily {
 
  protected:
   explicit EncoderFamily(const std::string& folder);
+  /// The same parts given in memory (a GGUF file's).
+  explicit EncoderFamily(FolderParts parts) : FolderFamily(std::move(parts)) {}
   /// ids, typeIds: [B, T] int64 -> [B, T, C] (embeddings, their LayerNorm, any projection).
   virtual torch::Tensor embedTokens(const torch::Tensor& ids, const torch::Tensor& typeIds) = 0;
   /// The ModelInfo fields every encoder shares.

@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "attnscope/error.h"
+#include "nn/row_order.h"
 
 namespace attnscope {
 namespace {
@@ -20,47 +22,123 @@ std::string megabytes(uint64_t bytes) { return std::to_string((bytes + 999999) /
   throw Error(ErrorKind::Format, "gguf: " + what);
 }
 
-// blk.N.<name> -> model.layers.N.<Hugging Face name>, for the Llama family's layers.
-const std::map<std::string, std::string>& llamaLayerNames() {
-  static const std::map<std::string, std::string> names = {
-      {"attn_norm", "input_layernorm"},    {"ffn_norm", "post_attention_layernorm"},
-      {"attn_q", "self_attn.q_proj"},      {"attn_k", "self_attn.k_proj"},
-      {"attn_v", "self_attn.v_proj"},      {"attn_output", "self_attn.o_proj"},
-      {"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"},
-      {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
-      {"ffn_down", "mlp.down_proj"},
-  };
-  return names;
-}
-
 // The name of a tensor whose values became config.json fields (rope_scaling), not weights.
 const char* const kFoldedIntoConfig = "(config)";
+// The name of a tensor the converter wrote as a copy of another (GPT-2's and BLOOM's tied head).
+const char* const kTiedCopy = "(tied)";
+
+// How one general.architecture's tensors are named in Hugging Face's checkpoints: blk.N.<kind>
+// -> layerPrefix + N + "." + layer[kind], the others by `top`.
+struct ArchNames {
+  std::map<std::string, std::string> top;
+  std::string layerPrefix;
+  std::map<std::string, std::string> layer;
+};
+
+const ArchNames& archNames(const std::string& arch) {
+  static const ArchNames llama{
+      {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}},
+      "model.layers.",
+      {{"attn_norm", "input_layernorm"},
+       {"ffn_norm", "post_attention_layernorm"},
+       {"attn_q", "self_attn.q_proj"},
+       {"attn_k", "self_attn.k_proj"},
+       {"attn_v", "self_attn.v_proj"},
+       {"attn_output", "self_attn.o_proj"},
+       {"attn_q_norm", "self_attn.q_norm"},
+       {"attn_k_norm", "self_attn.k_norm"},
+       {"ffn_gate", "mlp.gate_proj"},
+       {"ffn_up", "mlp.up_proj"},
+       {"ffn_down", "mlp.down_proj"}}};
+  // GPT2LMHeadModel without its "transformer." prefix; the converter writes the tied head again
+  // as output.weight (llama.cpp had no tied head then).
+  static const ArchNames gpt2{{{"token_embd", "wte"},
+                               {"position_embd", "wpe"},
+                               {"output_norm", "ln_f"},
+                               {"output", kTiedCopy}},
+                              "h.",
+                              {{"attn_norm", "ln_1"},
+                               {"attn_qkv", "attn.c_attn"},
+                               {"attn_output", "attn.c_proj"},
+                               {"ffn_norm", "ln_2"},
+                               {"ffn_up", "mlp.c_fc"},
+                               {"ffn_down", "mlp.c_proj"}}};
+  static const ArchNames gptneox{{{"token_embd", "gpt_neox.embed_in"},
+                                  {"output_norm", "gpt_neox.final_layer_norm"},
+                                  {"output", "embed_out"}},
+                                 "gpt_neox.layers.",
+                                 {{"attn_norm", "input_layernorm"},
+                                  {"ffn_norm", "post_attention_layernorm"},
+                                  {"attn_qkv", "attention.query_key_value"},
+                                  {"attn_output", "attention.dense"},
+                                  {"ffn_up", "mlp.dense_h_to_4h"},
+                                  {"ffn_down", "mlp.dense_4h_to_h"}}};
+  // BloomForCausalLM without "transformer."; output.weight is the tied head written again.
+  static const ArchNames bloom{{{"token_embd", "word_embeddings"},
+                                {"token_embd_norm", "word_embeddings_layernorm"},
+                                {"output_norm", "ln_f"},
+                                {"output", kTiedCopy}},
+                               "h.",
+                               {{"attn_norm", "input_layernorm"},
+                                {"attn_qkv", "self_attention.query_key_value"},
+                                {"attn_output", "self_attention.dense"},
+                                {"ffn_norm", "post_attention_layernorm"},
+                                {"ffn_up", "mlp.dense_h_to_4h"},
+                                {"ffn_down", "mlp.dense_4h_to_h"}}};
+  // BertModel without "bert."; the converter drops the pooler and the masked-LM head.
+  static const ArchNames bert{{{"token_embd", "embeddings.word_embeddings"},
+                               {"position_embd", "embeddings.position_embeddings"},
+                               {"token_types", "embeddings.token_type_embeddings"},
+                               {"token_embd_norm", "embeddings.LayerNorm"}},
+                              "encoder.layer.",
+                              {{"attn_q", "attention.self.query"},
+                               {"attn_k", "attention.self.key"},
+                               {"attn_v", "attention.self.value"},
+                               {"attn_output", "attention.output.dense"},
+                               {"attn_output_norm", "attention.output.LayerNorm"},
+                               {"ffn_up", "intermediate.dense"},
+                               {"ffn_down", "output.dense"},
+                               {"layer_output_norm", "output.LayerNorm"}}};
+  if (arch == "gpt2") return gpt2;
+  if (arch == "gptneox") return gptneox;
+  if (arch == "bloom") return bloom;
+  if (arch == "bert") return bert;
+  return llama;  // llama, qwen2, qwen3
+}
 
 // The Hugging Face name of a GGUF tensor, or "" when the family has no place for it.
-std::string hfName(const std::string& name) {
-  if (name == "rope_freqs.weight") return kFoldedIntoConfig;
-  static const std::map<std::string, std::string> top = {
-      {"token_embd.weight", "model.embed_tokens.weight"},
-      {"output_norm.weight", "model.norm.weight"},
-      {"output.weight", "lm_head.weight"},
-  };
-  if (const auto it = top.find(name); it != top.end()) return it->second;
+std::string hfName(const std::string& arch, const std::string& name) {
+  const ArchNames& names = archNames(arch);
+  if (name == "rope_freqs.weight" && &names == &archNames("llama")) return kFoldedIntoConfig;
+  const std::size_t kindEnd = name.rfind('.');
+  if (kindEnd == std::string::npos) return "";
+  const std::string suffix = name.substr(kindEnd + 1);
+  if (suffix != "weight" && suffix != "bias") return "";
+  if (const auto it = names.top.find(name.substr(0, kindEnd)); it != names.top.end())
+    return it->second == kTiedCopy ? it->second : it->second + "." + suffix;
   if (name.rfind("blk.", 0) != 0) return "";
   const std::size_t layerEnd = name.find('.', 4);
-  const std::size_t kindEnd = layerEnd == std::string::npos ? layerEnd : name.rfind('.');
   if (layerEnd == std::string::npos || kindEnd <= layerEnd) return "";
   const std::string layer = name.substr(4, layerEnd - 4);
   if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return "";
   const std::string kind = name.substr(layerEnd + 1, kindEnd - layerEnd - 1);
-  const std::string suffix = name.substr(kindEnd + 1);
-  const auto it = llamaLayerNames().find(kind);
-  if (it == llamaLayerNames().end() || (suffix != "weight" && suffix != "bias")) return "";
-  return "model.layers." + layer + "." + it->second + "." + suffix;
+  const auto it = names.layer.find(kind);
+  if (it == names.layer.end()) return "";
+  return names.layerPrefix + layer + "." + it->second + "." + suffix;
 }
 
 class Hyper {
  public:
   Hyper(const GgufFile& file, std::string arch) : m_file(file), m_arch(std::move(arch)) {}
+
+  const std::string& arch() const { return m_arch; }
+  bool flag(const std::string& key, bool fallback) const {
+    const GgufValue* v = m_file.find(m_arch + "." + key);
+    if (!v) return fallback;
+    const std::optional<int64_t> i = v->integer();
+    if (!i) mappingError(m_arch + "." + key + " must be a bool");
+    return *i != 0;
+  }
 
   bool has(const std::string& key) const { return m_file.find(m_arch + "." + key) != nullptr; }
   int64_t integer(const std::string& key, int64_t lo, int64_t hi) const {
@@ -135,6 +213,131 @@ nlohmann::json llama3Scaling(const GgufFile& file, const GgufTensorInfo& info, d
           {"original_max_position_embeddings", static_cast<int64_t>(oldContext)}};
 }
 
+// A tensor and the part that holds it (nullptrs when no part does).
+using TensorFinder =
+    std::function<std::pair<const GgufFile*, const GgufTensorInfo*>(const std::string&)>;
+
+// config.json of a llama, qwen2 or qwen3 file.
+nlohmann::json llamaConfig(const Hyper& h, const GgufTensorInfo& embed,
+                           const TensorFinder& findTensor) {
+  const std::string& arch = h.arch();
+  const int64_t heads = h.integer("attention.head_count", 1, 1024);
+  const int64_t hidden = h.integer("embedding_length", 1, 1 << 16);
+  nlohmann::json c = {
+      {"model_type", arch},
+      {"vocab_size", static_cast<int64_t>(embed.dims[1])},
+      {"hidden_size", hidden},
+      {"intermediate_size", h.integer("feed_forward_length", 1, 1 << 18)},
+      {"num_hidden_layers", h.integer("block_count", 1, 1024)},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads", h.integer("attention.head_count_kv", 1, 1024, heads)},
+      {"max_position_embeddings", h.integer("context_length", 1, 1 << 24, 2048)},
+      {"rms_norm_eps", h.number("attention.layer_norm_rms_epsilon", 1e-6)},
+      {"rope_theta", h.number("rope.freq_base", 10000.0)},
+      {"tie_word_embeddings", findTensor("output.weight").second == nullptr},
+  };
+  int64_t headDim = hidden % heads == 0 ? hidden / heads : 0;
+  if (h.has("attention.key_length")) {
+    headDim = h.integer("attention.key_length", 2, 4096);
+    if (h.integer("attention.value_length", 2, 4096, headDim) != headDim)
+      mappingError(arch + ".attention.value_length differs from key_length; the " + arch +
+                   " family has one head size");
+    c["head_dim"] = headDim;
+  }
+  if (h.integer("rope.dimension_count", 0, 1 << 16, headDim) != headDim)
+    mappingError(arch + ".rope.dimension_count (" +
+                 std::to_string(h.integer("rope.dimension_count", 0, 1 << 16)) +
+                 ") differs from the head size (" + std::to_string(headDim) +
+                 "): partial rotary is not supported for " + arch);
+  const std::string scaling = h.string("rope.scaling.type", "none");
+  if (scaling == "linear") {
+    c["rope_scaling"] = {{"type", "linear"}, {"factor", h.number("rope.scaling.factor", 1.0)}};
+  } else if (scaling != "none") {
+    mappingError(arch + ".rope.scaling.type '" + scaling + "' is not supported yet");
+  }
+  if (const auto [freqsFile, freqs] = findTensor("rope_freqs.weight"); freqs) {
+    if (c.contains("rope_scaling"))
+      mappingError("tensor rope_freqs.weight and " + arch + ".rope.scaling.type both scale RoPE");
+    c["rope_scaling"] = llama3Scaling(*freqsFile, *freqs, c["rope_theta"].get<double>(), headDim);
+  }
+  return c;
+}
+
+// The rows of a table tensor (position_embd, token_types), or `fallback` when there is none.
+int64_t tableRows(const TensorFinder& findTensor, const std::string& name, int64_t fallback) {
+  const GgufTensorInfo* t = findTensor(name).second;
+  if (!t) return fallback;
+  if (t->dims.size() != 2) mappingError("tensor " + name + " must be a matrix");
+  return static_cast<int64_t>(t->dims[1]);
+}
+
+// config.json of a gpt2, gptneox, bloom or bert file, as their converters read it (the inverse
+// of convert_hf_to_gguf.py's set_gguf_parameters): the hyper-parameters llama.cpp does not
+// store are the Hugging Face defaults of the models the converter takes.
+nlohmann::json otherConfig(const Hyper& h, const GgufTensorInfo& embed,
+                           const TensorFinder& findTensor) {
+  const std::string& arch = h.arch();
+  const int64_t vocab = static_cast<int64_t>(embed.dims[1]);
+  const int64_t heads = h.integer("attention.head_count", 1, 1024);
+  const int64_t hidden = h.integer("embedding_length", 1, 1 << 16);
+  const int64_t layers = h.integer("block_count", 1, 1024);
+  const int64_t inner = h.integer("feed_forward_length", 1, 1 << 18, 4 * hidden);
+  const double eps = h.number("attention.layer_norm_epsilon", 1e-5);
+  if (h.integer("attention.head_count_kv", 1, 1024, heads) != heads)
+    mappingError(arch + ".attention.head_count_kv differs from head_count; the " + arch +
+                 " family has one key and value head per query head");
+  if (arch == "gpt2") {
+    // llama.cpp computes GELU with the tanh approximation, as GPT-2's gelu_new does.
+    return {{"model_type", "gpt2"},
+            {"vocab_size", vocab},
+            {"n_embd", hidden},
+            {"n_layer", layers},
+            {"n_head", heads},
+            {"n_inner", inner},
+            {"n_positions", tableRows(findTensor, "position_embd.weight", 0)},
+            {"n_ctx", h.integer("context_length", 1, 1 << 24, 1024)},
+            {"layer_norm_epsilon", eps},
+            {"activation_function", "gelu_new"}};
+  }
+  if (arch == "bloom")
+    return {{"model_type", "bloom"}, {"vocab_size", vocab}, {"hidden_size", hidden},
+            {"n_layer", layers},     {"n_head", heads},     {"layer_norm_epsilon", eps}};
+  if (arch == "bert")
+    return {{"model_type", "bert"},
+            {"vocab_size", vocab},
+            {"hidden_size", hidden},
+            {"num_hidden_layers", layers},
+            {"num_attention_heads", heads},
+            {"intermediate_size", inner},
+            {"max_position_embeddings", tableRows(findTensor, "position_embd.weight", 0)},
+            {"type_vocab_size", tableRows(findTensor, "token_types.weight", 0)},
+            {"layer_norm_eps", h.number("attention.layer_norm_epsilon", 1e-12)},
+            {"hidden_act", "gelu"}};
+  // gptneox: rotary on rope.dimension_count of each head's dimensions (Pythia: a quarter).
+  const int64_t headDim = hidden % heads == 0 ? hidden / heads : 0;
+  const int64_t rotary = h.integer("rope.dimension_count", 2, 1 << 16);
+  if (headDim == 0 || rotary > headDim)
+    mappingError(arch + ".rope.dimension_count (" + std::to_string(rotary) +
+                 ") exceeds the head size (" + std::to_string(headDim) + ")");
+  // The family rotates int(head_dim * rotary_pct) dimensions: the fraction that gives `rotary`.
+  double pct = static_cast<double>(rotary) / static_cast<double>(headDim);
+  if (static_cast<int64_t>(static_cast<double>(headDim) * pct) != rotary)
+    pct = std::nextafter(pct, 2.0);
+  return {{"model_type", "gpt_neox"},
+          {"vocab_size", vocab},
+          {"hidden_size", hidden},
+          {"num_hidden_layers", layers},
+          {"num_attention_heads", heads},
+          {"intermediate_size", inner},
+          {"max_position_embeddings", h.integer("context_length", 1, 1 << 24, 2048)},
+          {"layer_norm_eps", eps},
+          {"rotary_pct", pct},
+          {"rotary_emb_base", h.number("rope.freq_base", 10000.0)},
+          {"use_parallel_residual", h.flag("use_parallel_residual", true)},
+          {"hidden_act", "gelu"},
+          {"tie_word_embeddings", findTensor("output.weight").second == nullptr}};
+}
+
 }  // namespace
 
 std::string GgufModel::fileTypeName(const GgufFile& file) {
@@ -168,7 +371,9 @@ std::string GgufModel::fileTypeName(const GgufFile& file) {
   return most == types.end() ? std::string() : ggmlTypeName(most->first) + "-like";
 }
 
-std::string GgufModel::supportedArchitectures() { return "llama, qwen2, qwen3"; }
+std::string GgufModel::supportedArchitectures() {
+  return "llama, qwen2, qwen3, gpt2, gptneox, bloom, bert";
+}
 
 GgufModel::GgufModel(const GgufFile& file) : GgufModel(std::vector<const GgufFile*>{&file}) {}
 
@@ -205,7 +410,7 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
                    " tensors, not the split.tensors.count of its first part");
   }
   // A tensor and the part that holds it.
-  const auto findTensor = [&](const std::string& name) {
+  const TensorFinder findTensor = [&](const std::string& name) {
     for (const GgufFile* p : m_parts)
       if (const GgufTensorInfo* t = p->findTensor(name)) return std::make_pair(p, t);
     return std::pair<const GgufFile*, const GgufTensorInfo*>(nullptr, nullptr);
@@ -213,7 +418,9 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
   const GgufValue* arch = file.find("general.architecture");
   if (!arch || !arch->string()) mappingError("general.architecture is missing");
   m_arch = *arch->string();
-  if (m_arch != "llama" && m_arch != "qwen2" && m_arch != "qwen3")
+  const bool llamaFamily = m_arch == "llama" || m_arch == "qwen2" || m_arch == "qwen3";
+  if (!llamaFamily && m_arch != "gpt2" && m_arch != "gptneox" && m_arch != "bloom" &&
+      m_arch != "bert")
     mappingError("architecture '" + m_arch +
                  "' is not supported yet; supported: " + supportedArchitectures());
   const Hyper h(file, m_arch);
@@ -222,48 +429,29 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
   const int64_t heads = h.integer("attention.head_count", 1, 1024);
   const int64_t kvHeads = h.integer("attention.head_count_kv", 1, 1024, heads);
   const int64_t hidden = h.integer("embedding_length", 1, 1 << 16);
-  nlohmann::json c = {
-      {"model_type", m_arch},
-      {"vocab_size", static_cast<int64_t>(embed->dims[1])},
-      {"hidden_size", hidden},
-      {"intermediate_size", h.integer("feed_forward_length", 1, 1 << 18)},
-      {"num_hidden_layers", h.integer("block_count", 1, 1024)},
-      {"num_attention_heads", heads},
-      {"num_key_value_heads", kvHeads},
-      {"max_position_embeddings", h.integer("context_length", 1, 1 << 24, 2048)},
-      {"rms_norm_eps", h.number("attention.layer_norm_rms_epsilon", 1e-6)},
-      {"rope_theta", h.number("rope.freq_base", 10000.0)},
-      {"tie_word_embeddings", findTensor("output.weight").second == nullptr},
-  };
-  int64_t headDim = hidden % heads == 0 ? hidden / heads : 0;
-  if (h.has("attention.key_length")) {
-    headDim = h.integer("attention.key_length", 2, 4096);
-    if (h.integer("attention.value_length", 2, 4096, headDim) != headDim)
-      mappingError(m_arch + ".attention.value_length differs from key_length; the " + m_arch +
-                   " family has one head size");
-    c["head_dim"] = headDim;
+  const int64_t layers = h.integer("block_count", 1, 1024);
+  // The family allocates its modules from these numbers before the weights replace them: they
+  // must be the tensors' (the Llama family reads every shape from the weights as it loads).
+  if (static_cast<int64_t>(embed->dims[0]) != hidden)
+    mappingError("tensor token_embd.weight is " + std::to_string(embed->dims[0]) + " wide, not " +
+                 m_arch + ".embedding_length (" + std::to_string(hidden) + ")");
+  for (const GgufFile* part : m_parts)
+    for (const GgufTensorInfo& t : part->tensors())
+      if (t.name.rfind("blk.", 0) == 0) {
+        const std::size_t end = t.name.find('.', 4);
+        const std::string n = t.name.substr(4, end == std::string::npos ? 0 : end - 4);
+        if (!n.empty() && n.size() < 6 && n.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoll(n) >= layers)
+          mappingError("tensor " + t.name + " is past " + m_arch + ".block_count (" +
+                       std::to_string(layers) + ")");
+      }
+  if (llamaFamily) {
+    m_config = llamaConfig(h, *embed, findTensor);
+  } else {
+    m_config = otherConfig(h, *embed, findTensor);
   }
-  if (h.integer("rope.dimension_count", 0, 1 << 16, headDim) != headDim)
-    mappingError(m_arch + ".rope.dimension_count (" +
-                 std::to_string(h.integer("rope.dimension_count", 0, 1 << 16)) +
-                 ") differs from the head size (" + std::to_string(headDim) +
-                 "): partial rotary is not supported for " + m_arch);
-  const std::string scaling = h.string("rope.scaling.type", "none");
-  if (scaling == "linear") {
-    c["rope_scaling"] = {{"type", "linear"}, {"factor", h.number("rope.scaling.factor", 1.0)}};
-  } else if (scaling != "none") {
-    mappingError(m_arch + ".rope.scaling.type '" + scaling + "' is not supported yet");
-  }
-  if (const auto [freqsFile, freqs] = findTensor("rope_freqs.weight"); freqs) {
-    if (c.contains("rope_scaling"))
-      mappingError("tensor rope_freqs.weight and " + m_arch + ".rope.scaling.type both scale RoPE");
-    c["rope_scaling"] = llama3Scaling(*freqsFile, *freqs, c["rope_theta"].get<double>(), headDim);
-  }
-  m_config = std::move(c);
 
-  // llama's converter permutes Q and K (weights and biases) for llama.cpp's interleaved rotary
-  // layout; qwen2 and qwen3 are converted unpermuted (llama.cpp rotates them as NeoX does).
-  const bool permuted = m_arch == "llama";
+  const std::set<std::string> transposed = {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
   std::set<std::string> names;
   for (const GgufFile* part : m_parts)
     for (const GgufTensorInfo& t : part->tensors()) {
@@ -271,22 +459,36 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
         mappingError("tensor " + t.name + " is in two parts of the split model");
       Tensor out;
       out.file = part;
-      out.hfName = hfName(t.name);
+      out.hfName = hfName(m_arch, t.name);
       if (out.hfName.empty())
         mappingError("tensor " + t.name + " has no place in the " + m_arch + " family");
-      if (out.hfName == kFoldedIntoConfig) continue;
+      if (out.hfName == kFoldedIntoConfig || out.hfName == kTiedCopy) continue;
       out.info = &t;
-      if (permuted && out.hfName.find(".self_attn.q_proj.") != std::string::npos)
+      // llama's converter permutes Q and K (weights and biases) for llama.cpp's interleaved
+      // rotary layout; qwen2 and qwen3 are converted unpermuted (llama.cpp rotates them as NeoX
+      // does).
+      if (m_arch == "llama" && out.hfName.find(".self_attn.q_proj.") != std::string::npos)
         out.permutedHeads = heads;
-      if (permuted && out.hfName.find(".self_attn.k_proj.") != std::string::npos)
+      if (m_arch == "llama" && out.hfName.find(".self_attn.k_proj.") != std::string::npos)
         out.permutedHeads = kvHeads;
-      if (out.permutedHeads > 0) {
-        const uint64_t rows = t.dims.size() == 1 ? t.dims[0] : t.rows();
-        if (rows % static_cast<uint64_t>(2 * out.permutedHeads) != 0)
-          mappingError("tensor " + t.name + " has " + std::to_string(rows) +
-                       " rows, not a whole number of " + std::to_string(out.permutedHeads) +
-                       " heads of rotary pairs");
-      }
+      // GPT-NeoX's and BLOOM's fused query_key_value is per head [q, k, v]; their converters
+      // regroup it as all of Q, then K, then V (weights and biases).
+      if ((m_arch == "gptneox" || m_arch == "bloom") &&
+          out.hfName.find(".query_key_value.") != std::string::npos)
+        out.qkvHeads = heads;
+      // GPT-2's Conv1D weights are [in, out]; its converter transposes them to [out, in] rows.
+      const std::string module = out.hfName.substr(0, out.hfName.rfind('.'));
+      out.transposed = m_arch == "gpt2" && out.matrix() &&
+                       transposed.count(module.substr(module.find('.', 2) + 1)) > 0;
+      const uint64_t rows = t.dims.size() == 1 ? t.dims[0] : t.rows();
+      if (out.permutedHeads > 0 && rows % static_cast<uint64_t>(2 * out.permutedHeads) != 0)
+        mappingError("tensor " + t.name + " has " + std::to_string(rows) +
+                     " rows, not a whole number of " + std::to_string(out.permutedHeads) +
+                     " heads of rotary pairs");
+      if (out.qkvHeads > 0 && rows % static_cast<uint64_t>(3 * out.qkvHeads) != 0)
+        mappingError("tensor " + t.name + " has " + std::to_string(rows) +
+                     " rows, not a whole number of " + std::to_string(out.qkvHeads) +
+                     " heads of query, key and value");
       m_tensors.push_back(std::move(out));
     }
 }
@@ -306,12 +508,12 @@ uint64_t GgufModel::matrixFileBytes() const {
 }
 
 uint64_t GgufModel::layerFloat32Bytes() const {
-  std::map<std::string, uint64_t> layers;  // "model.layers.N." -> float32 bytes of its matrices
+  std::map<std::string, uint64_t> layers;  // "blk.N" -> float32 bytes of its matrices
   for (const Tensor& t : m_tensors) {
-    const std::string prefix = "model.layers.";
-    if (!t.matrix() || t.hfName.rfind(prefix, 0) != 0) continue;
-    const std::size_t end = t.hfName.find('.', prefix.size());
-    layers[t.hfName.substr(0, end)] += t.info->columns() * t.info->rows() * 4;
+    const std::string prefix = "blk.";
+    if (!t.matrix() || t.info->name.rfind(prefix, 0) != 0) continue;
+    const std::size_t end = t.info->name.find('.', prefix.size());
+    layers[t.info->name.substr(0, end)] += t.info->columns() * t.info->rows() * 4;
   }
   uint64_t largest = 0;
   for (const auto& [name, bytes] : layers) largest = std::max(largest, bytes);
@@ -330,8 +532,10 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes, bool vector
   for (const Tensor& t : m_tensors) {
     if (vectorsOnly && t.matrix()) continue;
     const uint64_t bytes = t.info->columns() * t.info->rows() * 4;
+    std::vector<int64_t> shape = t.info->shape();
+    if (t.transposed) std::reverse(shape.begin(), shape.end());
     header[t.hfName] = {
-        {"dtype", "F32"}, {"shape", t.info->shape()}, {"data_offsets", {offset, offset + bytes}}};
+        {"dtype", "F32"}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string json = header.dump();
@@ -344,28 +548,21 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes, bool vector
     const auto& offsets = header[t.hfName]["data_offsets"];
     float* dst = reinterpret_cast<float*>(&out[8 + json.size() + offsets[0].get<uint64_t>()]);
     const GgufTensorInfo& info = *t.info;
-    if (t.permutedHeads == 0) {
+    if (t.permutedHeads == 0 && t.qkvHeads == 0 && !t.transposed) {
       t.file->readRows(info, 0, info.rows(), dst);
       continue;
     }
-    // The converter stored head h's rows [2, D/2] as [D/2, 2]: Hugging Face row h*D + j*D/2 + i
-    // is GGUF row h*D + 2*i + j. A bias is one row of values, permuted the same way.
+    // Rows in Hugging Face's order (row_order.h); a bias is one row of values, reordered alike.
     const bool vector = info.dims.size() == 1;
     const uint64_t rows = vector ? info.dims[0] : info.rows();
     const uint64_t cols = vector ? 1 : info.columns();
-    const uint64_t d = rows / static_cast<uint64_t>(t.permutedHeads);
-    std::vector<float> source;
-    if (vector) {
-      source.resize(rows);
-      t.file->readRows(info, 0, 1, source.data());
-    }
+    std::vector<float> source(rows * cols);
+    t.file->readRows(info, 0, vector ? 1 : rows, source.data());
     for (uint64_t r = 0; r < rows; ++r) {
-      const uint64_t head = r / d, j = (r % d) / (d / 2), i = r % (d / 2);
-      const uint64_t from = head * d + 2 * i + j;
-      if (vector)
-        dst[r] = source[from];
-      else
-        t.file->readRows(info, from, 1, dst + r * cols);
+      const auto from = static_cast<uint64_t>(storedRowOf(
+          static_cast<int64_t>(r), static_cast<int64_t>(rows), t.permutedHeads, t.qkvHeads));
+      for (uint64_t c = 0; c < cols; ++c)
+        dst[t.transposed ? c * rows + r : r * cols + c] = source[from * cols + c];
     }
   }
   return out;

@@ -12,9 +12,11 @@
 #include "attnscope/error.h"
 #include "attnscope/model_registry.h"
 #include "io/gguf_vocabulary_reader.h"
+#include "models/bert.h"
 #include "models/decoder_models.h"
 #include "models/folder_parts.h"
 #include "models/gguf_model.h"
+#include "models/gpt2.h"
 #include "nn/packed_weights.h"
 #include "runtime/batch_input.h"
 #include "tokenizers/gguf_vocabulary.h"
@@ -134,6 +136,8 @@ std::shared_ptr<Model> openGgufModel(const std::string& path, const std::string&
     layout.columns = static_cast<int64_t>(info.columns());
     layout.rowBytes = static_cast<int64_t>(info.columns() / type->blockSize * type->blockBytes);
     layout.permutedHeads = t.permutedHeads;
+    layout.qkvHeads = t.qkvHeads;
+    layout.transposed = t.transposed;
     layout.typeName = type->name;
     layout.unpack = [ggml = static_cast<GgmlType>(info.type)](const uint8_t* src, float* dst,
                                                               int64_t count) {
@@ -151,8 +155,13 @@ std::shared_ptr<Model> openGgufModel(const std::string& path, const std::string&
   FolderParts parts{ConfigReader(model.config(), path + " (its metadata as config.json)"),
                     std::move(tokenizer), std::move(checkpoint), ggufTypeSummary(ggufParts),
                     std::move(weights)};
-  // Every architecture GgufModel maps is the Llama family's (model_type llama, qwen2, qwen3).
-  return openLlamaParts(std::move(parts), name);
+  // The family of the config.json GgufModel wrote.
+  const std::string type = model.config()["model_type"].get<std::string>();
+  if (type == "gpt2") return openGpt2Parts(std::move(parts), name);
+  if (type == "gpt_neox") return openGptNeoxParts(std::move(parts), name);
+  if (type == "bloom") return openBloomParts(std::move(parts), name);
+  if (type == "bert") return openBertParts(std::move(parts), name);
+  return openLlamaParts(std::move(parts), name);  // llama, qwen2, qwen3
 }
 
 std::string ggufArchitectures() { return GgufModel::supportedArchitectures(); }

@@ -14,6 +14,7 @@
 #include "nn/conv1d.h"
 #include "nn/head_value_norms.h"
 #include "nn/layer_norm.h"
+#include "nn/linear.h"
 #include "nn/mlp.h"
 #include "nn/qkv_layout.h"
 #include "nn/scaled_dot_product.h"
@@ -104,14 +105,15 @@ std::string describe(const Gpt2Config& c) {
 
 class Gpt2Family final : public DecoderFamily {
  public:
-  explicit Gpt2Family(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit Gpt2Family(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(Gpt2Config::fromReader(m_config)),
         m_activation(parseActivation(m_c.activation, m_config.source() + ": activation_function")) {
     m_module = rootForVocabulary(m_c.vocabSize, [&] {
       // Before building: a config whose sizes disagree with the weights' headers (n_layer 2^20)
-      // would otherwise allocate the whole model first.
-      m_c.checkShapes(m_checkpoint, m_config.source());
+      // would otherwise allocate the whole model first. A GGUF file's matrices are packed, not
+      // in the checkpoint: GgufModel checked its config against its tensors.
+      if (!m_packed) m_c.checkShapes(m_checkpoint, m_config.source());
       return Gpt2Stack(m_c);
     });
     WeightRules rules;
@@ -131,8 +133,8 @@ class Gpt2Family final : public DecoderFamily {
 
   torch::Tensor embedIdsAt(const torch::Tensor& ids, int64_t start) override {
     const torch::Tensor positions = torch::arange(start, start + ids.size(1), ids.options());
-    return torch::embedding(m_module->wte->weight, ids).to(torch::kFloat) +
-           torch::embedding(m_module->wpe->weight, positions).to(torch::kFloat).unsqueeze(0);
+    return lookupRows(m_module->wte->weight, ids) +
+           lookupRows(m_module->wpe->weight, positions).unsqueeze(0);
   }
 
   torch::Tensor layer(int index, const torch::Tensor& x, LayerContext& ctx) override {
@@ -166,7 +168,7 @@ class Gpt2Family final : public DecoderFamily {
     tail.output = {[&](const torch::Tensor& t) { return attn.c_proj(t); }, "self.c_proj(merged)",
                    [&] {
                      const torch::Tensor wo = computeWeight(attn.c_proj->weight);
-                     return wo.view({attn.heads, -1, wo.size(1)});
+                     return wo.reshape({attn.heads, -1, wo.size(1)});
                    }};
     tail.mergeExpression = "values.transpose(1, 2).contiguous().view(B, T, C)";
     tail.valueNorms = ctx.valueNorms;
@@ -205,7 +207,11 @@ class Gpt2Family final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openGpt2Folder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<Gpt2Family>(folder), name);
+  return openGpt2Parts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openGpt2Parts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<Gpt2Family>(std::move(parts)), name);
 }
 
 }  // namespace attnscope

@@ -42,8 +42,8 @@ struct NeoxLayer {
 
 class GptNeoxFamily final : public DecoderFamily {
  public:
-  explicit GptNeoxFamily(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit GptNeoxFamily(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(GptNeoxConfig::fromReader(m_config)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
         m_rotary(
@@ -142,7 +142,12 @@ class GptNeoxFamily final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openGptNeoxFolder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<GptNeoxFamily>(folder), name);
+  return openGptNeoxParts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openGptNeoxParts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<GptNeoxFamily>(std::move(parts)),
+                                            name);
 }
 
 }  // namespace attnscope

@@ -84,7 +84,9 @@ bool loadPacked(torch::Tensor& target, const std::string& param, const std::stri
     if (!t) continue;
     const auto layout = packedLayout(*t);
     const std::vector<int64_t> want(target.sizes().begin(), target.sizes().end());
-    const std::vector<int64_t> have = {layout->rows, layout->columns};
+    const std::vector<int64_t> have = layout->transposed
+                                          ? std::vector<int64_t>{layout->columns, layout->rows}
+                                          : std::vector<int64_t>{layout->rows, layout->columns};
     if (have != want)
       throw Error(ErrorKind::Format, "tensor '" + name + "' has shape " +
                                          FloatTensor::formatShape(have) +

@@ -6,6 +6,7 @@
 
 #include "nn/packed_weights.h"
 #include "nn/widened_weights.h"
+#include "runtime/trace_recorder.h"
 
 namespace attnscope {
 
@@ -83,13 +84,19 @@ torch::Tensor linearForward(const torch::Tensor& x, const torch::Tensor& weight,
   const std::shared_ptr<const PackedWeightLayout> packed = packedLayout(weight);
   TORCH_CHECK(!packed || in == packed->columns, "a packed weight of ", packed ? packed->columns : 0,
               " columns applied to ", in, " features");
+  if (packed && TraceRecorder::current())
+    TraceRecorder::current()->recordDequantize(packed->typeName, packed->rows, packed->columns);
   // Compact weights without gradients (every run; not attribution's forward, whose graph needs
   // whole tensors): widened block by block.
   if (rows >= 1 && weight.dim() == 2 && weight.scalar_type() != torch::kFloat &&
       weight.device().is_cpu() && x.device().is_cpu() && x.scalar_type() == torch::kFloat &&
       !torch::GradMode::is_enabled())
     return blockedLinear(x.reshape({rows, in}), weight, bias, packed.get()).view(shape);
-  const torch::Tensor w = computeWeight(weight), b = computeWeight(bias);
+  // A transposed packed weight (GPT-2's Conv1D) widens to its parameter's [in, out]; the
+  // product reads the stored [out, in] rows, as the blocked path above does.
+  const torch::Tensor b = computeWeight(bias);
+  const torch::Tensor w =
+      packed && packed->transposed ? computeWeight(weight).t() : computeWeight(weight);
   if (rows < 1 || rows > 2 || w.dim() != 2 || !x.device().is_cpu() ||
       x.scalar_type() != torch::kFloat || w.scalar_type() != torch::kFloat ||
       (b.defined() && b.scalar_type() != torch::kFloat)) {

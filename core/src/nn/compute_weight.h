@@ -19,7 +19,8 @@ inline torch::Tensor computeWeight(const torch::Tensor& w) {
 }
 
 /// x @ weightᵀ + bias with either kept compact: torch::nn::Linear's formula.
-/// x: [..., in], weight: [out, in], bias: [out] or undefined -> [..., out]
+/// x: [..., in], weight: [out, in], bias: [out] or undefined -> [..., out]. A packed weight is
+/// taken as the file stores it, [out, in], also when its parameter is the transpose (Conv1D's).
 ///
 /// One or two rows of x (a language-model head's last-position logits, a one-token run) take a
 /// matrix-vector product per row: it reads the weight once, where sgemm first copies all of it

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "nn/compute_weight.h"
+#include "nn/packed_weights.h"
 
 namespace attnscope {
 
@@ -17,6 +18,8 @@ class Conv1DImpl : public torch::nn::Module {
 
   /// x: [..., in] -> [..., out]
   torch::Tensor forward(const torch::Tensor& x) {
+    // A GGUF file's matrix, kept packed as it stores it: [out, in] rows, x @ rowsᵀ.
+    if (packedLayout(weight)) return linearForward(x, weight, bias);
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = weight.size(1);
     return torch::addmm(computeWeight(bias), x.reshape({-1, x.size(-1)}), computeWeight(weight))

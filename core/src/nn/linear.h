@@ -24,6 +24,13 @@ class LinearImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Linear);
 
+/// The rows `ids` names (int64, any shape) of an embedding weight as float32 [..., dim]: of a
+/// packed weight only those rows are widened.
+inline torch::Tensor lookupRows(const torch::Tensor& weight, const torch::Tensor& ids) {
+  if (const auto packed = packedLayout(weight)) return unpackEmbedding(weight, *packed, ids);
+  return torch::embedding(weight, ids).to(torch::kFloat);
+}
+
 /// An embedding table whose rows are widened to float32 when looked up (of a packed table, only
 /// the rows looked up are widened).
 /// Parameters: weight [rows, dim].
@@ -32,10 +39,7 @@ class EmbeddingTableImpl : public torch::nn::Module {
   EmbeddingTableImpl(int64_t rows, int64_t dim)
       : weight(register_parameter("weight", torch::empty({rows, dim}), /*requires_grad=*/false)) {}
   /// ids: int64 any shape -> [..., dim] float32
-  torch::Tensor forward(const torch::Tensor& ids) {
-    if (const auto packed = packedLayout(weight)) return unpackEmbedding(weight, *packed, ids);
-    return torch::embedding(weight, ids).to(torch::kFloat);
-  }
+  torch::Tensor forward(const torch::Tensor& ids) { return lookupRows(weight, ids); }
 
   torch::Tensor weight;
 };

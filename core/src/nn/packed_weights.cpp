@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "nn/row_order.h"
+
 namespace attnscope {
 namespace {
 
@@ -22,10 +24,7 @@ std::unordered_map<const void*, std::shared_ptr<const PackedWeightLayout>>& regi
 }  // namespace
 
 int64_t PackedWeightLayout::storedRow(int64_t r) const {
-  if (permutedHeads <= 0) return r;
-  const int64_t d = rows / permutedHeads;
-  const int64_t head = r / d, j = (r % d) / (d / 2), i = r % (d / 2);
-  return head * d + 2 * i + j;
+  return storedRowOf(r, rows, permutedHeads, qkvHeads);
 }
 
 PackedWeights::~PackedWeights() {
@@ -83,11 +82,12 @@ void unpackRows(const torch::Tensor& w, const PackedWeightLayout& layout, int64_
 torch::Tensor unpackWeight(const torch::Tensor& w, const PackedWeightLayout& layout) {
   torch::Tensor out = torch::empty({layout.rows, layout.columns}, torch::kFloat);
   unpackRows(w, layout, 0, layout.rows, out.data_ptr<float>());
-  return out;
+  return layout.transposed ? out.t() : out;
 }
 
 torch::Tensor unpackEmbedding(const torch::Tensor& w, const PackedWeightLayout& layout,
                               const torch::Tensor& ids) {
+  TORCH_CHECK(!layout.transposed, "a transposed packed weight is not an embedding table");
   const torch::Tensor flat = ids.to(torch::kLong).reshape({-1}).contiguous();
   const int64_t n = flat.numel();
   torch::Tensor out = torch::empty({n, layout.columns}, torch::kFloat);

@@ -21,6 +21,13 @@ struct PackedWeightLayout {
   /// (llama's converter stores head h's rows [2, D/2] as [D/2, 2]): float32 row h·D + j·D/2 + i
   /// is stored row h·D + 2i + j.
   int64_t permutedHeads = 0;
+  /// > 0: a fused query_key_value of this many heads, stored as Q, K, V (row_order.h: qkvHeads)
+  /// where the float32 matrix interleaves them per head (GPT-NeoX's and BLOOM's layout).
+  int64_t qkvHeads = 0;
+  /// The parameter is the float32 matrix transposed, [columns, rows]: GPT-2's Conv1D weights,
+  /// [in, out], which the file stores as [out, in] rows. unpackWeight returns it transposed;
+  /// linearForward on it computes x @ weight, Conv1D's product.
+  bool transposed = false;
   std::string typeName;  // "Q4_K", for the model info
   /// Widens `count` values (whole blocks, `columns` of them a row) from src into dst; the same
   /// floats as widening the whole tensor at once, so packed and widened models compute alike.
@@ -64,7 +71,8 @@ std::shared_ptr<const PackedWeightLayout> packedLayout(const torch::Tensor& w);
 void unpackRows(const torch::Tensor& w, const PackedWeightLayout& layout, int64_t first,
                 int64_t count, float* out);
 
-/// The whole weight as float32 [rows, columns] (a new tensor).
+/// The whole weight as float32 [rows, columns] (a new tensor), or its transpose [columns, rows]
+/// (a view of one) for a transposed layout: the parameter's shape either way.
 torch::Tensor unpackWeight(const torch::Tensor& w, const PackedWeightLayout& layout);
 
 /// The rows `ids` names (int64, any shape) as float32 [..., columns]: only those rows are

@@ -7,6 +7,10 @@ const std::vector<TraceStepKind>& traceStepKinds() {
   static const std::vector<TraceStepKind> kinds = {
       {"input", "input", "The layer's input: one vector per token."},
       {"embedding", "Embedding", "The embedding looks up a learned vector for every token id."},
+      {"dequantize", "dequantize",
+       "The weight is kept as the GGUF file's quantized blocks (Q4_K, Q8_0, ...: a few bits a "
+       "weight plus block scales); it is widened to float32 a block of rows at a time, only for "
+       "this product, and dropped after it."},
       {"linear", "Linear",
        "A learned Linear layer multiplies every token's vector by a weight matrix and adds a "
        "bias."},
