@@ -195,6 +195,13 @@ std::string llama1BFolder() {
   return folder;
 }
 
+std::string llama2LayerFolder() {
+  const std::string folder = scratchDir() + "/llama-2l-2048-bf16-random";
+  if (std::filesystem::exists(folder + "/model.safetensors")) return folder;
+  writeBf16Llama(folder, {2, 2048, 8192, 32, 8, 128256, 131072, 500000.0, "bfloat16"}, UINT64_MAX);
+  return folder;
+}
+
 std::string llama1BQ4KFile() {
   const std::string file = scratchDir() + "/llama-1b-q4_k.gguf";
   if (std::filesystem::exists(file)) return file;

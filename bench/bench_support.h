@@ -21,6 +21,9 @@ std::string smolLmFolder();
 /// 2.5 GB), written once. Its tokenizer is gpt2Folder()'s 259-token byte vocabulary, so
 /// gpt2Text(T) gives T tokens; every weight shape is the real model's.
 std::string llama1BFolder();
+/// The same shapes with 2 layers (issue 33's 32,768-token case: the width of a 1B model, two
+/// layers so that a forward at that length fits two cores), written once.
+std::string llama2LayerFolder();
 /// A random-weight Llama-3.1-8B-shaped BF16 folder (32 layers, 32 query / 8 key-value heads,
 /// hidden 4096, intermediate 14336, vocab 128256; tied here, so 7.5 B parameters, 15 GB in four
 /// shards with their index), written once, streamed. Same tokenizer as llama1BFolder().

@@ -11,6 +11,7 @@
 #include "attnscope/head_statistics.h"
 #include "attnscope/induction_probe.h"
 #include "attnscope/induction_scores.h"
+#include "attnscope/long_range.h"
 #include "attnscope/result_json.h"
 #include "attnscope/value_weighted_norms.h"
 #include "commands.h"
@@ -152,7 +153,9 @@ void addAnalyzeFlags(ArgParser& p) {
            "ablation (p of the top prediction with "
            "each head's output zeroed, L x H) or model-distance (each head's mean Jensen-Shannon "
            "distance to the same head of --model-b on the same text, L x H: which heads "
-           "quantization or fine-tuning changes most)")
+           "quantization or fine-tuning changes most) or long-range (each head's attention-sink "
+           "share, its weight by log-distance bucket, entropy and mean distance, L x H, with the "
+           "attention computed on demand so that long inputs fit)")
       .option("--model-b", "M", "model-distance: the second model (same tokenizer)")
       .option("--json", "FILE", "write the measure and the tokens as JSON")
       .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")
@@ -164,19 +167,26 @@ void addAnalyzeFlags(ArgParser& p) {
             "ablation: estimate every head's effect by attribution patching (one forward and one "
             "backward: -head output . d log p / d head output) instead of L x H exact reruns")
       .option("--position", "N",
-              "ablation of an encoder: the mask token whose fill is read; default the first");
+              "ablation of an encoder: the mask token whose fill is read; default the first")
+      .option("--sink-tokens", "K", "long-range: the first K tokens form the sink; default 4")
+      .option("--thumbnail", "N",
+              "long-range: also each head's attention max-pooled to at most N x N cells");
 }
 
 // --measure, with every flag that belongs to another measure refused.
 std::string measureFromFlags(const ArgParser& p) {
   if (!p.has("--measure"))
     throw UsageError(
-        "--measure is required: rollout, induction, value-norm, ablation or model-distance");
+        "--measure is required: rollout, induction, value-norm, ablation, model-distance or "
+        "long-range");
   const std::string measure = p.value("--measure");
   if (measure != "rollout" && measure != "induction" && measure != "value-norm" &&
-      measure != "ablation" && measure != "model-distance")
+      measure != "ablation" && measure != "model-distance" && measure != "long-range")
     throw UsageError("unknown --measure '" + measure +
-                     "' (rollout, induction, value-norm, ablation or model-distance)");
+                     "' (rollout, induction, value-norm, ablation, model-distance or long-range)");
+  if ((p.has("--sink-tokens") || p.has("--thumbnail")) && measure != "long-range")
+    throw UsageError(std::string(p.has("--sink-tokens") ? "--sink-tokens" : "--thumbnail") +
+                     " belongs to the long-range measure; use it with --measure long-range");
   if (p.has("--model-b") != (measure == "model-distance"))
     throw UsageError(p.has("--model-b")
                          ? "--model-b is the second model of --measure model-distance"
@@ -190,6 +200,47 @@ std::string measureFromFlags(const ArgParser& p) {
     throw UsageError("--probe feeds the induction measure; use it with --measure induction");
   if (p.has("--probe-seed") && !p.has("--probe")) throw UsageError("--probe-seed needs --probe");
   return measure;
+}
+
+// --measure long-range: every head's sink share, distance profile and statistics, read a block
+// of rows at a time from attention computed on demand (no T x T matrix is held), and with
+// --thumbnail N its max-pooled N x N picture.
+json longRangeJson(const AttentionGroup& group, int item, int sinkTokens, int thumbnail) {
+  const int L = group.layers(), H = group.heads();
+  std::vector<double> sink, entropy, distance, first;
+  json mass = json::array(), thumbs = json::array();
+  for (int l = 0; l < L; ++l) {
+    json massRow = json::array(), thumbRow = json::array();
+    for (int h = 0; h < H; ++h) {
+      const LongRangeProfile r = longRangeProfile(group, l, item, h, sinkTokens);
+      sink.push_back(r.sinkShare);
+      entropy.push_back(r.statistics.entropy);
+      distance.push_back(r.statistics.meanDistance);
+      first.push_back(r.statistics.firstToken);
+      massRow.push_back(r.distanceMass);
+      if (thumbnail > 0) {
+        const std::vector<float> t = pooledAttention(group, l, item, h, thumbnail, thumbnail);
+        // min(N, real queries) rows of min(N, real keys) cells.
+        const int rows = std::min(thumbnail, group.queryLengths[static_cast<std::size_t>(item)]);
+        const int cols = rows > 0 ? static_cast<int>(t.size()) / rows : 0;
+        thumbRow.push_back(matrixJson(std::vector<double>(t.begin(), t.end()), rows, cols));
+      }
+    }
+    mass.push_back(std::move(massRow));
+    if (thumbnail > 0) thumbs.push_back(std::move(thumbRow));
+  }
+  std::printf("long range: %d layers x %d heads over %d tokens (attention on demand)\n", L, H,
+              group.queryLengths[static_cast<std::size_t>(item)]);
+  printTopHeads(("sink (first " + std::to_string(sinkTokens) + " tokens)").c_str(), sink, H);
+  printTopHeads("mean distance", distance, H);
+  json out = {{"sink_tokens", sinkTokens},
+              {"sink", matrixJson(sink, L, H)},
+              {"first_token", matrixJson(first, L, H)},
+              {"entropy", matrixJson(entropy, L, H)},
+              {"mean_distance", matrixJson(distance, L, H)},
+              {"distance_mass", std::move(mass)}};
+  if (thumbnail > 0) out["thumbnails"] = std::move(thumbs);
+  return out;
 }
 
 // --measure value-norm: [layers][heads][query][key].
@@ -251,6 +302,7 @@ int analyzeCommand(const std::vector<std::string>& args) {
                      "; give --text, not random input");
   request.keepScores = false;  // the measures read the weights only
   request.keepValueNorms = measure == "value-norm";
+  request.attentionOnDemand = measure == "long-range";
   if (p.has("--json")) {
     // Before the run, as `run --json`: a bad path fails now, and value norms (as many as the
     // attention values) count their JSON in the estimate.
@@ -299,6 +351,10 @@ int analyzeCommand(const std::vector<std::string>& args) {
     std::printf("rollout over layers 0..%d: %d x %d\n", r.layers - 1, r.tokens, r.tokens);
   } else if (measure == "value-norm") {
     out["value_norm"] = valueNormJson(group, item);
+  } else if (measure == "long-range") {
+    out.update(longRangeJson(group, item,
+                             static_cast<int>(p.integer("--sink-tokens", 4, 1, 1 << 20)),
+                             static_cast<int>(p.integer("--thumbnail", 0, 1, 4096))));
   } else {
     addInduction(group, item, out);
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dump_writer.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "attnscope/file_io.h"
@@ -17,6 +18,8 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
       "input.npy", "context.npy", "weights.safetensors", "attention.npy", "output.npy",
       "trace.json", "tokens.json", "router_experts.npy", "router_weights.npy", "logit_lens_ids.npy",
       "logit_lens_probs.npy", "logit_lens_next.npy", "logits.npy",
+      // the terms of the scores (DeBERTa: RunRequest::keepScoreTerms)
+      "scores_c2c.npy", "scores_c2p.npy", "scores_p2c.npy",
       // encoder-decoders
       "decoder_tokens.json", "decoder_attention.npy", "cross_attention.npy", "decoder_output.npy"};
   // Written into a sibling folder that replaces `dir` in one rename, so a reader (or a full disk)
@@ -35,6 +38,11 @@ void writeDump(const std::string& dir, const AttentionResult& result, const Mode
         writeTextFile(at("trace.json"), traceJson(result));
         writeTextFile(at("tokens.json"), tokensJson(result));
         if (!result.logits.empty()) writeNpy(at("logits.npy"), result.logits);
+        for (const ScoreTerm& term : result.group().scoreTerms) {
+          const std::string name = "scores_" + term.name + ".npy";
+          if (std::find(kNames.begin(), kNames.end(), name) != kNames.end())
+            writeNpy(at(name.c_str()), term.values);
+        }
         if (!result.routerExperts.empty()) {  // mixture-of-experts models
           writeNpy(at("router_experts.npy"), result.routerExperts);
           writeNpy(at("router_weights.npy"), result.routerWeights);

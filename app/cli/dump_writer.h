@@ -14,7 +14,8 @@ namespace attnscope::cli {
 /// [Ld, B, H, Tt, Tt], cross_attention.npy [Ld, B, H, Tt, Ts] and decoder_output.npy (attention.npy
 /// and output.npy are then the encoder's, tokens.json the source); for mixture-of-experts models
 /// router_experts.npy and router_weights.npy [L, B, T, k] (AttentionResult::routerExperts,
-/// routerWeights). Creates the folder; throws
+/// routerWeights); for models whose scores are a sum of terms (DeBERTa, RunRequest::keepScoreTerms)
+/// scores_c2c.npy, scores_c2p.npy, scores_p2c.npy [L, B, H, T, T]. Creates the folder; throws
 /// attnscope::Error(Io) naming it when it cannot be created or written.
 void writeDump(const std::string& dir, const AttentionResult& result, const Model& model);
 

@@ -131,6 +131,9 @@ void addExportFlags(ArgParser& p) {
       .option("--dpi", "N", "PNG resolution: pixels = size x dpi / 96; default 150")
       .option("--palette", "NAME", "viridis (default), magma, cividis or greyscale")
       .flag("--scores", "heatmap: pre-softmax scores instead of weights")
+      .option("--score-term", "NAME",
+              "with --scores: one term of the scores instead of their sum, for models whose "
+              "scores are a sum of terms (DeBERTa: c2c, c2p, p2c)")
       .flag("--per-head-scale", "grid: scale each cell to its own maximum")
       .flag("--hide-special",
             "leave out [CLS]/[SEP]/<s>/</s> rows and columns and renormalise the rows")
@@ -161,6 +164,10 @@ void parseStateFlags(const ArgParser& p, render::ViewState& state) {
     }
   }
   state.showScores = p.has("--scores");
+  if (p.has("--score-term")) {
+    if (!state.showScores) throw UsageError("--score-term goes with --scores");
+    state.scoreTerm = QString::fromStdString(p.value("--score-term"));
+  }
   state.perHeadScale = p.has("--per-head-scale");
   state.hideSpecial = p.has("--hide-special");
   state.mergeWords = p.has("--merge-words");
@@ -396,12 +403,21 @@ int exportCommand(const std::vector<std::string>& args) {
   RunRequest request = requestFromFlags(p);
   request.keepQueryKey = plan.kind == render::ViewKind::QueryKey;
   request.keepValueNorms = p.value("--attention", "") == "value_norm";
+  request.keepScoreTerms = p.has("--score-term");
   if (plan.kind == render::ViewKind::LogitLens)
     request.logitLens = render::LogitLensView::kTopTokens;
   if (p.has("--model-b") && plan.kind != render::ViewKind::Compare)
     throw UsageError("--model-b gives head B of the compare view; use it with --view compare");
   const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
+  if (!plan.state.scoreTerm.isEmpty() &&
+      render::scoreTermIndex(result->group(), plan.state.scoreTerm) < 0) {
+    std::string have;
+    for (const ScoreTerm& t : result->group().scoreTerms)
+      have += (have.empty() ? "" : ", ") + t.name;
+    throw UsageError("--score-term " + plan.state.scoreTerm.toStdString() +
+                     ": the model's scores have the terms " + have);
+  }
   // B from a second model's run of the same text: what quantization (or a fine-tune) changes.
   std::shared_ptr<AttentionResult> other;
   if (p.has("--model-b")) other = runModel(*secondModelFromFlags(p), request);

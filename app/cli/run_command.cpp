@@ -174,9 +174,10 @@ int runCommand(const std::vector<std::string>& args) {
   p.flag("--trace", "print the shape trace, one step per line")
       .option("--json", "FILE", "write tokens, shapes, trace, device, timings and attention")
       .option("--dump", "DIR",
-              "write input/attention/output .npy, weights.safetensors, trace/tokens .json, and "
+              "write input/attention/output .npy, weights.safetensors, trace/tokens .json, "
               "logits.npy (the head's logits at every position, where the model has a head and "
-              "they fit the memory limit)")
+              "they fit the memory limit), and for DeBERTa scores_{c2c,c2p,p2c}.npy (the terms of "
+              "the pre-softmax scores)")
       .flag("--logit-lens",
             "also compute the logit lens (causal language models with a head): each layer's top "
             "5 tokens and the next token's probability at every position, written by --dump as "
@@ -204,6 +205,8 @@ int runCommand(const std::vector<std::string>& args) {
   }
   const auto model = modelFromFlags(p);
   const bool encoderDecoder = model->info().encoderDecoder();
+  // DeBERTa's c2c, c2p and p2c, for scores_<term>.npy.
+  request.keepScoreTerms = p.has("--dump") && !model->info().scoreTerms.empty();
   if (p.has("--generate") && encoderDecoder) {
     // The core generates token by token after the encoder has run once
     // (AttentionResult::generated).

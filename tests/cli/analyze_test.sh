@@ -26,6 +26,9 @@ acli run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
   fail "run exited $?: $(cat "$out/log.txt")"
 acli analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
   >"$out/log.txt" 2>&1 || fail "rollout --layer 0 exited $?: $(cat "$out/log.txt")"
+acli analyze "${model[@]}" --measure long-range --sink-tokens 2 --thumbnail 4 \
+  --json "$out/long-range.json" >"$out/log.txt" 2>&1 ||
+  fail "long-range exited $?: $(cat "$out/log.txt")"
 acli analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
   --probe-seed 3 --json "$out/probe.json" >"$out/log.txt" 2>&1 ||
   fail "induction --probe exited $?: $(cat "$out/log.txt")"
@@ -74,6 +77,30 @@ run = load("run")
 top = run["next_token"][0] if "next_token" in run else None
 check(top is not None and top["id"] == a["token"] and abs(top["p"] - a["baseline"]) < 1e-6,
       f"ablation: the baseline is the run's top prediction ({top} vs {a['token']}, {a['baseline']})")
+# long-range computes its attention on demand (never stored): every number against the stored
+# attention of `run`, recomputed here by its definition.
+import math
+lr, att = load("long-range"), run["attention"]
+check(lr["sink_tokens"] == 2 and len(lr["sink"]) == 4 and len(lr["sink"][0]) == 4, "long-range: L x H")
+worst = 0.0
+for l in range(4):
+    for h in range(4):
+        A = att[l][0][h]
+        n = len(A)
+        sink = sum(A[q][0] + A[q][1] for q in range(n)) / n
+        entropy = -sum(a * math.log(a) for row in A for a in row if a > 0) / n
+        mass = [0.0] * (int(math.log2(n)) + 1)
+        for q in range(n):
+            for k in range(n):
+                mass[int(math.floor(math.log2(abs(q - k) + 1)))] += A[q][k] / n
+        worst = max(worst, abs(lr["sink"][l][h] - sink), abs(lr["entropy"][l][h] - entropy),
+                    max(abs(x - y) for x, y in zip(lr["distance_mass"][l][h], mass)))
+        check(len(lr["distance_mass"][l][h]) == len(mass), "long-range: distance buckets")
+        thumb = lr["thumbnails"][l][h]
+        want = [[max(A[q][k] for q in range(r * n // 4, (r + 1) * n // 4)
+                     for k in range(c * n // 4, (c + 1) * n // 4)) for c in range(4)] for r in range(4)]
+        worst = max(worst, max(abs(x - y) for tr, wr in zip(thumb, want) for x, y in zip(tr, wr)))
+check(worst < 1e-5, f"long-range equals the stored attention's numbers (worst {worst})")
 p = load("probe")
 ids = [t["id"] for t in p["tokens"]]
 check(len(ids) == 24 and ids[:12] == ids[12:] and len(set(ids)) == 12,
@@ -99,6 +126,7 @@ expect() {  # code substring args...
 expect 2 "--measure is required" analyze "${model[@]}"
 expect 2 "unknown --measure 'bogus'" analyze "${model[@]}" --measure bogus
 expect 2 "--estimate belongs to the ablation measure" analyze "${model[@]}" --measure rollout --estimate
+expect 2 "--thumbnail belongs to the long-range measure" analyze "${model[@]}" --measure rollout --thumbnail 4
 expect 2 "fills no masks" analyze "${model[@]}" --measure ablation --position 1
 expect 2 "head ablation reads a prediction" analyze --batch 1 --seq-len 4 --measure ablation
 expect 2 "predicts no token" analyze --text "hi there" --measure ablation

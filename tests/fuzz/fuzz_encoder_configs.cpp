@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The encoder and encoder-decoder families' config.json readers (BertConfig in each flavour,
-// DistilBertConfig, ModernBertConfig, T5Config, BartConfig in both flavours, through ConfigReader)
-// on arbitrary text: each accepts a consistent configuration or throws Error(Format), never
-// anything else.
+// DistilBertConfig, ModernBertConfig, DebertaConfig, T5Config, BartConfig in both flavours, through
+// ConfigReader) on arbitrary text: each accepts a consistent configuration or throws Error(Format),
+// never anything else.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -12,6 +12,7 @@
 #include "fuzz_config_reader.h"
 #include "models/bart_config.h"
 #include "models/bert_config.h"
+#include "models/deberta_config.h"
 #include "models/distilbert_config.h"
 #include "models/modernbert_config.h"
 #include "models/t5_config.h"
@@ -49,6 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         !(c.normEps > 0) || !(c.globalRopeTheta > 1) || !(c.localRopeTheta > 1) ||
         c.padTokenId < 0)  // below vocab_size when given; the default may not be (unused)
       fuzz::fail("accepted an inconsistent ModernBERT config");
+  });
+  fuzz::expectOnlyUserErrors([&] {
+    const DebertaConfig c = DebertaConfig::fromReader(reader);
+    if (c.vocabSize <= 0 || c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numLayers <= 0 ||
+        c.intermediateSize <= 0 || c.embeddingSize <= 0 || c.maxPositions <= 0 ||
+        c.typeVocabSize < 0 || c.padTokenId < 0 || c.padTokenId >= c.vocabSize ||
+        !(c.layerNormEps > 0) || c.maxRelativePositions < 1 || c.span() < 1 ||
+        c.scaleFactor() < 1 || c.scaleFactor() > 3 ||
+        (c.relativeAttention && c.positionBuckets > 0 &&
+         (c.positionBuckets / 2 < 1 || c.maxRelativePositions - 1 <= c.positionBuckets / 2)))
+      fuzz::fail("accepted an inconsistent DeBERTa-v2 config");
   });
   fuzz::expectOnlyUserErrors([&] {
     const T5Config c = T5Config::fromReader(reader);

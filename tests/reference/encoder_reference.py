@@ -28,6 +28,17 @@ bias with an untied decoder. Four planted mistakes (window off, one rotary base,
 GeGLU halves swapped) must each be at least 1e-2 from the CLI's attention; a padded batch of two items
 must equal each item's own forward with the padding exactly 0.
 
+DeBERTa v2/v3 (post-norm layers whose scores are c2c + c2p + p2c, each divided by sqrt(head_dim *
+scale_factor); c2p and p2c gather projected rel_embeddings at the clamped, log-bucketed relative
+distance, p2c on the keys' side and transposed): a v3-like folder (share_att_key, "p2c|c2p", 4 buckets
+over max_relative_positions 8 so that T ~ 11 buckets and clamps, LayerNorm'd rel_embeddings, no absolute
+positions, lm_predictions.lm_head, a Unigram [CLS] A [SEP] tokenizer whose ids are checked), a v2-like
+one (c2p only through pos_key_proj, no buckets with max_relative_positions 4, positions, token types,
+embed_proj, the legacy cls.predictions head) and a BF16 one (pos_key_proj and pos_query_proj, 6
+buckets). Besides attention, hidden states, mask fills, logits and value norms, --dump's
+scores_{c2c,c2p,p2c}.npy are compared term by term; four planted mistakes (no log buckets, p2c not
+transposed, the scale without scale_factor, c2p missing) must each be at least 1e-2 away.
+
 Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
 Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing; under CI=true
 that fails instead, exit 1: see cannot_run.py).
@@ -74,14 +85,18 @@ MASK_TEXT = "the teacher said the {} was happy."
 def write_safetensors(path, tensors, dtype):
     """tensors: name -> float64 numpy array. Returns the same tensors rounded to dtype, as float64
     torch tensors (what the CLI reads)."""
-    np_dtype = {"F32": "<f4", "F16": "<f2"}[dtype]
     header, chunks, offset, stored = {"__metadata__": {"format": "pt"}}, [], 0, {}
     for name in sorted(tensors):
-        v = np.ascontiguousarray(tensors[name].astype(np_dtype))
+        if dtype == "BF16":  # numpy has no bfloat16: round through torch, store the raw 16 bits
+            t = torch.from_numpy(np.asarray(tensors[name], dtype=np.float64)).to(torch.bfloat16)
+            v = np.ascontiguousarray(t.view(torch.int16).numpy())
+            stored[name] = t.double()
+        else:
+            v = np.ascontiguousarray(tensors[name].astype({"F32": "<f4", "F16": "<f2"}[dtype]))
+            stored[name] = torch.from_numpy(v.astype(np.float64))
         header[name] = {"dtype": dtype, "shape": list(v.shape), "data_offsets": [offset, offset + v.nbytes]}
         chunks.append(v.tobytes())
         offset += v.nbytes
-        stored[name] = torch.from_numpy(v.astype(np.float64))
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
@@ -392,6 +407,8 @@ def forward(family, cfg, w, ids, types, act=None, zero_types=False, positions=No
     act / zero_types / positions / head_act override the architecture: used to name a mistake."""
     if family == "modernbert":
         return modernbert_forward(cfg, w, ids, norms=norms)
+    if family == "deberta-v2":
+        return deberta_forward(cfg, w, ids, types, norms=norms)
     T = len(ids)
     ids = torch.tensor(ids)
     types = torch.zeros(T, dtype=torch.long) if zero_types else torch.tensor(types)
@@ -568,6 +585,222 @@ MB_MISTAKES = [("local window off", dict(no_window=True)),
 # Models and cases
 
 
+# ----------------------------------------------------------------------------------------------
+# DeBERTa v2/v3: BERT's post-norm layers with disentangled attention (c2c + c2p + p2c)
+
+DEBERTA_WORDS = ["the", "teacher", "said", "dog", "was", "happy", "yesterday", "cat", "window"]
+
+
+def deberta_tokenizer(path):
+    """A SentencePiece Unigram tokenizer.json laid out like DeBERTa-v3's: [PAD] [CLS] [SEP] [UNK]
+    first, "▁word" pieces and single characters, [MASK] last; Metaspace; [CLS] A [SEP] (B:1 [SEP]:1).
+    Returns (vocabulary size, the ids SINGLE must get, the [MASK] id)."""
+    specials = ["[PAD]", "[CLS]", "[SEP]", "[UNK]"]
+    pieces = [[t, 0.0] for t in specials]
+    pieces += [["\u2581" + w, -2.0 - 0.01 * i] for i, w in enumerate(DEBERTA_WORDS)]
+    chars = sorted(set("".join(DEBERTA_WORDS) + ".,\u2581abcdefghijklmnopqrstuvwxyz"))
+    pieces += [[ch, -8.0] for ch in chars]
+    pieces.append(["[MASK]", 0.0])
+    ids = {t: i for i, (t, _) in enumerate(pieces)}
+    added = [{"id": ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for t in specials + ["[MASK]"]]
+    cls, sep = {"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [cls, {"Sequence": {"id": "A", "type_id": 0}}, sep],
+                              "pair": [cls, {"Sequence": {"id": "A", "type_id": 0}}, sep,
+                                       {"Sequence": {"id": "B", "type_id": 1}},
+                                       {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+                              "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]},
+                                                 "[SEP]": {"id": "[SEP]", "ids": [2], "tokens": ["[SEP]"]}}},
+           "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+           "model": {"type": "Unigram", "unk_id": 3, "vocab": pieces, "byte_fallback": False}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
+    single = [1] + [ids["\u2581" + w] for w in SINGLE.rstrip(".").split()] + [ids["."], 2]
+    return len(pieces), single, ids["[MASK]"]
+
+
+def deberta_config(V, **extra):
+    cfg = {"model_type": "deberta-v2", "vocab_size": V, "hidden_size": C, "num_hidden_layers": L,
+           "num_attention_heads": H, "intermediate_size": I, "max_position_embeddings": P,
+           "layer_norm_eps": 1e-7, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+           "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02, "pad_token_id": 0,
+           "relative_attention": True, "pooler_hidden_size": C, "pooler_dropout": 0,
+           "pooler_hidden_act": "gelu"}
+    cfg.update(extra)
+    return cfg
+
+
+def deberta_setup(cfg):
+    """What DebertaV2Config and the modules read, with transformers' defaults and getattr fallbacks."""
+    pat = cfg.get("pos_att_type") or []
+    if isinstance(pat, str):
+        pat = [x.strip() for x in pat.lower().split("|")]
+    maxrel = cfg.get("max_relative_positions", -1)
+    maxrel = cfg["max_position_embeddings"] if maxrel < 1 else maxrel
+    buckets = cfg.get("position_buckets", -1)
+    rel = cfg.get("relative_attention", False)
+    return dict(c2p=rel and "c2p" in pat, p2c=rel and "p2c" in pat, sf=1 + ("c2p" in pat) + ("p2c" in pat),
+                maxrel=maxrel, buckets=buckets, span=buckets if buckets > 0 else maxrel, rel=rel,
+                share=cfg.get("share_att_key", False), E=cfg.get("embedding_size", C),
+                pbi=cfg.get("position_biased_input", True), types=cfg.get("type_vocab_size", 0),
+                rel_norm="layer_norm" in [x.strip() for x in cfg.get("norm_rel_ebd", "none").lower().split("|")])
+
+
+def deberta_weights(seed, cfg, head):
+    """DebertaV2ForMaskedLM's tensors; head "lm" (lm_predictions.lm_head), "cls" (the legacy
+    cls.predictions with its tied decoder stored) or None (DebertaV2Model)."""
+    s, g, V = deberta_setup(cfg), Init(seed), cfg["vocab_size"]
+    p = "deberta."
+    g.embedding(p + "embeddings.word_embeddings", V, s["E"])
+    if s["pbi"]:
+        g.embedding(p + "embeddings.position_embeddings", P, s["E"], 0.3)
+    if s["types"]:
+        g.embedding(p + "embeddings.token_type_embeddings", s["types"], s["E"], 0.3)
+    if s["E"] != C:
+        g.linear(p + "embeddings.embed_proj", C, s["E"], bias=False)
+    g.layernorm(p + "embeddings.LayerNorm", C)
+    if s["rel"]:
+        g.embedding(p + "encoder.rel_embeddings", 2 * s["span"], C)
+    if s["rel_norm"]:
+        g.layernorm(p + "encoder.LayerNorm", C)
+    for i in range(L):
+        q = f"{p}encoder.layer.{i}."
+        g.linear(q + "attention.self.query_proj", C, C, scale=QK_SCALE)
+        g.linear(q + "attention.self.key_proj", C, C, scale=QK_SCALE)
+        g.linear(q + "attention.self.value_proj", C, C)
+        if s["c2p"] and not s["share"]:
+            g.linear(q + "attention.self.pos_key_proj", C, C, scale=QK_SCALE)
+        if s["p2c"] and not s["share"]:
+            g.linear(q + "attention.self.pos_query_proj", C, C, scale=QK_SCALE)
+        g.linear(q + "attention.output.dense", C, C)
+        g.layernorm(q + "attention.output.LayerNorm", C)
+        g.linear(q + "intermediate.dense", I, C, scale=FFN_IN)
+        g.linear(q + "output.dense", C, I, scale=FFN_OUT)
+        g.layernorm(q + "output.LayerNorm", C)
+    if head == "lm":
+        g.linear("lm_predictions.lm_head.dense", C, C, scale=FFN_IN)
+        g.layernorm("lm_predictions.lm_head.LayerNorm", C)
+        g.w["lm_predictions.lm_head.bias"] = g.rng.normal(0, 0.3, V)
+    elif head == "cls":
+        g.linear("cls.predictions.transform.dense", s["E"], C, scale=FFN_IN)
+        g.layernorm("cls.predictions.transform.LayerNorm", s["E"])
+        g.w["cls.predictions.bias"] = g.rng.normal(0, 0.3, V)
+        g.w["cls.predictions.decoder.weight"] = g.w[p + "embeddings.word_embeddings.weight"].copy()
+        g.w["cls.predictions.decoder.bias"] = g.w["cls.predictions.bias"].copy()
+    return g.w
+
+
+def deberta_relative_positions(T, buckets, max_position):
+    """build_relative_position with make_log_bucket_position, in float32 as transformers computes it."""
+    ids = torch.arange(T)
+    rel = ids[:, None] - ids[None, :]
+    if buckets > 0 and max_position > 0:
+        sign, mid = torch.sign(rel), buckets // 2
+        abs_pos = torch.where((rel < mid) & (rel > -mid), torch.tensor(mid - 1).type_as(rel), torch.abs(rel))
+        log_pos = torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid,
+                                                                               dtype=torch.float32)) * (mid - 1)) + mid
+        rel = torch.where(abs_pos <= mid, rel.type_as(log_pos), log_pos * sign)
+    return rel.long()
+
+
+def deberta_forward(cfg, w, ids, types, norms=None, terms=None, no_buckets=False, no_transpose=False,
+                    no_scale_factor=False, no_c2p=False):
+    """DebertaV2ForMaskedLM in float64: (attention [L, H, T, T], hidden [T, C], logits or None).
+    terms, when a list, gets each layer's (c2c, c2p, p2c) [H, T, T] (None for a missing one). The
+    keyword arguments plant one mistake each."""
+    s, p = deberta_setup(cfg), "deberta."
+    T = len(ids)
+    ids_t = torch.tensor(ids)
+    act = ACT[cfg["hidden_act"]]
+    eps = cfg["layer_norm_eps"]
+    x = w[p + "embeddings.word_embeddings.weight"][ids_t]
+    if s["pbi"]:
+        x = x + w[p + "embeddings.position_embeddings.weight"][torch.arange(T)]
+    if s["types"]:
+        x = x + w[p + "embeddings.token_type_embeddings.weight"][torch.tensor(types)]
+    if s["E"] != C:
+        x = x @ w[p + "embeddings.embed_proj.weight"].T
+    x = ln(w, p + "embeddings.LayerNorm", x, eps)
+    rel = w[p + "encoder.rel_embeddings.weight"] if s["rel"] else None
+    if rel is not None and s["rel_norm"]:
+        rel = ln(w, p + "encoder.LayerNorm", rel, eps)
+    S = s["span"]
+    relpos = deberta_relative_positions(T, -1 if no_buckets else s["buckets"], s["maxrel"])
+    heads = lambda t: t.reshape(t.shape[0], H, D).transpose(0, 1)
+    scale = math.sqrt(D * (1 if no_scale_factor else s["sf"]))
+    attentions = []
+    for i in range(L):
+        q_ = f"{p}encoder.layer.{i}."
+        a_ = q_ + "attention.self."
+        v = lin(w, a_ + "value_proj", x)
+        q, k, vh = heads(lin(w, a_ + "query_proj", x)), heads(lin(w, a_ + "key_proj", x)), heads(v)
+        c2c = q @ k.transpose(-1, -2) / scale
+        c2p = p2c = None
+        if s["c2p"] and not no_c2p:
+            pk = heads(lin(w, a_ + ("key_proj" if s["share"] else "pos_key_proj"), rel))  # [H, 2S, D]
+            idx = torch.clamp(relpos + S, 0, 2 * S - 1).expand(H, T, T)
+            c2p = torch.gather(q @ pk.transpose(-1, -2), -1, idx) / scale
+        if s["p2c"]:
+            pq = heads(lin(w, a_ + ("query_proj" if s["share"] else "pos_query_proj"), rel))
+            idx = torch.clamp(-relpos + S, 0, 2 * S - 1).expand(H, T, T)
+            p2c = torch.gather(k @ pq.transpose(-1, -2), -1, idx)
+            p2c = (p2c if no_transpose else p2c.transpose(-1, -2)) / scale
+        scores = c2c + (c2p if c2p is not None else 0) + (p2c if p2c is not None else 0)
+        a = torch.softmax(scores, -1)
+        if terms is not None:
+            terms.append((c2c, c2p, p2c))
+        if norms is not None:
+            norms.append(value_norms(a, v, w[q_ + "attention.output.dense.weight"]))
+        attentions.append(a)
+        ctx = (a @ vh).transpose(0, 1).reshape(T, C)
+        x = ln(w, q_ + "attention.output.LayerNorm", lin(w, q_ + "attention.output.dense", ctx) + x, eps)
+        h = act(lin(w, q_ + "intermediate.dense", x))
+        x = ln(w, q_ + "output.LayerNorm", lin(w, q_ + "output.dense", h) + x, eps)
+    logits = None
+    if "lm_predictions.lm_head.bias" in w:
+        h = ln(w, "lm_predictions.lm_head.LayerNorm", act(lin(w, "lm_predictions.lm_head.dense", x)), eps)
+        logits = h @ w[p + "embeddings.word_embeddings.weight"].T + w["lm_predictions.lm_head.bias"]
+    elif "cls.predictions.bias" in w:
+        h = ln(w, "cls.predictions.transform.LayerNorm", act(lin(w, "cls.predictions.transform.dense", x)), eps)
+        logits = h @ w[p + "embeddings.word_embeddings.weight"].T + w["cls.predictions.bias"]
+    return torch.stack(attentions), x, logits
+
+
+DB_MISTAKES = [("no log buckets", dict(no_buckets=True)),
+               ("p2c not transposed", dict(no_transpose=True)),
+               ("scale without scale_factor", dict(no_scale_factor=True)),
+               ("c2p missing", dict(no_c2p=True))]
+
+
+def check_deberta_terms(m, ids, types, dump):
+    """scores_{c2c,c2p,p2c}.npy against the forward's terms: (worst error, problems)."""
+    terms, problems, worst = [], [], 0.0
+    deberta_forward(m["cfg"], m["w"], ids, types, terms=terms)
+    T = len(ids)
+    for t, name in enumerate(("c2c", "c2p", "p2c")):
+        want = [layer[t] for layer in terms]
+        path = os.path.join(dump, f"scores_{name}.npy")
+        if want[0] is None:
+            if os.path.exists(path):
+                problems.append(f"scores_{name}.npy dumped for a model without {name}")
+            continue
+        if not os.path.exists(path):
+            problems.append(f"scores_{name}.npy missing")
+            continue
+        got = np.load(path)
+        if got.shape != (L, 1, H, T, T):
+            problems.append(f"scores_{name}.npy shape {got.shape}, want {(L, 1, H, T, T)}")
+            continue
+        err = max(scaled_error(got[l, 0], want[l]) for l in range(L))
+        worst = max(worst, err)
+        if err > TOL:
+            problems.append(f"scores_{name}.npy differs by {err:.2e}")
+    return worst, problems
+
+
 def make_models(root):
     """Writes the folders. Returns a list of dicts: name, family, dir, cfg, w, cases."""
     models = []
@@ -676,6 +909,35 @@ def make_models(root):
     cfg = modernbert_config(every=3, window=6, biases=True, tied=False, decoder_bias=False)
     models.append(dict(name="modernbert-biases", family="modernbert", dir=d, cfg=cfg, cases=mb_cases[1:],
                        mask_id=4, head=True, layers=MB_L, w=save(d, cfg, modernbert_weights(62, cfg))))
+    # DeBERTa-v3-like: share_att_key, "p2c|c2p" as a string, log buckets (4 buckets, max_relative_positions
+    # 8, so that T ~ 11 buckets and clamps), LayerNorm'd rel_embeddings, no absolute positions, no token
+    # types, lm_predictions.lm_head; a Unigram tokenizer.json with [CLS] A [SEP]
+    db_cases = [("single", SINGLE, None), ("mask", MASK_TEXT.format("[MASK]"), None)]
+    d = folder("deberta-v3")
+    V, single_ids, mask_id = deberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(V, position_biased_input=False, type_vocab_size=0, max_relative_positions=8,
+                         position_buckets=4, pos_att_type="p2c|c2p", share_att_key=True,
+                         norm_rel_ebd="layer_norm", architectures=["DebertaV2ForMaskedLM"])
+    models.append(dict(name="deberta-v3", family="deberta-v2", dir=d, cfg=cfg, cases=db_cases, mask_id=mask_id,
+                       head=True, mistakes=True, want_ids={"single": single_ids},
+                       w=save(d, cfg, deberta_weights(71, cfg, "lm"))))
+    # DeBERTa-v2-like: c2p only with its own pos_key_proj, no buckets (max_relative_positions 4 clamps),
+    # absolute positions, token types, embedding_size 16 (embed_proj), the legacy cls.predictions head
+    d = folder("deberta-v2-c2p")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(WP_VOCAB, type_vocab_size=2, max_relative_positions=4, pos_att_type=["c2p"],
+                         embedding_size=E, architectures=["DebertaV2ForMaskedLM"])
+    models.append(dict(name="deberta-v2-c2p", family="deberta-v2", dir=d, cfg=cfg, mask_id=4, head=True,
+                       cases=[("pair", PAIR[0], PAIR[1]), ("mask", MASK_TEXT.format("[MASK]"), None)],
+                       w=save(d, cfg, deberta_weights(72, cfg, "cls"))))
+    # DeBERTa in BF16: separate pos_key_proj and pos_query_proj, 6 buckets over max_position_embeddings
+    d = folder("deberta-bf16")
+    V, _, mask_id = deberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(V, position_biased_input=False, type_vocab_size=0, position_buckets=6,
+                         pos_att_type=["p2c", "c2p"], torch_dtype="bfloat16", architectures=["DebertaV2ForMaskedLM"])
+    models.append(dict(name="deberta-bf16", family="deberta-v2", dir=d, cfg=cfg, mask_id=mask_id, head=True,
+                       mistakes=True, cases=[("mask", MASK_TEXT.format("[MASK]"), None)],
+                       w=save(d, cfg, deberta_weights(73, cfg, "lm"), "BF16")))
     return models
 
 
@@ -684,6 +946,8 @@ def alternatives(m, types):
     fam, cfg = m["family"], m["cfg"]
     if fam == "modernbert":
         return [(name, dict(kw, modernbert=True)) for name, kw in MB_MISTAKES]
+    if fam == "deberta-v2":
+        return []  # the planted mistakes are checked on every DeBERTa case with both terms
     swap = {"gelu": "gelu_new", "gelu_new": "gelu"}
     act = cfg.get("hidden_act", cfg.get("activation"))
     head = "gelu" if fam == "roberta" else act
@@ -773,11 +1037,19 @@ def check_case(cli, m, case, work):
             problems.append("attention differs (layer " + ", ".join(
                 f"{l}: {e:.2e}" for l, e in enumerate(per_layer) if e > TOL) + ")")
         # Planted mistakes (ModernBERT): each must be at least 1e-2 from the CLI's attention.
-        for name, kw in (MB_MISTAKES if m["family"] == "modernbert" else []):
-            dist = scaled_error(got_att[:, 0], modernbert_forward(m["cfg"], m["w"], ids, **kw)[0])
+        planted = {"modernbert": (MB_MISTAKES, lambda kw: modernbert_forward(m["cfg"], m["w"], ids, **kw)),
+                   "deberta-v2": (DB_MISTAKES if m.get("mistakes") else [],
+                                  lambda kw: deberta_forward(m["cfg"], m["w"], ids, types, **kw))}
+        mistakes, mistaken = planted.get(m["family"], ([], None))
+        for name, kw in mistakes:
+            dist = scaled_error(got_att[:, 0], mistaken(kw)[0])
             details.append(f"{name} {dist:.1e} away")
             if not dist >= 1e-2:
                 problems.append(f"the CLI's attention is within {dist:.1e} of the mistake: {name}")
+    if m["family"] == "deberta-v2":  # the terms of the scores (c2c, c2p, p2c)
+        term_err, term_problems = check_deberta_terms(m, ids, types, dump)
+        details.append(f"score terms {term_err:.1e}")
+        problems += term_problems
     if got_out.shape != (1, T, C):
         problems.append(f"output.npy shape {got_out.shape}, want {(1, T, C)}")
     else:
@@ -920,6 +1192,46 @@ def check_modernbert_batch(cli, m, work):
     return (False, f"FAIL {line}: " + "; ".join(problems)) if problems else (True, f"ok   {line}")
 
 
+def check_deberta_batch(cli, m, work):
+    """A padded batch of two on DeBERTa: each item's attention, hidden states and score terms must
+    equal its own forward, and the padding of attention and terms must be exactly 0."""
+    texts = [SINGLE, "the dog."]
+    ids = []
+    for t in texts:
+        tok_json = os.path.join(work, "tokens.json")
+        r = cli_run([cli, "tokenize", "--model", m["dir"], "--text", t, "--json", tok_json])
+        if r.returncode != 0:
+            return False, f"FAIL {m['name']} batch: tokenize exited {r.returncode}: {last_line(r.stderr)}"
+        with open(tok_json, encoding="utf-8") as f:
+            ids.append(json.load(f)["ids"])
+    dump = os.path.join(work, "dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    r = cli_run([cli, "run", "--model", m["dir"], "--text", texts[0], "--text", texts[1], "--dump", dump])
+    if r.returncode != 0:
+        return False, f"FAIL {m['name']} batch: run exited {r.returncode}: {last_line(r.stderr)}"
+    T = max(len(i) for i in ids)
+    got = {n: np.load(os.path.join(dump, n + ".npy")) for n in ("attention", "output", "scores_c2c",
+                                                                 "scores_c2p", "scores_p2c")}
+    problems, errs = [], []
+    if got["attention"].shape != (L, 2, H, T, T) or got["output"].shape != (2, T, C):
+        return False, f"FAIL {m['name']} batch: shapes {got['attention'].shape} {got['output'].shape}"
+    for b, item in enumerate(ids):
+        n = len(item)
+        terms = []
+        att, hidden, _ = deberta_forward(m["cfg"], m["w"], item, [0] * n, terms=terms)
+        errs.append(max([scaled_error(got["attention"][:, b, :, :n, :n], att),
+                         scaled_error(got["output"][b, :n], hidden)] +
+                        [scaled_error(got["scores_" + name][:, b, :, :n, :n], torch.stack([l[t] for l in terms]))
+                         for t, name in enumerate(("c2c", "c2p", "p2c"))]))
+        if errs[-1] > TOL:
+            problems.append(f"item {b} differs by {errs[-1]:.2e}")
+        for name in ("attention", "scores_c2c", "scores_c2p", "scores_p2c"):
+            if np.any(got[name][:, b, :, n:, :] != 0) or np.any(got[name][:, b, :, :, n:] != 0):
+                problems.append(f"item {b}'s padding in {name}.npy is not exactly 0")
+    line = f"{m['name']} batch: T={[len(i) for i in ids]} worst item {max(errs):.2e}"
+    return (False, f"FAIL {line}: " + "; ".join(problems)) if problems else (True, f"ok   {line}")
+
+
 def last_line(s):
     lines = [l for l in s.strip().splitlines() if l.strip()]
     return lines[-1] if lines else "(no message)"
@@ -994,6 +1306,8 @@ def main():
                 results.append(check_case(cli, m, case, tmp))
                 print(results[-1][1], flush=True)
         results.append(check_modernbert_batch(cli, next(m for m in models if m["name"] == "modernbert"), tmp))
+        print(results[-1][1], flush=True)
+        results.append(check_deberta_batch(cli, next(m for m in models if m["name"] == "deberta-v3"), tmp))
         print(results[-1][1], flush=True)
         results.append(check_malicious_bin(cli, next(m["dir"] for m in models if m["name"] == "bert"), tmp))
         print(results[-1][1], flush=True)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "attnscope/attention_source.h"
 #include "attnscope/float_tensor.h"
 #include "attnscope/shape_trace.h"
 #include "attnscope/token.h"
@@ -29,6 +31,13 @@ struct MaskFill {
   std::vector<Prediction> predictions;
 };
 
+/// One term of a model's pre-softmax scores (RunRequest::keepScoreTerms): DeBERTa's scores are
+/// c2c + c2p + p2c, each already divided by the scale, before the mask.
+struct ScoreTerm {
+  std::string name;    // "c2c" | "c2p" | "p2c" (ModelInfo::scoreTerms)
+  FloatTensor values;  // [kept layers, batch, heads, query, key]; padded rows and keys 0
+};
+
 /// One kind of attention a model computes: an encoder's or decoder's self-attention, or a
 /// decoder's cross-attention over the encoder's tokens. Each has its own tokens on each axis.
 struct AttentionGroup {
@@ -46,7 +55,10 @@ struct AttentionGroup {
   std::vector<int> keyLengths;    // [batch] real (non-padding) keys
 
   FloatTensor attention;  // [kept layers, batch, heads, query, key]; padded keys are exactly 0,
-                          // padded query rows are all 0
+                          // padded query rows are all 0. Empty when the run computed it on
+                          // demand (then `source` is set; the shape accessors below read it)
+  std::shared_ptr<const AttentionSource> source;  // RunRequest::attentionOnDemand: the weights of
+                                                  // any head, recomputed exactly when asked
   std::vector<int> keptLayers;  // the model layers `attention` and `scores` hold, ascending, when
                                 // a run kept only some (RunRequest::layers); empty: every layer
   int modelLayers = 0;          // the model's layer count when keptLayers is set
@@ -61,29 +73,32 @@ struct AttentionGroup {
                              // 0; empty unless RunRequest::keepQueryKey
   FloatTensor keyVectors;  // [layers, batch, heads, key, head_dim] likewise (grouped-query heads
                            // already repeated: one row per query head); padded keys 0
+  std::vector<ScoreTerm> scoreTerms;     // the terms the scores are the sum of (ModelInfo::
+                                         // scoreTerms' order), layers as `attention`; empty unless
+                                         // RunRequest::keepScoreTerms
   std::vector<double> queryKeyScales;    // [layers] the factor of q·kᵀ in each layer's scores
                                          // (1/√head_dim mostly; 1 for T5); kept with them
   std::vector<double> queryKeySoftcaps;  // [layers] > 0 where the scaled product was then capped
                                          // (Gemma 2): the score is cap·tanh(q·k·scale / cap)
 
   /// The model's layers, kept or not (views offer every one; see hasLayer()).
-  int layers() const {
-    return keptLayers.empty() ? static_cast<int>(attention.dim(0)) : modelLayers;
-  }
+  int layers() const { return keptLayers.empty() ? static_cast<int>(dimOf(0)) : modelLayers; }
   /// Whether the attention of this model layer is held (a run can keep only some layers).
   bool hasLayer(int layer) const { return slotOf(layer) >= 0; }
   /// The index into attention's first axis of a model layer, or -1 when it was not kept.
   int slotOf(int layer) const {
-    if (keptLayers.empty()) return layer >= 0 && layer < attention.dim(0) ? layer : -1;
+    if (keptLayers.empty()) return layer >= 0 && layer < dimOf(0) ? layer : -1;
     for (std::size_t i = 0; i < keptLayers.size(); ++i) {
       if (keptLayers[i] == layer) return static_cast<int>(i);
     }
     return -1;
   }
-  int batch() const { return static_cast<int>(attention.dim(1)); }
-  int heads() const { return static_cast<int>(attention.dim(2)); }
-  int queries() const { return static_cast<int>(attention.dim(3)); }
-  int keys() const { return static_cast<int>(attention.dim(4)); }
+  int batch() const { return static_cast<int>(dimOf(1)); }
+  int heads() const { return static_cast<int>(dimOf(2)); }
+  int queries() const { return static_cast<int>(dimOf(3)); }
+  int keys() const { return static_cast<int>(dimOf(4)); }
+  /// Whether the weights are computed on demand (source) rather than held (attention).
+  bool onDemand() const { return attention.empty() && source != nullptr; }
 
   /// The tokens on the key axis of one batch item.
   const std::vector<Token>& keyTokens(int item) const {
@@ -100,6 +115,13 @@ struct AttentionGroup {
     const int slot = slotOf(layer);
     return scores.empty() || slot < 0 ? nullptr : matrixOf(scores, slot, item, head);
   }
+  /// Term `term`'s [query, key] matrix of one head (scoreTerms), or nullptr when not kept.
+  const float* termMatrix(std::size_t term, int layer, int item, int head) const {
+    const int slot = slotOf(layer);
+    return term >= scoreTerms.size() || scoreTerms[term].values.empty() || slot < 0
+               ? nullptr
+               : matrixOf(scoreTerms[term].values, slot, item, head);
+  }
   int headDim() const { return static_cast<int>(queryVectors.dim(4)); }  // 0 without kept q and k
   /// The head_dim floats of one query's (or key's) vector; nullptr when they were not kept.
   const float* queryVector(int layer, int item, int head, int query) const {
@@ -113,6 +135,9 @@ struct AttentionGroup {
   }
 
  private:
+  int64_t dimOf(std::size_t axis) const {
+    return onDemand() ? source->shape()[axis] : attention.dim(axis);
+  }
   static const float* matrixOf(const FloatTensor& t, int slot, int item, int head) {
     const std::size_t tq = static_cast<std::size_t>(t.dim(3)),
                       tk = static_cast<std::size_t>(t.dim(4));
@@ -156,11 +181,13 @@ struct AttentionResult {
   // the model's final norm and unembedding are applied to it, p = softmax(logits(norm(h_l,t))).
   // Only the top k of each distribution are kept, never [L, T, V]. The last layer's row is the
   // model's own next-token distribution (nextTokens). Empty unless requested.
-  FloatTensor logitLensIds;    // [layers, batch, query, k] token ids (whole numbers), the most
-                               // probable first; -1 at padding
-  FloatTensor logitLensProbs;  // [layers, batch, query, k] their probabilities; 0 at padding
-  FloatTensor logitLensNext;   // [layers, batch, query] the probability of the token actually at
-                               // t + 1 (the right answer); -1 at the last real token and padding
+  FloatTensor logitLensIds;      // [layers, batch, query, k] token ids (whole numbers), the most
+                                 // probable first; -1 at padding
+  FloatTensor logitLensProbs;    // [layers, batch, query, k] their probabilities; 0 at padding
+  FloatTensor logitLensNext;     // [layers, batch, query] the probability of the token actually at
+                                 // t + 1 (the right answer); -1 at the last real token and padding
+  FloatTensor logitLensEntropy;  // [layers, batch, query] nats, of each whole distribution (all V
+                                 // tokens, not only the kept k); 0 at padding
   std::vector<Token> logitLensTokens;  // every id logitLensIds names, ascending by id (labels)
 
   std::vector<LayerTrace> traces;     // one per layer (encoder-decoders: the encoder's, then

@@ -53,8 +53,11 @@ struct ModelInfo {
                               // empty otherwise
   uint64_t widenedBytes = 0;  // float32 bytes of the parameters that are not float32: what
                               // RunLimits::weightCacheBytes would need to keep them all
-  uint64_t weightCacheBytes = 0;    // float32 copies held now (RunLimits::weightCacheBytes)
-  bool supportsValueNorms = false;  // run() accepts RunRequest::keepValueNorms
+  uint64_t weightCacheBytes = 0;        // float32 copies held now (RunLimits::weightCacheBytes)
+  bool supportsValueNorms = false;      // run() accepts RunRequest::keepValueNorms
+  std::vector<std::string> scoreTerms;  // the terms the pre-softmax scores are the sum of, when
+                                        // the model can return them (RunRequest::keepScoreTerms):
+                                        // DeBERTa's "c2c", "c2p", "p2c"; empty for other models
 
   /// Two stacks: encoder self-attention, decoder self-attention and cross-attention
   /// (RunRequest::target and ::generate).

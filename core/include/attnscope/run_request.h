@@ -46,7 +46,8 @@ struct MemoryEstimate {
   uint64_t mappedWeights = 0;  // of weights, memory-mapped file pages: not in total (the kernel
                                // can drop them; opening checks them against available memory)
   uint64_t attention = 0;      // the attention kept: kept layers x batch x heads x Tq x Tk floats
-  uint64_t scores = 0;         // the pre-softmax scores kept, as much again; 0 without scores
+  uint64_t scores = 0;         // the pre-softmax scores kept, as much again (and once more per
+                               // kept score term); 0 without scores
   uint64_t perLayer = 0;       // attention (+ scores) of one layer: what each kept layer adds
   uint64_t working = 0;        // activations, one layer's temporaries (the largest compact weight
                                // widened to float32 among them), tokens and copies
@@ -79,6 +80,13 @@ struct RunRequest {
                                 // the toy layer and encoder-decoders refuse with
                                 // Error(InvalidArgument))
   bool keepQueryKey = false;  // also return AttentionGroup::queryVectors, keyVectors (every family)
+  bool keepScoreTerms = false;  // also return AttentionGroup::scoreTerms, each term of the scores
+                                // (models whose ModelInfo::scoreTerms is not empty; others refuse
+                                // with Error(InvalidArgument))
+  /// Long inputs: store no attention; keep per layer what any head's weights are recomputed from
+  /// exactly (AttentionGroup::source, attention_source.h), O(L·H·T·d) instead of O(L·H·T²). The
+  /// forward never holds a T × T buffer. Scores are not kept (keepScores is ignored); no preview.
+  bool attentionOnDemand = false;
   /// > 0: also return the logit lens (AttentionResult::logitLensIds and the rest): after each
   /// layer, the final norm and the unembedding applied to every position's residual stream, this
   /// many most probable tokens kept per layer and position. Causal language models with a head

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "analysis/head_statistics_accumulator.h"
 #include "attnscope/error.h"
 
 namespace attnscope {
@@ -24,41 +25,14 @@ MatrixView headView(const AttentionGroup& result, int layer, int item, int head)
 }
 
 HeadStatistics headStatistics(const MatrixView& m) {
-  HeadStatistics s;
-  if (m.queries <= 0 || m.keys <= 0) return s;
+  if (m.queries <= 0 || m.keys <= 0) return {};
   if (m.data == nullptr) {  // a layer the run did not keep: unknown ("n/a"), not 0
     const double nan = std::nan("");
     return {nan, nan, nan, nan, nan, nan};
   }
-  double previousSum = 0, diagonalSum = 0;
-  int previousCount = 0, diagonalCount = 0;
-  for (int q = 0; q < m.queries; ++q) {
-    const float* row = m.row(q);
-    double rowMax = 0;
-    for (int k = 0; k < m.keys; ++k) {
-      const double a = row[k];
-      if (a > 0) s.entropy -= a * std::log(a);
-      s.meanDistance += a * std::abs(q - k);
-      rowMax = std::max(rowMax, a);
-    }
-    s.maxWeight += rowMax;
-    if (q >= 1 && q - 1 < m.keys) {
-      previousSum += row[q - 1];
-      ++previousCount;
-    }
-    if (q < m.keys) {
-      diagonalSum += row[q];
-      ++diagonalCount;
-    }
-    s.firstToken += row[0];
-  }
-  s.entropy /= m.queries;
-  s.meanDistance /= m.queries;
-  s.maxWeight /= m.queries;
-  s.firstToken /= m.queries;
-  s.previousToken = previousCount ? previousSum / previousCount : 0;
-  s.diagonal = diagonalCount ? diagonalSum / diagonalCount : 0;
-  return s;
+  HeadStatisticsAccumulator s(m.keys);
+  for (int q = 0; q < m.queries; ++q) s.add(q, m.row(q));
+  return s.result();
 }
 
 double jensenShannonDistance(const float* p, const float* q, int n) {

@@ -34,7 +34,8 @@ bool keepLayer(FloatTensor& out, const torch::Tensor& t, int64_t layer, int64_t 
 GroupWriter::GroupWriter(AttentionGroup& g, int64_t L, int64_t B, int64_t H, int64_t Tq, int64_t Tk,
                          const RunRequest& request, const torch::Device& dev,
                          const std::vector<int>& keptLayers, bool keepQueryKey,
-                         std::vector<std::string>* notices, std::string modelName)
+                         std::vector<std::string>* notices, std::string modelName,
+                         const std::vector<std::string>& scoreTerms)
     : m_group(&g),
       m_direct(dev.is_cpu()),
       m_dev(dev),
@@ -54,12 +55,28 @@ GroupWriter::GroupWriter(AttentionGroup& g, int64_t L, int64_t B, int64_t H, int
     g.keptLayers = keptLayers;
     g.modelLayers = static_cast<int>(L);
   }
+  if (request.attentionOnDemand) {
+    // finish() hands each kept layer's tensors over; nothing T × T is allocated.
+    m_source = std::make_shared<OnDemandAttention>(kept, B, H, Tq, Tk, g.kvHeads);
+    g.source = m_source;
+    if (request.keepValueNorms) {
+      g.valueNorms = FloatTensor({L, B, H, Tk});
+      m_valueNorms = torch::from_blob(g.valueNorms.data.data(), {L, B, H, Tk});
+    }
+    return;
+  }
   // Every element is written by the layers (the padded queries' rows by finish()).
   g.attention = FloatTensor::uninitialized({kept, B, H, Tq, Tk});
   m_attention = torch::from_blob(g.attention.data.data(), {kept, B, H, Tq, Tk});
   if (request.keepScores) {
     g.scores = FloatTensor::uninitialized({kept, B, H, Tq, Tk});
     m_scores = torch::from_blob(g.scores.data.data(), {kept, B, H, Tq, Tk});
+  }
+  for (const std::string& name : scoreTerms) {
+    // Zeroed: the layers write the real cells, finish() keeps padding at 0.
+    g.scoreTerms.push_back({name, FloatTensor({kept, B, H, Tq, Tk})});
+    m_terms.push_back(
+        torch::from_blob(g.scoreTerms.back().values.data.data(), {kept, B, H, Tq, Tk}));
   }
   if (request.keepValueNorms) {
     g.valueNorms = FloatTensor({L, B, H, Tk});
@@ -70,6 +87,13 @@ GroupWriter::GroupWriter(AttentionGroup& g, int64_t L, int64_t B, int64_t H, int
 AttentionBuffers GroupWriter::buffers(int64_t l) {
   AttentionBuffers b;
   b.scoresUnused = true;
+  if (m_source) {
+    // A layer that is not kept is computed the same way (no T × T buffer) and its part dropped.
+    m_queryKey = KeptQueryKey();
+    b.onDemand = true;
+    b.queryKey = &m_queryKey;
+    return b;
+  }
   if (!m_attention.defined()) return b;
   const auto deviceBuffer = [&] {
     return torch::empty(m_shape, torch::TensorOptions().device(m_dev));
@@ -101,9 +125,59 @@ torch::Tensor GroupWriter::valueNorms() const {
                                 : torch::Tensor();
 }
 
+std::vector<torch::Tensor> GroupWriter::scoreTerms(int64_t l) const {
+  std::vector<torch::Tensor> out;
+  const int64_t at = m_slot.empty() ? -1 : m_slot[static_cast<std::size_t>(l)];
+  if (at < 0) return out;
+  for (const torch::Tensor& t : m_terms)
+    out.push_back(m_direct ? t[at] : torch::zeros(m_shape, torch::TensorOptions().device(m_dev)));
+  return out;
+}
+
 void GroupWriter::finish(int64_t l, const AttentionBuffers& b, const torch::Tensor& valueNorms,
-                         const std::vector<int>& queryLengths, const std::vector<int>& keyLengths) {
+                         const std::vector<int>& queryLengths, const std::vector<int>& keyLengths,
+                         const std::vector<torch::Tensor>& scoreTerms) {
+  if (m_source) {
+    finishOnDemand(l, valueNorms, queryLengths, keyLengths);
+    return;
+  }
   if (!m_attention.defined()) return;
+  if (const int64_t at = m_slot[static_cast<std::size_t>(l)];
+      at >= 0 && scoreTerms.size() == m_terms.size()) {
+    for (std::size_t t = 0; t < m_terms.size(); ++t) {
+      torch::Tensor dst = m_terms[t][at];
+      if (!m_direct) dst.copy_(scoreTerms[t]);
+      zeroPaddedQueries(dst, queryLengths, 0, 2);
+      const int64_t Tk = m_shape[3];
+      for (std::size_t i = 0; i < keyLengths.size(); ++i)
+        dst[static_cast<int64_t>(i)].narrow(2, keyLengths[i], Tk - keyLengths[i]).zero_();
+    }
+  }
+  keepValueNorms(l, valueNorms, keyLengths);
+  if (m_keepQueryKey) keepQueryKey(l, queryLengths, keyLengths);
+  const int64_t at = m_slot[static_cast<std::size_t>(l)];
+  if (at < 0) return;
+  if (!m_direct) {
+    m_attention[at].copy_(b.attention);
+    if (m_scores.defined()) m_scores[at].copy_(b.scores);
+  }
+  torch::Tensor layerAttention = m_attention[at];
+  zeroPaddedQueries(layerAttention, queryLengths, 0, 2);
+}
+
+void GroupWriter::finishOnDemand(int64_t l, const torch::Tensor& valueNorms,
+                                 const std::vector<int>& queryLengths,
+                                 const std::vector<int>& keyLengths) {
+  keepValueNorms(l, valueNorms, keyLengths);
+  const int64_t at = m_slot[static_cast<std::size_t>(l)];
+  if (at >= 0) m_source->setLayer(at, m_queryKey, queryLengths);
+  if (l + 1 == m_layers) m_source->doneKeeping();
+  if (m_keepQueryKey) keepQueryKey(l, queryLengths, keyLengths);
+  m_queryKey = KeptQueryKey();
+}
+
+void GroupWriter::keepValueNorms(int64_t l, const torch::Tensor& valueNorms,
+                                 const std::vector<int>& keyLengths) {
   if (m_valueNorms.defined()) {
     // A family that declares value norms (supportsValueNorms) but whose layer wrote none would
     // otherwise show zeros as if every value vector were zero.
@@ -120,15 +194,6 @@ void GroupWriter::finish(int64_t l, const AttentionBuffers& b, const torch::Tens
       m_valueNorms[l][static_cast<int64_t>(i)].narrow(1, real, Tk - real).zero_();
     }
   }
-  if (m_keepQueryKey) keepQueryKey(l, queryLengths, keyLengths);
-  const int64_t at = m_slot[static_cast<std::size_t>(l)];
-  if (at < 0) return;
-  if (!m_direct) {
-    m_attention[at].copy_(b.attention);
-    if (m_scores.defined()) m_scores[at].copy_(b.scores);
-  }
-  torch::Tensor layerAttention = m_attention[at];
-  zeroPaddedQueries(layerAttention, queryLengths, 0, 2);
 }
 
 void GroupWriter::keepQueryKey(int64_t l, const std::vector<int>& queryLengths,

@@ -19,6 +19,7 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     trace.variant = variant;
     trace.stack = name;
     TraceRecorder rec(traces ? &trace : nullptr);
+    const TraceRecorder::Scope current(rec);  // linearForward's dequantize steps
     LayerContext ctx;
     ctx.layer = static_cast<int>(l);
     ctx.mask = mask;
@@ -34,6 +35,7 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     if (self) {
       ctx.buffers = self->buffers(l);
       ctx.valueNorms = self->valueNorms();
+      ctx.scoreTerms = self->scoreTerms(l);
       if (attentionWritten && self->finalOnceWritten(l, *queryLengths))
         ctx.buffers.written = [this, l] { attentionWritten(l); };
     }
@@ -42,7 +44,8 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
     if (crossCache) ctx.crossBuffers.kvCache = &crossCache->layer(l);
     x = layer(static_cast<int>(l), x, ctx);
     if (routing) routing->push_back(std::move(routed));  // empty for a dense layer
-    if (self) self->finish(l, ctx.buffers, ctx.valueNorms, *queryLengths, *keyLengths);
+    if (self)
+      self->finish(l, ctx.buffers, ctx.valueNorms, *queryLengths, *keyLengths, ctx.scoreTerms);
     if (cross) cross->finish(l, ctx.crossBuffers, {}, *queryLengths, *contextLengths);
     if (traces) traces->push_back(std::move(trace));
     if (progressTotal > 0 && request.progress)

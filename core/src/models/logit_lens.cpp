@@ -34,7 +34,8 @@ LogitLens::LogitLens(TransformerFamily& family, const std::vector<std::vector<To
       m_k(k),
       m_ids({layers, m_B, T, k}),
       m_probs({layers, m_B, T, k}),
-      m_nextProbs({layers, m_B, T}) {
+      m_nextProbs({layers, m_B, T}),
+      m_entropy({layers, m_B, T}) {
   m_next = torch::full({m_B, T}, -1, torch::kLong);
   for (int64_t b = 0; b < m_B; ++b) {
     const auto& item = ids[static_cast<std::size_t>(b)];
@@ -53,6 +54,7 @@ void LogitLens::addLayer(int64_t l, const torch::Tensor& hidden) {
   float* ids = m_ids.data.data() + l * N * m_k;
   float* probs = m_probs.data.data() + l * N * m_k;
   float* nextProbs = m_nextProbs.data.data() + l * N;
+  float* entropy = m_entropy.data.data() + l * N;
   int64_t blockRows = 1;  // one row first: it tells the vocabulary size V, so the block size
   for (int64_t row = 0; row < N;) {
     const int64_t block = std::min(N - row, blockRows);
@@ -65,6 +67,9 @@ void LogitLens::addLayer(int64_t l, const torch::Tensor& hidden) {
     const torch::Tensor values = std::get<0>(top).contiguous();
     const torch::Tensor indices = std::get<1>(top).to(torch::kFloat).contiguous();
     const int64_t kk = values.size(1);
+    // -Σ p ln p over the whole vocabulary, 0 ln 0 = 0.
+    const torch::Tensor h = torch::special::entr(p).sum(-1).to(torch::kDouble).contiguous();
+    const double* hs = h.data_ptr<double>();
     const float* v = values.data_ptr<float>();
     const float* ix = indices.data_ptr<float>();
     const float* all = p.data_ptr<float>();
@@ -73,6 +78,7 @@ void LogitLens::addLayer(int64_t l, const torch::Tensor& hidden) {
       std::copy_n(ix + i * kk, kk, ids + r * m_k);
       std::copy_n(v + i * kk, kk, probs + r * m_k);
       if (next[r] >= 0 && next[r] < V) nextProbs[r] = all[i * V + next[r]];
+      entropy[r] = static_cast<float>(hs[i]);
     }
     row += block;
     blockRows = std::max<int64_t>(1, kBlockValues / V);
@@ -83,6 +89,7 @@ void LogitLens::addLayer(int64_t l, const torch::Tensor& hidden) {
     for (int64_t t = real; t < m_T; ++t) {
       std::fill_n(ids + (b * m_T + t) * m_k, m_k, -1.0f);
       std::fill_n(probs + (b * m_T + t) * m_k, m_k, 0.0f);
+      entropy[b * m_T + t] = 0.0f;
     }
   }
 }
@@ -97,6 +104,7 @@ void LogitLens::moveInto(AttentionResult& r) {
   r.logitLensIds = std::move(m_ids);
   r.logitLensProbs = std::move(m_probs);
   r.logitLensNext = std::move(m_nextProbs);
+  r.logitLensEntropy = std::move(m_entropy);
 }
 
 }  // namespace attnscope

@@ -29,7 +29,8 @@ class LogitLens {
   /// Layer l's output hidden states [B, T, C] (before the final norm).
   void addLayer(int64_t l, const torch::Tensor& hidden);
 
-  /// Moves the lens into r.logitLensIds, logitLensProbs, logitLensNext and logitLensTokens.
+  /// Moves the lens into r.logitLensIds, logitLensProbs, logitLensNext, logitLensEntropy and
+  /// logitLensTokens.
   void moveInto(AttentionResult& r);
 
  private:
@@ -37,7 +38,7 @@ class LogitLens {
   const std::vector<std::vector<Token>>& m_tokens;
   int64_t m_B, m_T, m_L, m_k;
   torch::Tensor m_next;  // [B, T] int64: the id at t + 1, -1 where there is none
-  FloatTensor m_ids, m_probs, m_nextProbs;
+  FloatTensor m_ids, m_probs, m_nextProbs, m_entropy;
 };
 
 }  // namespace attnscope

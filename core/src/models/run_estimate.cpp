@@ -2,6 +2,7 @@
 #include "models/run_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "attnscope/token.h"
@@ -34,7 +35,23 @@ MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPe
     tokens += static_cast<double>(2 * Tt);
     perLayer = 0;  // an encoder-decoder keeps every layer of both stacks
   }
-  const double scores = keepScores ? attention : 0;
+  // Kept score terms (DeBERTa's c2c, c2p, p2c) are one more attention-sized tensor each, and
+  // one layer's of each is written on the device before it is copied back.
+  const double terms = static_cast<double>(shape.scoreTerms);
+  perLayer += layerAttention * terms;
+  transient += layerAttention * terms;
+  if (shape.onDemand) {
+    // Per kept layer: q and k ([B, H, T, hd] each, about d_model floats a token) and [B, H, Tq]
+    // normalisers; the mask is one [B, 1, Tq, Tk] float tensor (the model's, shared by the
+    // layers), and a block of 48 rows of scores per thread is all the kernel adds.
+    const double keptPerLayer =
+        static_cast<double>(B) * ((Tq + Tk) * static_cast<double>(mi.dModel) + mi.heads * Tq) * 4;
+    attention = keptPerLayer * keptLayers;
+    perLayer = keptPerLayer;
+    transient = static_cast<double>(B) * Tq * Tk * 4;
+  }
+  const double scores =
+      shape.onDemand ? 0.0 : (keepScores ? attention : 0) + layerAttention * keptLayers * terms;
   // attention is in bytes, 4 per float value.
   const double output = attention / 4 * static_cast<double>(shape.outputBytesPerValue);
   // The kept q and k counted as d_model floats per token and layer, the copy back from a device
@@ -64,6 +81,21 @@ MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPe
   e.queries = static_cast<int>(std::min<int64_t>(Tq, std::numeric_limits<int>::max()));
   e.keys = static_cast<int>(std::min<int64_t>(Tk, std::numeric_limits<int>::max()));
   return e;
+}
+
+uint64_t logitLensBytes(const ModelInfo& mi, int64_t B, int64_t T, int64_t k, int64_t vocabulary,
+                        int64_t blockValues) {
+  if (k <= 0 || B <= 0 || T <= 0) return 0;
+  const double cells = static_cast<double>(mi.layers) * static_cast<double>(B) * T;
+  const double V = static_cast<double>(std::max<int64_t>(vocabulary, 1));
+  const double kept = cells * (2.0 * static_cast<double>(k) + 2) * 4;
+  const double labels =
+      std::min(cells * static_cast<double>(k), V) * static_cast<double>(sizeof(Token) + 16);
+  const double rows = std::min(static_cast<double>(B) * T,
+                               std::max(1.0, std::floor(static_cast<double>(blockValues) / V)));
+  const double working = static_cast<double>(B) * T * mi.dModel * 4 + 3 * rows * V * 4;
+  const double total = kept + labels + working;
+  return total >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(total);
 }
 
 double runWorkBound(const RunRequest& request, const ModelInfo& mi) {

@@ -18,6 +18,8 @@ struct RunShape {
   bool keepQueryKey = false;
   int64_t targets = 0;               // encoder-decoders: decoder inputs, generated tokens included
   uint64_t outputBytesPerValue = 0;  // RunLimits::outputBytesPerAttentionValue
+  int64_t scoreTerms = 0;            // score terms kept, each as large as the attention
+  bool onDemand = false;             // RunRequest::attentionOnDemand: no attention held
 };
 
 /// The run's peak memory beyond the process: parameters, the [kept layers, B, H, Tq, Tk] result
@@ -30,8 +32,20 @@ struct RunShape {
 /// model checked them against the machine's available memory. The output the caller makes of the
 /// attention afterwards (shape.outputBytesPerValue per kept value) counts in the total too. Sizes
 /// that overflow saturate.
+/// On demand (shape.onDemand) no [.., Tq, Tk] tensor is held: each kept layer keeps its queries
+/// and keys (d_model floats per token each, as above) and its rows' normalisers, and the run holds
+/// one [B, 1, Tq, Tk] mask, shared by the layers.
 MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPerToken,
                                  uint64_t widening, const RunShape& shape);
+
+/// The logit lens's share of a run (RunRequest::logitLens = k) over B items of T tokens: kept,
+/// the top k ids and probabilities ([L, B, T, k] each), the right answer's probability and the
+/// entropy ([L, B, T] each), float32, and the labels of at most min(L·B·T·k, V) distinct ids;
+/// while it runs, one layer's final-normed hidden states ([B, T, d_model]) and a block of rows of
+/// the vocabulary softmax (blockValues floats, at least one row of V) as logits, probabilities
+/// and their CPU copy. Never [L, T, V]. 0 for k <= 0. Saturates like estimateRunMemory.
+uint64_t logitLensBytes(const ModelInfo& mi, int64_t B, int64_t T, int64_t k, int64_t vocabulary,
+                        int64_t blockValues);
 
 /// An upper bound on a run's multiply-adds ×2, from the request before tokenizing (no more tokens
 /// than bytes, plus a start and an end token; two bytes a parameter, so F16 weights count

@@ -35,10 +35,13 @@ struct LayerContext {
   int64_t sequenceLength = 0;
   torch::Tensor context;  // [B, Tk, C] for cross-attention; undefined otherwise
   const std::vector<int>* keyLengths = nullptr;  // [B] real keys per item (ALiBi)
-  AttentionBuffers buffers;      // the layer writes its [B, H, Tq, Tk] attention (and scores) here
-  torch::Tensor valueNorms;      // [B, H, Tk] on the device: when defined, the layer writes each
-                                 // head's ‖(x_k W_V^h + b_V^h) W_O^h‖ here (supportsValueNorms)
-  TraceRecorder* rec = nullptr;  // records the whole block: norms, qkv, attention, MLP, residuals
+  AttentionBuffers buffers;  // the layer writes its [B, H, Tq, Tk] attention (and scores) here
+  torch::Tensor valueNorms;  // [B, H, Tk] on the device: when defined, the layer writes each
+                             // head's ‖(x_k W_V^h + b_V^h) W_O^h‖ here (supportsValueNorms)
+  std::vector<torch::Tensor> scoreTerms;  // when not empty, one [B, H, Tq, Tk] on the device per
+                                          // ModelInfo::scoreTerms name: the layer writes each
+                                          // term of its scores there (scaled, before the mask)
+  TraceRecorder* rec = nullptr;   // records the whole block: norms, qkv, attention, MLP, residuals
   MoeRouting* routing = nullptr;  // when set, a mixture-of-experts layer leaves its router's
                                   // choices here ([B, T, k] experts and weights; routerTopK)
 

@@ -172,16 +172,26 @@ std::vector<NamedTensor> TransformerModel::parameters() const {
   return stateDict(m_family->module());
 }
 
+namespace {
+
+/// The score terms a run keeps ([kept layers, B, H, Tq, Tk] each).
+int64_t keptScoreTerms(const RunRequest& request, const ModelInfo& mi) {
+  return request.keepScoreTerms ? static_cast<int64_t>(mi.scoreTerms.size()) : 0;
+}
+
+}  // namespace
+
 MemoryEstimate TransformerModel::estimateParts(int64_t B, int64_t Tq, int64_t Tk, bool keepScores,
                                                int64_t keptLayers, bool keepQueryKey, int64_t Tt,
-                                               uint64_t outputBytesPerValue) const {
+                                               uint64_t outputBytesPerValue, int64_t scoreTerms,
+                                               bool onDemand) const {
   ModelInfo mi = m_family->info();
   mi.mappedBytes = m_mappedBytes;
   // Without kept copies, the largest compact weight is widened while it is used.
   const uint64_t widening = m_widened.bytes() >= m_widenedBytes ? 0 : m_largestWidened;
-  return estimateRunMemory(
-      mi, m_family->activationBytesPerToken(), widening,
-      {B, Tq, Tk, keepScores, keptLayers, keepQueryKey, Tt, outputBytesPerValue});
+  return estimateRunMemory(mi, m_family->activationBytesPerToken(), widening,
+                           {B, Tq, Tk, keepScores, keptLayers, keepQueryKey, Tt,
+                            outputBytesPerValue, scoreTerms, onDemand});
 }
 
 int64_t TransformerModel::keptLayerCount(const RunRequest& request) const {
@@ -214,7 +224,8 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
     if (request.random) {
       const RandomInput& in = *request.random;
       return estimateParts(in.batch, in.seqLen, in.seqLen, request.keepScores, kept,
-                           request.keepQueryKey, 0, request.limits.outputBytesPerAttentionValue);
+                           request.keepQueryKey, 0, request.limits.outputBytesPerAttentionValue,
+                           keptScoreTerms(request, mi), request.attentionOnDemand);
     }
     const auto tokenize = [&](const std::string& s) {
       return request.pair ? m_family->tokenizePair(s, *request.pair) : m_family->tokenize(s);
@@ -223,11 +234,38 @@ MemoryEstimate TransformerModel::estimate(const RunRequest& request) const {
     if (mi.encoderDecoder())
       addDecoderInputs(batch, request, m_family->decoderStartToken(),
                        [&](const std::string& s) { return m_family->tokenizeTarget(s); });
-    return estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery, batch.maxKey,
-                         request.keepScores, kept, request.keepQueryKey,
-                         batch.maxDecoder + std::max(0, request.generate),
-                         request.limits.outputBytesPerAttentionValue);
+    MemoryEstimate e = estimateParts(static_cast<int64_t>(batch.tokens.size()), batch.maxQuery,
+                                     batch.maxKey, request.keepScores, kept, request.keepQueryKey,
+                                     batch.maxDecoder + std::max(0, request.generate),
+                                     request.limits.outputBytesPerAttentionValue,
+                                     keptScoreTerms(request, mi), request.attentionOnDemand);
+    // The logit lens: its kept top k and its softmax block, counted as working memory.
+    const uint64_t lens =
+        lensBytes(request, static_cast<int64_t>(batch.tokens.size()), batch.maxQuery);
+    e.working += lens;
+    e.total = e.total + lens < e.total ? std::numeric_limits<uint64_t>::max() : e.total + lens;
+    return e;
   });
+}
+
+int64_t TransformerModel::vocabularySize() const {
+  if (!m_vocabulary) {
+    // One row through the head, where the module is: V, or 0 without a head.
+    std::lock_guard<std::mutex> lock(m_family->mutex());
+    c10::InferenceMode inference;
+    const auto params = m_family->module().parameters();
+    const torch::Device dev = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+    const torch::Tensor probe = m_family->logits(torch::zeros(
+        {1, static_cast<int64_t>(m_family->info().dModel)}, torch::TensorOptions().device(dev)));
+    m_vocabulary = probe.defined() ? probe.size(-1) : 0;
+  }
+  return *m_vocabulary;
+}
+
+uint64_t TransformerModel::lensBytes(const RunRequest& request, int64_t B, int64_t T) const {
+  const ModelInfo mi = m_family->info();
+  if (request.logitLens <= 0 || request.random || !mi.causal || mi.encoderDecoder()) return 0;
+  return logitLensBytes(mi, B, T, request.logitLens, vocabularySize(), LogitLens::kBlockValues);
 }
 
 void TransformerModel::prepareModules(const torch::Device& dev) const {
@@ -296,6 +334,11 @@ void TransformerModel::checkRunRequest(const RunRequest& request, const ModelInf
                 "value-weighted norms are implemented for the decoders (GPT-2, the tiny GPT, "
                 "Llama, Mistral, Qwen, GPT-NeoX, Bloom) and the encoders so far; " +
                     mi.name + " (" + mi.kind + ") does not provide them");
+  if (request.keepScoreTerms && mi.scoreTerms.empty())
+    throw Error(ErrorKind::InvalidArgument,
+                "the terms of the attention scores are kept for models whose scores are a sum "
+                "of named terms (DeBERTa: c2c, c2p, p2c); " +
+                    mi.name + " (" + mi.kind + ") has none");
   if (!mi.encoderDecoder() && (request.target || request.generate > 0))
     throw Error(ErrorKind::InvalidArgument,
                 mi.name +
@@ -319,7 +362,8 @@ BatchInput TransformerModel::runBatch(const RunRequest& request, const ModelInfo
     // Before the batch exists: a million items of a thousand tokens are gigabytes of tokens alone.
     const int64_t B = request.random->batch, T = request.random->seqLen;
     checkMemory(estimateParts(B, T, T, request.keepScores, kept, request.keepQueryKey, 0,
-                              request.limits.outputBytesPerAttentionValue)
+                              request.limits.outputBytesPerAttentionValue,
+                              keptScoreTerms(request, mi), request.attentionOnDemand)
                     .total,
                 request.limits.memoryLimitBytes,
                 m_name + " on random input of " + std::to_string(B) + " x " + std::to_string(T) +
@@ -357,9 +401,16 @@ uint64_t TransformerModel::checkRunMemory(const RunRequest& request, const Model
     what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
             std::to_string(TtMax) + " target tokens";
   if (request.limits.outputBytesPerAttentionValue > 0) what += ", written out as JSON";
-  const uint64_t runBytes = estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey,
-                                          TtMax, request.limits.outputBytesPerAttentionValue)
-                                .total;
+  const uint64_t lens = lensBytes(request, B, Tq);
+  if (lens > 0)
+    what += ", and the logit lens's top " + std::to_string(request.logitLens) + " of " +
+            std::to_string(vocabularySize()) + " tokens at " + std::to_string(L) + " layers x " +
+            std::to_string(Tq) + " positions";
+  const uint64_t runBytes =
+      lens + estimateParts(B, Tq, Tk, request.keepScores, kept, request.keepQueryKey, TtMax,
+                           request.limits.outputBytesPerAttentionValue, keptScoreTerms(request, mi),
+                           request.attentionOnDemand)
+                 .total;
   checkMemory(runBytes, request.limits.memoryLimitBytes, what + ")");
   return runBytes;
 }
@@ -376,7 +427,8 @@ torch::Tensor TransformerModel::runEncoder(const RunRequest& request, const Mode
   main.name = in.context.defined() ? "cross" : "self";
   main.kvHeads = mi.kvHeadsOrHeads();
   GroupWriter writer(main, L, B, mi.heads, Tq, Tk, request, dev, request.layers,
-                     request.keepQueryKey, &r.notices, m_name);
+                     request.keepQueryKey, &r.notices, m_name,
+                     request.keepScoreTerms ? mi.scoreTerms : std::vector<std::string>());
 
   LayerStack encoder;
   encoder.layers = L;
@@ -399,7 +451,7 @@ torch::Tensor TransformerModel::runEncoder(const RunRequest& request, const Mode
   const int64_t topK = m_family->routerTopK();
   if (topK > 0 && !mi.encoderDecoder()) encoder.routing = &routing;
   bool previewed = false;
-  if (request.preview && !mi.encoderDecoder()) {
+  if (request.preview && !mi.encoderDecoder() && !request.attentionOnDemand) {
     // From inside the layer when its weights are final by then, else after it.
     encoder.attentionWritten = encoder.layerDone = [&](int64_t l) {
       const int slot = main.slotOf(static_cast<int>(l));
@@ -572,6 +624,7 @@ HeadAblation TransformerModel::ablateUnguarded(const AblationRequest& request) c
   if (run.texts.size() > 1) run.texts.resize(1);  // batch item 0
   run.keepScores = false;
   run.keepValueNorms = false;
+  run.keepScoreTerms = false;
   m_family->checkRequest(run);
   const std::string device = resolveDevice(run.device);
   const auto tokenize = [&](const std::string& s) {

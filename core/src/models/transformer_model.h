@@ -33,10 +33,13 @@ class TransformerModel final : public Model {
   /// (twice with scores), the kept queries and keys (about d_model floats per token and layer
   /// each, counted as working memory), one layer's temporaries and the activations; for an
   /// encoder-decoder also the decoder's [Ld, B, H, Tt, Tt + Tk] self- and cross-attention over
-  /// `targets` decoder inputs; and outputBytesPerValue per kept attention value (RunLimits).
+  /// `targets` decoder inputs; outputBytesPerValue per kept attention value (RunLimits); and
+  /// `scoreTerms` more [kept layers, B, H, Tq, Tk] (RunRequest::keepScoreTerms). onDemand: no
+  /// attention held, the kept queries and keys instead (RunRequest::attentionOnDemand).
   MemoryEstimate estimateParts(int64_t batch, int64_t queries, int64_t keys, bool keepScores,
                                int64_t keptLayers, bool keepQueryKey = false, int64_t targets = 0,
-                               uint64_t outputBytesPerValue = 0) const;
+                               uint64_t outputBytesPerValue = 0, int64_t scoreTerms = 0,
+                               bool onDemand = false) const;
 
  private:
   /// run() without the torch-error guard; the steps it calls follow, in order.
@@ -47,6 +50,10 @@ class TransformerModel final : public Model {
   /// The request's tokens (or random batch), with an encoder-decoder's decoder inputs; refuses a
   /// random batch over the memory limit before it exists.
   BatchInput runBatch(const RunRequest& request, const ModelInfo& mi, int64_t kept) const;
+  /// The head's vocabulary (one row through it, the first time), 0 without a head.
+  int64_t vocabularySize() const;
+  /// What the logit lens of `request` adds over B items of T tokens (logitLensBytes); 0 without.
+  uint64_t lensBytes(const RunRequest& request, int64_t B, int64_t T) const;
   /// Refuses a run whose estimate exceeds the memory limit, naming its sizes; returns the estimate.
   uint64_t checkRunMemory(const RunRequest& request, const ModelInfo& mi, const BatchInput& batch,
                           int64_t kept) const;
@@ -85,6 +92,7 @@ class TransformerModel final : public Model {
   // The first parameter holding NaN or Inf, or empty; found on the first run (under the family's
   // lock), not while opening, which must not page in every mapped weight.
   mutable std::optional<std::string> m_nonFiniteWeight;
+  mutable std::optional<int64_t> m_vocabulary;  // vocabularySize(), once known
 };
 
 }  // namespace attnscope

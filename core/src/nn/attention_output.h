@@ -23,6 +23,11 @@ struct KeptQueryKey {
   torch::Tensor keys;     // [B, H, Tk, hd] likewise (grouped-query heads already repeated)
   double scale = 1.0;     // what q·kᵀ was multiplied by
   double softcap = 0.0;   // > 0: the scaled product was then capped, softcap·tanh(s / softcap)
+  // Attention on demand (AttentionBuffers::onDemand) also keeps the rest of the score and the
+  // softmax's normaliser, so that any weight is exp(cap(q·k·scale) + bias + mask − rowLogSumExp):
+  torch::Tensor bias;          // handle of SdpaOptions::bias (broadcastable), or undefined
+  torch::Tensor mask;          // handle of SdpaOptions::mask (broadcastable), or undefined
+  torch::Tensor rowLogSumExp;  // [B, H, Tq] log Σ_k exp(score_qk)
 };
 
 /// Where attention is written when the caller owns the memory: a model writes each layer straight
@@ -39,6 +44,9 @@ struct AttentionBuffers {
                            // (0 ablates the head; ones that require grad give ∂/∂head output);
                            // undefined: unchanged
   bool scoresUnused = false;  // the caller keeps no scores: they need not be materialised
+  // Attention on demand (RunRequest::attentionOnDemand): the weights are not written at all;
+  // scaledDotProduct fills *queryKey (which must be set) with all a weight is recomputed from.
+  bool onDemand = false;
   // Step-by-step generation: scaledDotProduct appends its keys and values here and attends over
   // every cached position (q: the new positions only). Null: no cache.
   LayerKvCache* kvCache = nullptr;

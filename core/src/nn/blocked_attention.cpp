@@ -84,6 +84,16 @@ void capRow(float* x, int64_t n, float cap) {
   for (int64_t j = 0; j < n; ++j) x[j] = std::tanh(x[j] / cap) * cap;
 }
 
+/// log Σ_j exp(x[j]) of a row of n finite-or-−inf scores with at least one finite one, summed in
+/// double so that the normaliser is as exact as the float32 weights it reproduces.
+float logSumExp(const float* x, int64_t n) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < n; ++j) max = std::max(max, x[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<double>(x[j]) - max);
+  return static_cast<float>(max + std::log(sum));
+}
+
 /// Query rows per block. Measured (one thread, GPT-2 at T = 1000 and the toy layer at T = 4096):
 /// rows enough for q·kᵀ (k = 64, a thin product) to run near the GEMM rate matter more than
 /// keeping the block's scores in L2. 32 rows: 1893 / 1769 ms, 128: 1880 / 1273, 256: 1866 / 1184,
@@ -103,7 +113,8 @@ int64_t rowsPerBlock(int64_t Tq, bool kernels) { return std::min<int64_t>(Tq, ke
 std::optional<BlockedAttention> blockedAttention(
     const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
     const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
-    const torch::Tensor& scoresOut, bool wantScores, double softcap) {
+    const torch::Tensor& scoresOut, bool wantScores, double softcap,
+    const torch::Tensor& rowLogSumExpOut) {
   for (const torch::Tensor* t : {&q, &k, &v}) {
     if (t->device().type() != torch::kCPU || t->scalar_type() != torch::kFloat || t->dim() < 2)
       return std::nullopt;
@@ -120,6 +131,11 @@ std::optional<BlockedAttention> blockedAttention(
   full.push_back(Tq);
   full.push_back(Tk);
   if (!expandable(mask, full) || !expandable(bias, full)) return std::nullopt;
+  if (rowLogSumExpOut.defined() &&
+      (rowLogSumExpOut.sizes() != at::IntArrayRef(full).slice(0, full.size() - 1) ||
+       !rowLogSumExpOut.is_contiguous() || rowLogSumExpOut.scalar_type() != torch::kFloat ||
+       !rowLogSumExpOut.device().is_cpu()))
+    return std::nullopt;
   for (const torch::Tensor* out : {&attentionOut, &scoresOut}) {
     // Rows contiguous, the leading axes any strides: a head's slice of a [B, H, Tq, Tk] buffer.
     if (out->defined() && (out->sizes() != at::IntArrayRef(full) || out->stride(-1) != 1 ||
@@ -159,7 +175,9 @@ std::optional<BlockedAttention> blockedAttention(
   }
 
   BlockedAttention r;
-  r.attention = attentionOut.defined() ? attentionOut : torch::empty(full);
+  const bool discard = rowLogSumExpOut.defined() && !attentionOut.defined();
+  if (!discard) r.attention = attentionOut.defined() ? attentionOut : torch::empty(full);
+  float* const lse = rowLogSumExpOut.defined() ? rowLogSumExpOut.data_ptr<float>() : nullptr;
   if (scoresOut.defined())
     r.scores = scoresOut;
   else if (wantScores)
@@ -174,9 +192,11 @@ std::optional<BlockedAttention> blockedAttention(
   const bool kernels = attention_kernels::available() && q.stride(-1) == 1 && k.stride(-1) == 1 &&
                        v.stride(-1) == 1 && hdv % 16 == 0;
   const int64_t R = rowsPerBlock(Tq, kernels), blocks = (Tq + R - 1) / R;
-  float* const attention = r.attention.data_ptr<float>();
+  float* const attention = discard ? nullptr : r.attention.data_ptr<float>();
   float* const scores = r.scores.defined() ? r.scores.data_ptr<float>() : nullptr;
-  const std::vector<int64_t> attentionAt = leadingOffsets(r.attention, lead),
+  const std::vector<int64_t> attentionAt =
+                                 discard ? std::vector<int64_t>(static_cast<std::size_t>(N), 0)
+                                         : leadingOffsets(r.attention, lead),
                              scoresAt =
                                  scores ? leadingOffsets(r.scores, lead) : std::vector<int64_t>();
   float* const values = r.values.data_ptr<float>();
@@ -219,7 +239,9 @@ std::optional<BlockedAttention> blockedAttention(
       const Matrix qm{qData + qAt[static_cast<std::size_t>(n)], q.stride(-2), q.stride(-1)};
       const Matrix km{kData + kAt[static_cast<std::size_t>(n)], k.stride(-2), k.stride(-1)};
       const Matrix vm{vData + vAt[static_cast<std::size_t>(n)], v.stride(-2), v.stride(-1)};
-      const Matrix am{attention + attentionAt[static_cast<std::size_t>(n)], Tk, 1};
+      const Matrix am{discard ? nullptr : attention + attentionAt[static_cast<std::size_t>(n)], Tk,
+                      1};
+      float* const lseRows = lse ? lse + n * Tq : nullptr;
       float* const scoreRows = scores ? scores + scoresAt[static_cast<std::size_t>(n)] : nullptr;
       const Matrix om{values + (n * Tq + r0) * hdv, hdv, 1};
       const float* const biasRows =
@@ -251,6 +273,11 @@ std::optional<BlockedAttention> blockedAttention(
             std::copy(x, x + nk, row + kb);
             attention_kernels::streamFill(row + ke, Tk - ke, kNegInf);
           }
+          if (lseRows) lseRows[r0 + i] = logSumExp(x, nk);
+          if (discard) {
+            attention_kernels::softmaxRow(x, nk, nullptr);
+            continue;
+          }
           float* const row = am.data + (r0 + i) * Tk;
           attention_kernels::streamFill(row, kb, 0.0f);
           attention_kernels::softmaxRow(x, nk, row + kb);
@@ -278,10 +305,16 @@ std::optional<BlockedAttention> blockedAttention(
         if (kb > 0) sm.view(r0, rows, 0, kb).fill_(kNegInf);
         if (ke < Tk) sm.view(r0, rows, ke, Tk - ke).fill_(kNegInf);
       }
+      if (lseRows) {
+        const float* sRows = s.data_ptr<float>();
+        for (int64_t i = 0; i < rows; ++i) lseRows[r0 + i] = logSumExp(sRows + i * nk, nk);
+      }
       at::softmax_out(p, s, 1);
-      am.view(r0, rows, kb, nk).copy_(p);
-      if (kb > 0) am.view(r0, rows, 0, kb).zero_();
-      if (ke < Tk) am.view(r0, rows, ke, Tk - ke).zero_();
+      if (!discard) {
+        am.view(r0, rows, kb, nk).copy_(p);
+        if (kb > 0) am.view(r0, rows, 0, kb).zero_();
+        if (ke < Tk) am.view(r0, rows, ke, Tk - ke).zero_();
+      }
       torch::Tensor out = om.view(0, rows, 0, hdv);
       at::mm_out(out, p, vm.view(kb, nk, 0, hdv));
     }

@@ -9,7 +9,8 @@ namespace attnscope {
 
 /// What blockedAttention computes: the same tensors as the step-by-step scaledDotProduct.
 struct BlockedAttention {
-  torch::Tensor attention;  // [..., Tq, Tk], rows sum to 1, exactly 0 where masked
+  torch::Tensor attention;  // [..., Tq, Tk], rows sum to 1, exactly 0 where masked; undefined
+                            // when only the rows' normalisers were asked for (rowLogSumExpOut)
   torch::Tensor scores;  // [..., Tq, Tk] scaled, biased and masked (-inf); undefined unless asked
   torch::Tensor values;  // [..., Tq, hdv], contiguous
 };
@@ -31,6 +32,12 @@ struct BlockedAttention {
 ///
 /// softcap > 0: cap(s) = softcap·tanh(s / softcap) (Gemma 2), else the identity.
 ///
+/// rowLogSumExpOut: [..., Tq] (contiguous) to receive each row's log Σ_k exp(score_k), the
+/// softmax's normaliser: any weight is then exp(score − it), recomputable from q and k alone
+/// (attention on demand, RunRequest::attentionOnDemand). With it and no attentionOut, the
+/// attention is not written anywhere: a block's weights live only in its scratch, so no
+/// [..., Tq, Tk] buffer exists at any point.
+///
 /// Returns nullopt, having computed nothing, when the call is outside what the kernel does
 /// exactly: not CPU float32, inputs that autograd tracks, broadcast leading axes, a mask or bias
 /// whose rows are not contiguous, or a query row that the mask hides every key from (whose
@@ -38,6 +45,7 @@ struct BlockedAttention {
 std::optional<BlockedAttention> blockedAttention(
     const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
     const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
-    const torch::Tensor& scoresOut, bool wantScores, double softcap = 0.0);
+    const torch::Tensor& scoresOut, bool wantScores, double softcap = 0.0,
+    const torch::Tensor& rowLogSumExpOut = {});
 
 }  // namespace attnscope

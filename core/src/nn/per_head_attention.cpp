@@ -47,6 +47,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
     sdpa.scaleText = in.scaleText;
     sdpa.head = h;
     if (in.buffers.queryKey) sdpa.buffers.queryKey = &kept[static_cast<std::size_t>(h)];
+    sdpa.buffers.onDemand = in.buffers.onDemand;
     sdpa.buffers.headMask = in.buffers.headMask;
     sdpa.buffers.kvCache = in.buffers.kvCache;  // one slot per head
     if (direct) {
@@ -67,14 +68,21 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
   rec.record("out", "proj(out)", "linear", out, {catStep});
   if (!in.keepAttention) return {out, {}, {}};
   if (in.buffers.queryKey) {
-    std::vector<torch::Tensor> q, k;
+    std::vector<torch::Tensor> q, k, rows;
     for (const KeptQueryKey& h : kept) {
       q.push_back(h.queries);
       k.push_back(h.keys);
+      rows.push_back(h.rowLogSumExp);
     }
-    *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale,
-                            0.0};  // [B, H, T, hs]
+    // [B, H, T, hs]; on demand also the rows' normalisers [B, H, T] and the heads' shared mask
+    // ([B, 1, Tq, Tk] broadcast over the heads, as the batched forms take it).
+    *in.buffers.queryKey = {torch::stack(q, 1), torch::stack(k, 1), in.scale, 0.0, {}, {}, {}};
+    if (in.buffers.onDemand) {
+      in.buffers.queryKey->rowLogSumExp = torch::stack(rows, 1);
+      in.buffers.queryKey->mask = in.mask;
+    }
   }
+  if (in.buffers.onDemand) return {out, {}, {}};  // no weights were written anywhere
   if (direct) {
     // The kernels wrote into the slices; a path that could not (ATen may return a fresh tensor
     // for a strided out=) is copied.

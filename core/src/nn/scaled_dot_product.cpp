@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "attnscope/error.h"
 #include "generation/layer_kv_cache.h"
 #include "nn/attention_kernels.h"
 #include "nn/blocked_attention.h"
@@ -104,18 +105,34 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& n
       o.buffers.kvCache ? o.buffers.kvCache->append(newK, newV, o.head) : std::pair{newK, newV};
   ScaledDotProduct r;
   // Handles, not copies: the caller copies them into the result once the layer is done.
-  if (o.buffers.queryKey) *o.buffers.queryKey = {q.detach(), k.detach(), o.scale, o.softcap};
+  KeptQueryKey* const kept = o.buffers.queryKey;
+  if (kept) *kept = {q.detach(), k.detach(), o.scale, o.softcap, {}, {}, {}};
+  const bool onDemand = o.buffers.onDemand;
+  if (onDemand) {
+    if (!kept) throw Error(ErrorKind::Internal, "attention on demand without a place to keep q, k");
+    kept->bias = o.bias.defined() ? o.bias.detach() : o.bias;
+    kept->mask = o.mask.defined() ? o.mask.detach() : o.mask;
+    std::vector<int64_t> rows(q.sizes().begin(), q.sizes().end() - 1);
+    kept->rowLogSumExp = torch::empty(rows, q.options().requires_grad(false));
+  }
   const int head = o.head;
   const bool perHead = head >= 0;
   torch::Tensor scoresOut = o.buffers.scores,
                 attentionOut = o.buffers.attention;  // handles, not data
   std::optional<BlockedAttention> blocked;
-  if (tryBlocked(q, k, v, o))
+  // On demand the blocked kernel is the one that never holds a [..., Tq, Tk] buffer.
+  if (onDemand || tryBlocked(q, k, v, o))
     blocked = blockedAttention(q, k, v, o.scale, o.bias, o.mask, attentionOut, scoresOut,
-                               !o.buffers.scoresUnused, o.softcap);
+                               !o.buffers.scoresUnused, o.softcap,
+                               onDemand ? kept->rowLogSumExp : torch::Tensor());
   if (blocked) {
-    // The same steps as below, by shape: every scores-shaped step has the attention's shape.
-    const torch::Tensor& shaped = blocked->attention;
+    // The same steps as below, by shape: every scores-shaped step has the attention's shape
+    // (on demand nothing holds it: a shape without data stands in).
+    std::vector<int64_t> full(q.sizes().begin(), q.sizes().end() - 1);
+    full.push_back(k.size(-2));
+    const torch::Tensor shaped = blocked->attention.defined()
+                                     ? blocked->attention
+                                     : torch::empty(full, torch::TensorOptions(torch::kMeta));
     int s = rec.record(perHead ? "wei" : "scores", "q @ k.transpose(-2, -1)", "matmul", shaped,
                        {qStep, kStep}, head);
     if (o.scale != 1.0 || !o.scaleText.empty())
@@ -164,6 +181,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& n
                    "mask", scaled, {s}, head);
   }
   r.scores = scaled;
+  if (onDemand) kept->rowLogSumExp = torch::logsumexp(scaled, -1).detach();
   r.attention = attentionOut.defined() ? torch::softmax_out(attentionOut, scaled, -1)
                                        : torch::softmax(scaled, -1);
   s = rec.record("attention", "F.softmax(scaled, dim=-1)", "softmax", r.attention, {s}, head);

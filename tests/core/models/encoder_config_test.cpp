@@ -13,6 +13,7 @@
 #include "expect_error.h"
 #include "models/bert_config.h"
 #include "models/config_reader.h"
+#include "models/deberta_config.h"
 #include "models/distilbert_config.h"
 #include "models/modernbert_config.h"
 
@@ -294,6 +295,124 @@ TEST(ModernBertConfig, BadValuesNameTheField) {
   j = modernBertBase();
   j["norm_bias"] = "no";
   expectBad(j, "norm_bias");
+}
+
+nlohmann::json debertaV3Base() {
+  return nlohmann::json::parse(R"({
+    "model_type": "deberta-v2", "hidden_size": 768, "num_hidden_layers": 12,
+    "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu",
+    "max_position_embeddings": 512, "relative_attention": true, "position_buckets": 256,
+    "norm_rel_ebd": "layer_norm", "share_att_key": true, "pos_att_type": "p2c|c2p",
+    "layer_norm_eps": 1e-7, "max_relative_positions": -1, "position_biased_input": false,
+    "type_vocab_size": 0, "vocab_size": 128100})");
+}
+
+DebertaConfig parseDeberta(const nlohmann::json& j) {
+  return DebertaConfig::fromReader(ConfigReader(j, "deberta/config.json"));
+}
+
+TEST(DebertaConfig, ReadsDebertaV3BaseAndTheConfigClassDefaults) {
+  const DebertaConfig c = parseDeberta(debertaV3Base());
+  EXPECT_EQ(c.hiddenSize, 768);
+  EXPECT_EQ(c.embeddingSize, 768);
+  EXPECT_EQ(c.numHeads, 12);
+  EXPECT_TRUE(c.relativeAttention);
+  EXPECT_EQ(c.maxRelativePositions, 512);  // -1: max_position_embeddings
+  EXPECT_EQ(c.positionBuckets, 256);
+  EXPECT_EQ(c.span(), 256);
+  EXPECT_TRUE(c.relEmbeddingNorm);
+  EXPECT_TRUE(c.shareAttKey);
+  EXPECT_TRUE(c.c2p && c.p2c);
+  EXPECT_EQ(c.scaleFactor(), 3);
+  EXPECT_FALSE(c.positionBiasedInput);
+  EXPECT_EQ(c.typeVocabSize, 0);
+  EXPECT_DOUBLE_EQ(c.layerNormEps, 1e-7);
+
+  // DebertaV2Config's defaults (and the modules' getattr fallbacks).
+  const DebertaConfig d = parseDeberta({{"model_type", "deberta-v2"}});
+  EXPECT_EQ(d.vocabSize, 128100);
+  EXPECT_EQ(d.hiddenSize, 1536);
+  EXPECT_EQ(d.numLayers, 24);
+  EXPECT_EQ(d.numHeads, 24);
+  EXPECT_EQ(d.intermediateSize, 6144);
+  EXPECT_EQ(d.maxPositions, 512);
+  EXPECT_EQ(d.typeVocabSize, 0);
+  EXPECT_EQ(d.hiddenAct, "gelu");
+  EXPECT_DOUBLE_EQ(d.layerNormEps, 1e-7);
+  EXPECT_FALSE(d.relativeAttention);
+  EXPECT_TRUE(d.positionBiasedInput);
+  EXPECT_EQ(d.positionBuckets, -1);
+  EXPECT_EQ(d.span(), 512);
+  EXPECT_FALSE(d.shareAttKey || d.relEmbeddingNorm || d.c2p || d.p2c);
+  EXPECT_EQ(d.scaleFactor(), 1);
+  EXPECT_FALSE(d.hasC2p());
+}
+
+TEST(DebertaConfig, ReadsPosAttTypeAsAListOrAString) {
+  nlohmann::json j = debertaV3Base();
+  j["pos_att_type"] = {"c2p"};
+  DebertaConfig c = parseDeberta(j);
+  EXPECT_TRUE(c.c2p);
+  EXPECT_FALSE(c.p2c);
+  EXPECT_EQ(c.scaleFactor(), 2);
+  j["pos_att_type"] = " P2C | p2p ";  // a string is lower-cased and stripped; v2 reads no p2p
+  c = parseDeberta(j);
+  EXPECT_TRUE(c.p2c);
+  EXPECT_FALSE(c.c2p);
+  EXPECT_EQ(c.scaleFactor(), 2);
+  j["pos_att_type"] = nullptr;
+  EXPECT_EQ(parseDeberta(j).scaleFactor(), 1);
+  // Without relative_attention the terms are off, but pos_att_type still sets the scale.
+  j = debertaV3Base();
+  j["relative_attention"] = false;
+  c = parseDeberta(j);
+  EXPECT_FALSE(c.hasC2p() || c.hasP2c());
+  EXPECT_EQ(c.scaleFactor(), 3);
+  j = debertaV3Base();
+  j["position_buckets"] = -1;
+  j["max_relative_positions"] = 64;
+  j["embedding_size"] = 128;
+  c = parseDeberta(j);
+  EXPECT_EQ(c.span(), 64);
+  EXPECT_EQ(c.embeddingSize, 128);
+}
+
+TEST(DebertaConfig, BadValuesNameTheField) {
+  const auto expectBad = [](const nlohmann::json& j, const std::string& word) {
+    test::expectFormatErrorIn([&] { parseDeberta(j); }, "deberta/config.json", word);
+  };
+  nlohmann::json j = debertaV3Base();
+  j["num_attention_heads"] = 5;
+  expectBad(j, "num_attention_heads (5) must divide hidden_size (768)");
+  j = debertaV3Base();
+  j["conv_kernel_size"] = 3;
+  expectBad(j, "ConvLayer");
+  j = debertaV3Base();
+  j["attention_head_size"] = 32;
+  expectBad(j, "\"attention_head_size\" (32)");
+  j = debertaV3Base();
+  j["position_buckets"] = 1;
+  expectBad(j, "\"position_buckets\" (1) must be at least 2");
+  j = debertaV3Base();
+  j["max_relative_positions"] = 129;  // log((129 - 1) / 128) = 0 would divide
+  expectBad(j, "max_relative_positions - 1 (128)");
+  j = debertaV3Base();
+  j["pos_att_type"] = 3;
+  expectBad(j, "\"pos_att_type\" must be a string");
+  j["pos_att_type"] = {"c2p", 1};
+  expectBad(j, "\"pos_att_type\" must list strings");
+  j = debertaV3Base();
+  j["layer_norm_eps"] = 0;
+  expectBad(j, "\"layer_norm_eps\" must be a positive number");
+  j = debertaV3Base();
+  j["pad_token_id"] = 128100;
+  expectBad(j, "\"pad_token_id\" (128100) must be below vocab_size (128100)");
+  j = debertaV3Base();
+  j["share_att_key"] = "yes";
+  expectBad(j, "share_att_key");
+  j = debertaV3Base();
+  j["type_vocab_size"] = -1;
+  expectBad(j, "\"type_vocab_size\" must be a whole number from 0");
 }
 
 // Issue #32 (13): a config.json cut short (an interrupted download) is a parse error that names

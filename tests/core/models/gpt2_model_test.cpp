@@ -276,6 +276,7 @@ TEST_F(Gpt2Fixture, LogitLensIsTheFinalNormAndHeadOfEachLayersHiddenState) {
   ASSERT_EQ(r.logitLensIds.shape, (std::vector<int64_t>{L, 2, T, k}));
   ASSERT_EQ(r.logitLensProbs.shape, r.logitLensIds.shape);
   ASSERT_EQ(r.logitLensNext.shape, (std::vector<int64_t>{L, 2, T}));
+  ASSERT_EQ(r.logitLensEntropy.shape, r.logitLensNext.shape);
   const auto cell = [&](int l, int b, int t, int i) {
     return ((static_cast<std::size_t>(l) * 2 + b) * T + t) * k + i;
   };
@@ -316,6 +317,12 @@ TEST_F(Gpt2Fixture, LogitLensIsTheFinalNormAndHeadOfEachLayersHiddenState) {
           worst = std::max(worst, std::abs(r.logitLensProbs.data[cell(l, b, t, i)] -
                                            sorted[static_cast<std::size_t>(i)]));
         }
+        // The entropy of the whole distribution, not of the kept k.
+        double entropy = 0;
+        for (const double v : p) entropy -= v > 0 ? v * std::log(v) : 0.0;
+        worst = std::max(
+            worst, std::abs(r.logitLensEntropy.data[(static_cast<std::size_t>(l) * 2 + b) * T + t] -
+                            entropy));
         const float right = r.logitLensNext.data[(static_cast<std::size_t>(l) * 2 + b) * T + t];
         if (t + 1 < real) {
           worst = std::max(worst, std::abs(right - p[static_cast<std::size_t>(tokens[t + 1].id)]));
