@@ -107,6 +107,8 @@ void ComputeWorker::fitToModel(RunRequest& request) const {
   request.keepQueryKey = true;
   // Value-weighted norms: [L, B, H, T] during the run, then one more attention-sized group.
   request.keepValueNorms = m_model->info().supportsValueNorms;
+  // DeBERTa's c2c, c2p and p2c for the heatmap's scores view: as much again as the scores each.
+  request.keepScoreTerms = request.keepScores && !m_model->info().scoreTerms.empty();
   // The logit lens view asks for it (Document::recompute); encoders and encoder-decoders have no
   // next-token head to apply to their layers, and the view says so.
   const ModelInfo info = m_model->info();
@@ -118,8 +120,18 @@ MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& req
   // From the configuration and the tokens: nothing large exists yet.
   MemoryEstimate estimate = m_model->estimate(request);
   const uint64_t attentionBytes = estimate.attention;
+  const uint64_t terms = m_model->info().scoreTerms.size();
+  if (request.keepScoreTerms && attentionBytes * (1 + terms) > job.scoresLimitBytes) {
+    // DeBERTa's c2c, c2p and p2c: each as large as the attention.
+    request.keepScoreTerms = false;
+    outcome.notices << tr("The terms of the scores are not kept for this input: they would take "
+                          "%1 MB beside the attention.")
+                           .arg(attentionBytes * terms / (1024 * 1024));
+    estimate = m_model->estimate(request);
+  }
   if (request.keepScores && attentionBytes > job.scoresLimitBytes) {
     request.keepScores = false;
+    request.keepScoreTerms = false;
     outcome.notices << tr("Scores are not kept for this input: the attention weights alone take "
                           "%1 MB, and keeping the scores too would double that.")
                            .arg(attentionBytes / (1024 * 1024));
@@ -166,9 +178,10 @@ AttentionResult ComputeWorker::runWithLens(const RunRequest& request,
   try {
     return m_model->run(request);
   } catch (const Error& e) {
-    // A decoder without a language-model head: the core refuses the lens before any layer runs,
-    // so the other views get their result at once and the banner says why the lens is missing.
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    // A decoder without a language-model head, or a lens over the memory limit: the core refuses
+    // the lens before any layer runs, so the other views get their result at once and the banner
+    // says why the lens is missing (a run that does not fit without it fails as before).
+    if (e.kind() != ErrorKind::InvalidArgument && e.kind() != ErrorKind::ResourceLimit) throw;
     RunRequest without = request;
     without.logitLens = 0;
     AttentionResult r = m_model->run(without);

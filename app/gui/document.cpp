@@ -92,6 +92,11 @@ Document::Document(QObject* parent)
           Qt::QueuedConnection);
   connect(m_worker, &ComputeWorker::generated, m_generator, &GenerationController::onStepped,
           Qt::QueuedConnection);
+  // At a selected step every view shows that step's forward.
+  connect(m_generator, &GenerationController::selectedStepChanged, this,
+          [this] { showGenerationStep(true); });
+  connect(m_generator, &GenerationController::stepsChanged, this,
+          [this] { showGenerationStep(true); });
   connect(m_generator, &GenerationController::failed, this, [this](const QString& message) {
     m_generationError = message;
     setError(message);
@@ -493,11 +498,12 @@ void Document::onComputed(const ComputeOutcome& outcome) {
   if (m_resultJob) dropAblationUnlessFor(*m_resultJob);
   m_workerNotices = outcome.notices;
   setError(QString());
+  showGenerationStep(false);
   // Clamp before announcing the result, so views never see a selection outside it.
   const render::ViewState clamped = clampedToResult(m_view);
   const bool stateChanged = clamped != m_view;
   m_view = clamped;
-  Q_EMIT resultChanged(m_result);
+  Q_EMIT resultChanged(shownResult());
   if (stateChanged) Q_EMIT viewStateChanged(m_view);
   // B's model on the same text: now when the Compare view shows it, else when it opens.
   if (m_compareSpec && m_compareResult) {
@@ -628,13 +634,13 @@ void Document::setBusy(bool busy) {
 
 render::ViewState Document::clampedToResult(render::ViewState s) const {
   const auto clamp = [](int v, int count) { return std::clamp(v, 0, std::max(0, count - 1)); };
-  if (!m_result) {
+  if (!shownResult()) {
     s.layer = std::max(0, s.layer);
     s.head = std::max(0, s.head);
     s.item = std::max(0, s.item);
     return s;
   }
-  const AttentionResult& r = *m_result;
+  const AttentionResult& r = *shownResult();
   // A group the result does not have (a session from another model) falls back to the main one.
   if (!s.group.empty() && !r.findGroup(s.group)) s.group.clear();
   const AttentionGroup& g = r.group(s.group);
@@ -648,6 +654,39 @@ render::ViewState Document::clampedToResult(render::ViewState s) const {
   if (s.pinnedKey >= g.keys()) s.pinnedKey = -1;
   if (s.pinnedQuery < -1) s.pinnedQuery = -1;
   return s;
+}
+
+void Document::showGenerationStep(bool announce) {
+  const render::ResultPtr before = shownResult();
+  const QString noticeBefore = m_stepNotice;
+  const GenerationController& g = *m_generator;
+  const int selected = g.selectedStep();
+  const std::shared_ptr<const GenerationStep> step =
+      selected >= 0 ? g.steps()[static_cast<std::size_t>(selected)] : nullptr;
+  if (step != m_stepShown || !announce) {
+    // Held beside the prompt's run: within what that run's estimate leaves of the limit.
+    const uint64_t room =
+        m_memoryLimitBytes > m_estimate.total ? m_memoryLimitBytes - m_estimate.total : 0;
+    const int items = m_result ? m_result->group().batch() : 1;
+    m_stepNotice.clear();
+    m_stepResult = step ? g.stepResult(m_result, std::clamp(m_view.item, 0, std::max(0, items - 1)),
+                                       room, &m_stepNotice)
+                        : nullptr;
+    m_stepShown = step;
+  }
+  if (!announce) return;
+  render::ViewState state = m_view;
+  if (m_stepResult) {
+    // The new token's row: the query that chose it.
+    state.pinnedQuery = static_cast<int>(g.promptTokens().size()) + selected - 1;
+    state.queryGroup.clear();
+  }
+  state = clampedToResult(state);
+  if (shownResult() != before || m_stepNotice != noticeBefore) Q_EMIT resultChanged(shownResult());
+  if (state != m_view) {
+    m_view = state;
+    Q_EMIT viewStateChanged(m_view);
+  }
 }
 
 bool Document::canGenerate() const {

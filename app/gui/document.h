@@ -41,6 +41,9 @@ class Document final : public QObject {
   const render::ViewState& viewState() const { return m_view; }
   render::ViewKind currentView() const { return m_currentView; }
   const render::ResultPtr& result() const { return m_result; }
+  /// What the views show: result(), or at a selected generation step the attention of that
+  /// step's forward (GenerationController::stepResult), with the new token's row pinned.
+  const render::ResultPtr& shownResult() const { return m_stepResult ? m_stepResult : m_result; }
   /// The Compare view's second model (B from another model), if one is chosen, and its result on
   /// the same text (null until it arrives, or when it failed).
   const std::optional<attnscope::ModelSpec>& compareModel() const { return m_compareSpec; }
@@ -49,7 +52,10 @@ class Document final : public QObject {
   const QStringList& resultTexts() const { return m_resultTexts; }
   const QString& error() const { return m_error; }
   /// What the worker had to tell about the current result beyond its own notices (scores dropped).
-  const QStringList& workerNotices() const { return m_workerNotices; }
+  /// And why a selected generation step is not shown beyond the Step view (the memory limit).
+  QStringList workerNotices() const {
+    return m_stepNotice.isEmpty() ? m_workerNotices : m_workerNotices + QStringList{m_stepNotice};
+  }
   const std::optional<ModelInfo>& modelInfo() const { return m_modelInfo; }
   bool isBusy() const { return m_busy; }
   quint64 generation() const { return m_generation; }
@@ -187,6 +193,9 @@ class Document final : public QObject {
   quint64 nextGeneration();
   void setError(const QString& message);
   void setBusy(bool busy);
+  /// Makes shownResult() the selected generation step's and pins its new row; `announce`: emits
+  /// resultChanged (and viewStateChanged) when what the views show changed.
+  void showGenerationStep(bool announce);
   /// Keeps the selection inside the result's layers, heads, items and queries.
   render::ViewState clampedToResult(render::ViewState state) const;
 
@@ -202,6 +211,10 @@ class Document final : public QObject {
   QStringList m_pendingTexts;  // of the job in flight
   QString m_error;
   QStringList m_workerNotices;
+  render::ResultPtr m_stepResult;  // the selected generation step's forward (shownResult()); at
+                                   // step 0 the prompt's run itself
+  std::shared_ptr<const GenerationStep> m_stepShown;  // the step m_stepResult is for
+  QString m_stepNotice;
   std::string m_memorySource;  // "memory:<name>" of m_memoryModel
   std::shared_ptr<Model> m_memoryModel;
   std::optional<ModelInfo> m_modelInfo;

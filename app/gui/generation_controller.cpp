@@ -2,6 +2,7 @@
 #include "generation_controller.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace attnscope::gui {
 
@@ -49,6 +50,90 @@ render::GenerationFrame GenerationController::frame() const {
   for (int i = 0; i <= m_selected; ++i)
     f.tokens.push_back(m_steps[static_cast<std::size_t>(i)]->token);
   return f;
+}
+
+render::ResultPtr GenerationController::stepResult(const render::ResultPtr& prompt, int item,
+                                                   uint64_t maxBytes, QString* why) const {
+  if (!prompt || m_selected < 0 || m_selected >= stepCount() || prompt->groups.empty())
+    return nullptr;
+  const AttentionGroup& g = prompt->groups.front();
+  const auto T0 = static_cast<int64_t>(m_promptTokens.size());
+  if (!g.contextTokens.empty() || item < 0 || item >= g.batch() || g.attention.rank() != 5 ||
+      g.tokens.size() != static_cast<std::size_t>(g.batch()) ||
+      g.queryLengths.size() != g.tokens.size() || g.keyLengths.size() != g.tokens.size())
+    return nullptr;
+  const std::vector<Token>& tokens = g.tokens[static_cast<std::size_t>(item)];
+  if (static_cast<int64_t>(tokens.size()) != T0 ||
+      !std::equal(tokens.begin(), tokens.end(), m_promptTokens.begin(),
+                  [](const Token& a, const Token& b) { return a.id == b.id; }))
+    return nullptr;
+  if (m_selected == 0) return prompt;  // the prompt's forward chose token 0
+  const int64_t S = g.attention.dim(0), B = g.attention.dim(1), H = g.attention.dim(2);
+  const int64_t Tq = g.attention.dim(3), Tk = g.attention.dim(4);
+  const int64_t K = m_selected, T = T0 + K;
+  for (int64_t s = 1; s <= K; ++s) {
+    const FloatTensor& a = m_steps[static_cast<std::size_t>(s)]->attention;
+    if (a.rank() != 3 || a.dim(0) != g.layers() || a.dim(1) != H || a.dim(2) != T0 + s)
+      return nullptr;  // rows not kept, or another model's
+  }
+  const int64_t Tn = std::max(Tq, T), Tkn = std::max(Tk, T);
+  const double bytes = 4.0 * static_cast<double>(S * B * H) * static_cast<double>(Tn * Tkn);
+  if (bytes > static_cast<double>(maxBytes)) {
+    if (why)
+      *why = tr("The views other than Step show the prompt's attention: at step %1 the attention "
+                "of %2 tokens would take %3 MB, more than the memory limit leaves (Edit › Memory "
+                "Limit).")
+                 .arg(K)
+                 .arg(T)
+                 .arg(bytes / (1024.0 * 1024.0), 0, 'f', 0);
+    return nullptr;
+  }
+  auto r = std::make_shared<AttentionResult>();
+  r->modelName = prompt->modelName;
+  r->device = prompt->device;
+  r->timings = prompt->timings;
+  AttentionGroup& out = r->groups.emplace_back();
+  out.name = g.name;
+  out.distribution = g.distribution;
+  out.kvHeads = g.kvHeads;
+  out.tokens = g.tokens;
+  out.queryLengths = g.queryLengths;
+  out.keyLengths = g.keyLengths;
+  out.keptLayers = g.keptLayers;
+  out.modelLayers = g.modelLayers;
+  auto& itemTokens = out.tokens[static_cast<std::size_t>(item)];
+  for (int64_t s = 0; s < K; ++s) itemTokens.push_back(m_steps[static_cast<std::size_t>(s)]->token);
+  out.queryLengths[static_cast<std::size_t>(item)] = static_cast<int>(T);
+  out.keyLengths[static_cast<std::size_t>(item)] = static_cast<int>(T);
+  out.attention = FloatTensor({S, B, H, Tn, Tkn});
+  const float* from = g.attention.data.data();
+  float* to = out.attention.data.data();
+  for (int64_t l = 0; l < S; ++l) {
+    const int64_t layer = g.keptLayers.empty() ? l : g.keptLayers[static_cast<std::size_t>(l)];
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        const float* src = from + ((l * B + b) * H + h) * Tq * Tk;
+        float* dst = to + ((l * B + b) * H + h) * Tn * Tkn;
+        for (int64_t q = 0; q < Tq; ++q) std::copy_n(src + q * Tk, Tk, dst + q * Tkn);
+        if (b != item) continue;
+        // Step s's row: query T0 + s - 1 over the T0 + s keys up to it.
+        for (int64_t s = 1; s <= K; ++s) {
+          const float* row = m_steps[static_cast<std::size_t>(s)]->attention.data.data() +
+                             (layer * H + h) * (T0 + s);
+          std::copy_n(row, T0 + s, dst + (T0 + s - 1) * Tkn);
+        }
+      }
+    }
+  }
+  // After the last row: what step K's distribution was.
+  r->nextTokens = prompt->nextTokens;
+  std::vector<Prediction> next;
+  for (const GenerationCandidate& c : m_steps[static_cast<std::size_t>(K)]->candidates)
+    next.push_back({c.token, static_cast<float>(c.pModel)});
+  if (static_cast<std::size_t>(item) < r->nextTokens.size())
+    r->nextTokens[static_cast<std::size_t>(item)] = next;
+  if (item == 0) r->nextToken = next;
+  return r;
 }
 
 void GenerationController::setSettings(const GenerationSettings& settings) {

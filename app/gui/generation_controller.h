@@ -15,6 +15,7 @@
 #include "attnscope/sampling.h"
 #include "generation_frame.h"
 #include "generation_job.h"
+#include "view_state.h"
 
 namespace attnscope::gui {
 
@@ -63,6 +64,17 @@ class GenerationController final : public QObject {
   QString generatedText() const;
   /// The selected step for the Step view.
   render::GenerationFrame frame() const;
+  /// What every other view shows at the selected step K: the attention of the forward over the
+  /// prompt and the first K generated tokens, whose last row is the query that chose token K.
+  /// Causal attention of a position does not change when tokens are appended, so that forward's
+  /// rows are `prompt`'s (the run over the prompt, batch item `item`) followed by the rows steps
+  /// 1..K kept (GenerationStep::attention): exact, and nothing runs again. Only the attention
+  /// group is made: scores, value norms, queries and keys and the logit lens exist for the
+  /// prompt's run only. `prompt` itself at step 0; null when no step is selected, when `prompt`
+  /// is not this generation's prompt (another text, or a batch item whose tokens differ), or
+  /// when the attention would take more than maxBytes (*why then says so).
+  render::ResultPtr stepResult(const render::ResultPtr& prompt, int item, uint64_t maxBytes,
+                               QString* why = nullptr) const;
   /// The last step's wall time in the worker (ms), replays included.
   double lastStepMs() const { return m_lastMs; }
   /// The pace of Play: at least this long between tokens (ms).

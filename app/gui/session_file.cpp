@@ -139,7 +139,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
                "vs_head",      "vs_item",        "palette",      "show_scores", "per_head_scale",
                "pinned_query", "classroom",      "hide_special", "attention",   "pinned_key",
                "line_heads",   "line_threshold", "text_source",  "query_group", "aggregate",
-               "merge_words"},
+               "merge_words",  "score_term"},
               {});
   constexpr int kMax = 1 << 20;
   render::ViewState s;
@@ -164,6 +164,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
     }
   }
   s.showScores = boolAt(o, "show_scores", where, s.showScores);
+  if (o.contains("score_term")) s.scoreTerm = stringAt(o, "score_term", where);
   s.perHeadScale = boolAt(o, "per_head_scale", where, s.perHeadScale);
   s.pinnedQuery = intAt(o, "pinned_query", where, -1, kMax, s.pinnedQuery);
   s.classroom = boolAt(o, "classroom", where, s.classroom);
@@ -296,6 +297,7 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"vs_item", v.vsItem},
                    {"palette", v.palette},
                    {"show_scores", v.showScores},
+                   {"score_term", v.scoreTerm},
                    {"per_head_scale", v.perHeadScale},
                    {"pinned_query", v.pinnedQuery},
                    {"classroom", v.classroom},

@@ -25,6 +25,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_item(new render::ElidedComboBox(this)),
       m_palette(new QComboBox(this)),
       m_scores(new QCheckBox(tr("Scores"), this)),
+      m_scoreTerm(new QComboBox(this)),
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),
       m_hideSpecial(new QCheckBox(tr("Hide specials"), this)),
       m_mergeWords(new QCheckBox(tr("Words"), this)) {
@@ -36,6 +37,7 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   connect(m_item, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_palette, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_scores, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_scoreTerm, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
   connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_mergeWords, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
@@ -53,6 +55,10 @@ void ViewSelectorBar::setUpControls() {
   m_palette->addItem(tr("Greyscale"), QStringLiteral("greyscale"));
   m_palette->setToolTip(tr("Colour map of the attention weights"));
   m_scores->setToolTip(tr("Show the scaled scores before softmax instead of the weights"));
+  m_scoreTerm->setToolTip(
+      tr("With Scores: their sum (what the softmax reads) or one of its terms: content to "
+         "content (c2c), content to position (c2p), position to content (p2c)"));
+  m_scoreTerm->setVisible(false);  // only for models whose scores are a sum of terms
   m_perHeadScale->setToolTip(tr("Head grid: scale each cell to its own maximum"));
   m_hideSpecial->setToolTip(
       tr("Leave out the [CLS]/[SEP]/<s>/</s> rows and columns and renormalise each remaining row "
@@ -102,6 +108,7 @@ void ViewSelectorBar::buildGroups() {
   second->addWidget(new QLabel(tr("Palette"), m_display));
   second->addWidget(m_palette);
   second->addWidget(m_scores);
+  second->addWidget(m_scoreTerm);
   second->addWidget(m_perHeadScale);
   second->addWidget(m_hideSpecial);
   second->addWidget(m_mergeWords);
@@ -163,6 +170,18 @@ void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringLi
     m_item->addItem(QStringLiteral("%1: %2").arg(i).arg(text));
   }
   m_scores->setEnabled(result && !result->group().scores.empty());
+  {
+    const QSignalBlocker b(m_scoreTerm);
+    m_scoreTerm->clear();
+    const std::vector<ScoreTerm> none;
+    const std::vector<ScoreTerm>& terms = result ? result->group().scoreTerms : none;
+    if (!terms.empty()) m_scoreTerm->addItem(tr("Sum"), QString());
+    for (const ScoreTerm& t : terms) {
+      const QString name = QString::fromStdString(t.name);
+      m_scoreTerm->addItem(name, name);
+    }
+    m_scoreTerm->setVisible(!terms.empty());
+  }
   bool specials = false;
   for (int i = 0; i < batch && !specials; ++i)
     specials = render::hasSpecialTokens(result->group(), i);
@@ -181,7 +200,7 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
   updateRanges();
   const QSignalBlocker b0(m_group), b1(m_layer), b2(m_head), b3(m_item), b4(m_palette),
-      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial), b8(m_mergeWords);
+      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial), b8(m_mergeWords), b9(m_scoreTerm);
   if (m_group->count() > 0) {
     const int at = m_group->findData(QString::fromStdString(state.group));
     m_group->setCurrentIndex(std::max(0, at));
@@ -191,6 +210,8 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   if (state.item < m_item->count()) m_item->setCurrentIndex(state.item);
   m_palette->setCurrentIndex(std::max(0, m_palette->findData(state.palette)));
   m_scores->setChecked(state.showScores);
+  m_scoreTerm->setCurrentIndex(std::max(0, m_scoreTerm->findData(state.scoreTerm)));
+  m_scoreTerm->setEnabled(state.showScores);
   m_perHeadScale->setChecked(state.perHeadScale);
   m_hideSpecial->setChecked(state.hideSpecial);
   m_mergeWords->setChecked(state.mergeWords);
@@ -204,6 +225,7 @@ void ViewSelectorBar::emitEdit() {
   if (m_item->currentIndex() >= 0) s.item = m_item->currentIndex();
   s.palette = m_palette->currentData().toString();
   s.showScores = m_scores->isChecked();
+  if (m_scoreTerm->count() > 0) s.scoreTerm = m_scoreTerm->currentData().toString();
   s.perHeadScale = m_perHeadScale->isChecked();
   s.hideSpecial = m_hideSpecial->isChecked();
   s.mergeWords = m_mergeWords->isChecked();

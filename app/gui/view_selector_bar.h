@@ -53,6 +53,7 @@ class ViewSelectorBar final : public QWidget {
   QComboBox* m_item;
   QComboBox* m_palette;
   QCheckBox* m_scores;
+  QComboBox* m_scoreTerm;  // the scores' sum or one of their terms (DeBERTa's c2c, c2p, p2c)
   QCheckBox* m_perHeadScale;
   QCheckBox* m_hideSpecial;
   QCheckBox* m_mergeWords;

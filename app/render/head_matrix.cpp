@@ -344,15 +344,22 @@ QString HeadMatrix::colPositions(int col) const {
   return positionsText(colTokens[c], c < colLast.size() ? colLast[c] : colTokens[c]);
 }
 
+int scoreTermIndex(const AttentionGroup& group, const QString& name) {
+  if (name.isEmpty()) return -1;
+  for (std::size_t i = 0; i < group.scoreTerms.size(); ++i)
+    if (QString::fromStdString(group.scoreTerms[i].name) == name) return static_cast<int>(i);
+  return -1;
+}
+
 HeadMatrix HeadMatrix::of(const AttentionGroup& r, int layer, int item, int head, bool scores,
-                          bool hideSpecial, bool mergeWords) {
+                          bool hideSpecial, bool mergeWords, int scoreTerm) {
   HeadMatrix m;
-  fill(m, r, layer, item, head, scores, hideSpecial, mergeWords);
+  fill(m, r, layer, item, head, scores, hideSpecial, mergeWords, scoreTerm);
   return m;
 }
 
 void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int item, int head,
-                      bool scores, bool hideSpecial, bool mergeWords) {
+                      bool scores, bool hideSpecial, bool mergeWords, int scoreTerm) {
   std::vector<float> buffer = std::move(m.values);
   m = HeadMatrix();
   m.values = std::move(buffer);
@@ -379,9 +386,12 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
   m.hiddenSpecial = realRows - static_cast<int>(shownRows.size());
   m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
   m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
-  m.scores = scores && !r.scores.empty();
+  const bool term = scores && scoreTerm >= 0 && scoreTerm < static_cast<int>(r.scoreTerms.size());
+  m.scores = term || (scores && !r.scores.empty());
   m.distribution = r.distribution && !m.scores;
-  const float* data = m.scores ? r.scoreMatrix(layer, item, head) : r.headMatrix(layer, item, head);
+  const float* data = term ? r.termMatrix(static_cast<std::size_t>(scoreTerm), layer, item, head)
+                      : m.scores ? r.scoreMatrix(layer, item, head)
+                                 : r.headMatrix(layer, item, head);
   m.missing = data == nullptr;
   const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
   // The gather below writes every cell: the buffer is only resized (a same-sized one from the

@@ -53,12 +53,15 @@ struct HeadMatrix {
   /// mergeWords shows words (wordSpans) instead of tokens: a word's columns are summed (the
   /// attention a word receives) and its rows averaged (what the word attends to), so rows of
   /// weights still sum to 1; scores are averaged over both (masked ones left out).
+  /// scoreTerm >= 0 (with scores): that term of the scores (AttentionGroup::scoreTerms) instead
+  /// of their sum.
   static HeadMatrix of(const AttentionGroup& result, int layer, int item, int head, bool scores,
-                       bool hideSpecial = false, bool mergeWords = false);
+                       bool hideSpecial = false, bool mergeWords = false, int scoreTerm = -1);
   /// The same into `out`, reusing its buffer: a view that shows T = 4096 keeps its 64 MB instead
   /// of having the kernel fault in a fresh one on every change.
   static void fill(HeadMatrix& out, const AttentionGroup& result, int layer, int item, int head,
-                   bool scores, bool hideSpecial = false, bool mergeWords = false);
+                   bool scores, bool hideSpecial = false, bool mergeWords = false,
+                   int scoreTerm = -1);
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
@@ -67,6 +70,10 @@ struct HeadMatrix {
 /// distribution, else the main one (value norms derive from it). For what needs distributions:
 /// statistics, Jensen–Shannon distances.
 const AttentionGroup& weightsOf(const AttentionResult& result, const std::string& group);
+
+/// The index of the score term `name` in the group's scoreTerms ("c2p"), -1 when the name is empty
+/// or the group does not hold that term (the views then show the scores' sum).
+int scoreTermIndex(const AttentionGroup& group, const QString& name);
 
 /// Readable token labels of a batch item: queries, and keys (context tokens when present).
 QStringList queryLabels(const AttentionGroup& result, int item);

@@ -315,8 +315,9 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
 void HeatmapView::rebuildPlot() {
   const ViewState& s = viewState();
   if (result() && validHeadSelection(*result(), s)) {
-    HeadMatrix::fill(m_matrix, result()->group(s.group), s.layer, s.item, s.head, s.showScores,
-                     s.hideSpecial, s.mergeWords);
+    const AttentionGroup& g = result()->group(s.group);
+    HeadMatrix::fill(m_matrix, g, s.layer, s.item, s.head, s.showScores, s.hideSpecial,
+                     s.mergeWords, scoreTermIndex(g, s.scoreTerm));
   } else {
     m_matrix = HeadMatrix();
   }

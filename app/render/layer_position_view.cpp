@@ -155,6 +155,13 @@ void LayerPositionView::mouseMoveEvent(QMouseEvent* event) {
   }
 }
 
+void LayerPositionView::mouseReleaseEvent(QMouseEvent* event) {
+  int layer = -1, position = -1;
+  if (event->button() == Qt::LeftButton && hit(event->position(), &layer, &position))
+    cellClicked(layer, position);
+  AttentionView::mouseReleaseEvent(event);
+}
+
 void LayerPositionView::leaveEvent(QEvent* event) {
   m_hoverLayer = m_hoverPosition = -1;
   update();

@@ -16,8 +16,8 @@ struct RenderStyle;
 /// Base of the views drawn as a layers × positions grid of one batch item (the logit lens, the
 /// Experts view): the last layer on top, as the residual stream rises through the rows; the
 /// item's tokens along the bottom, turned when the columns are narrow; the layer labels on the
-/// left; hovering frames a cell and shows cellTip(). A view draws its cells and its legend, the
-/// base everything around them.
+/// left; hovering frames a cell and shows cellTip(), clicking calls cellClicked(). A view draws its
+/// cells and its legend, the base everything around them.
 class LayerPositionView : public AttentionView {
   Q_OBJECT
  public:
@@ -36,7 +36,13 @@ class LayerPositionView : public AttentionView {
  protected:
   void rebuild(Change change) override;
   void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  /// A left click on a cell (nothing by default).
+  virtual void cellClicked(int layer, int position) {
+    (void)layer;
+    (void)position;
+  }
 
   /// The selected batch item's tokens ([positions] at least).
   const std::vector<Token>& itemTokens() const;

@@ -2,7 +2,12 @@
 #include "logit_lens_view.h"
 
 #include <QFontMetricsF>
+#include <QFrame>
+#include <QHeaderView>
+#include <QLabel>
 #include <QPainter>
+#include <QTableWidget>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +81,8 @@ QString LogitLensView::cellTip(int layer, int position) const {
           .arg(layer)
           .arg(axisLabel(QString::fromStdString(tokens[static_cast<std::size_t>(position)].label)))
           .arg(position);
-  for (int i = 0; i < result()->logitLensIds.dim(3); ++i) {
+  const int shown = std::min<int>(kTipTokens, static_cast<int>(result()->logitLensIds.dim(3)));
+  for (int i = 0; i < shown; ++i) {
     const int64_t id = topId(layer, position, i);
     if (id < 0) break;
     tip += QStringLiteral("\n  %1  %2")
@@ -93,7 +99,92 @@ QString LogitLensView::cellTip(int layer, int position) const {
                     percent(next.data[at]));
   }
   if (layer == layers() - 1) tip += tr("\n(the last layer: the model's own prediction)");
-  return tip;
+  return tip + tr("\nClick for the whole distribution.");
+}
+
+double LogitLensView::entropy(int layer, int position) const {
+  if (topId(layer, position) < 0) return -1;
+  const FloatTensor& h = result()->logitLensEntropy;
+  const std::size_t at =
+      (static_cast<std::size_t>(layer) * h.dim(1) + viewState().item) * h.dim(2) + position;
+  return h.rank() == 3 && at < h.data.size() ? h.data[at] : -1;
+}
+
+void LogitLensView::showDistribution(int layer, int position) {
+  if (topId(layer, position) < 0) return;
+  if (!m_panel) {
+    m_panel = new QFrame(this, Qt::Popup);
+    m_panel->setFrameShape(QFrame::StyledPanel);
+    auto* layout = new QVBoxLayout(m_panel);
+    m_heading = new QLabel(m_panel);
+    m_heading->setWordWrap(true);
+    m_heading->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_table = new QTableWidget(0, 3, m_panel);
+    m_table->setHorizontalHeaderLabels({tr("#"), tr("Token"), tr("Probability")});
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    layout->addWidget(m_heading);
+    layout->addWidget(m_table, 1);
+    m_panel->resize(340, 420);
+  }
+  const std::vector<Token>& tokens =
+      result()->group().tokens[static_cast<std::size_t>(viewState().item)];
+  const int64_t next = static_cast<std::size_t>(position) + 1 < tokens.size()
+                           ? tokens[static_cast<std::size_t>(position) + 1].id
+                           : -1;
+  const int k = static_cast<int>(result()->logitLensIds.dim(3));
+  m_table->setRowCount(0);
+  double mass = 0;
+  for (int i = 0; i < k; ++i) {
+    const int64_t id = topId(layer, position, i);
+    if (id < 0) break;
+    const double p = topProbability(layer, position, i);
+    mass += p;
+    const int row = m_table->rowCount();
+    m_table->insertRow(row);
+    auto* rank = new QTableWidgetItem(QString::number(i + 1));
+    auto* token = new QTableWidgetItem(tokenLabel(id));
+    token->setData(Qt::UserRole, static_cast<qlonglong>(id));
+    auto* probability = new QTableWidgetItem(QStringLiteral("%1%").arg(100.0 * p, 0, 'f', 2));
+    probability->setData(Qt::UserRole, p);
+    probability->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    if (id == next) {  // the text's next token
+      QFont bold = token->font();
+      bold.setBold(true);
+      for (QTableWidgetItem* item : {rank, token, probability}) item->setFont(bold);
+    }
+    m_table->setItem(row, 0, rank);
+    m_table->setItem(row, 1, token);
+    m_table->setItem(row, 2, probability);
+  }
+  m_table->resizeColumnToContents(0);
+  const double h = entropy(layer, position);
+  QString heading =
+      tr("Layer %1 at '%2' (position %3)%4")
+          .arg(layer)
+          .arg(axisLabel(QString::fromStdString(tokens[static_cast<std::size_t>(position)].label)))
+          .arg(position)
+          .arg(layer == layers() - 1 ? tr(", the model's own prediction") : QString());
+  if (h >= 0)
+    heading += tr("\nEntropy %1 nats (%2 bits, as uncertain as %3 equally likely tokens)")
+                   .arg(h, 0, 'f', 3)
+                   .arg(h / std::log(2.0), 0, 'f', 3)
+                   .arg(std::exp(h), 0, 'f', 1);
+  heading += tr("\nThe %1 most probable tokens: %2%; the rest of the vocabulary: %3%")
+                 .arg(m_table->rowCount())
+                 .arg(100.0 * mass, 0, 'f', 1)
+                 .arg(100.0 * std::max(0.0, 1.0 - mass), 0, 'f', 1);
+  m_heading->setText(heading);
+  const QRectF cell = cellRect(layer, position);
+  m_panel->move(
+      mapToGlobal(QPoint(static_cast<int>(cell.right()) + 4, static_cast<int>(cell.top()))));
+  m_panel->show();
+}
+
+QString LogitLensView::distributionHeading() const {
+  return m_heading ? m_heading->text() : QString();
 }
 
 QString LogitLensView::missing() const {

@@ -68,7 +68,7 @@ bool parseTextSource(const QString& s, TextSource* out) { return parseName(kSour
 bool ViewState::operator==(const ViewState& o) const {
   return group == o.group && layer == o.layer && head == o.head && item == o.item &&
          vsLayer == o.vsLayer && vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
-         showScores == o.showScores && perHeadScale == o.perHeadScale &&
+         showScores == o.showScores && scoreTerm == o.scoreTerm && perHeadScale == o.perHeadScale &&
          pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial &&
          pinnedKey == o.pinnedKey && lineHeads == o.lineHeads && lineThreshold == o.lineThreshold &&
          textSource == o.textSource && queryGroup == o.queryGroup && aggregate == o.aggregate &&

@@ -48,7 +48,9 @@ struct ViewState {
   int vsLayer = 0, vsHead = 1, vsItem = 0;      // B in Compare
   QString palette = QStringLiteral("viridis");  // viridis | magma | cividis | greyscale
   bool showScores = false;                      // pre-softmax scores instead of weights
-  bool perHeadScale = false;                    // grid: each cell scaled to its own max
+  QString scoreTerm;  // with showScores: one term of the scores (AttentionGroup::scoreTerms,
+                      // DeBERTa's "c2c", "c2p", "p2c") instead of their sum; empty: the sum
+  bool perHeadScale = false;    // grid: each cell scaled to its own max
   int pinnedQuery = -1;         // heatmap: highlighted query's token position, -1 for none; lines,
                                 // text and Q/K: the query (token) whose attention they show
   std::vector<int> queryGroup;  // heatmap and text: the query tokens selected together (Ctrl or

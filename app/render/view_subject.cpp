@@ -9,7 +9,10 @@ QString viewSubject(ViewKind kind, const ViewState& state, bool allLayers, bool 
       return QStringLiteral("layer %1, head %2%3")
           .arg(state.layer)
           .arg(state.head)
-          .arg(state.showScores ? QStringLiteral(" · scaled scores") : QString());
+          .arg(!state.showScores ? QString()
+               : state.scoreTerm.isEmpty()
+                   ? QStringLiteral(" · scaled scores")
+                   : QStringLiteral(" · scores' %1 term").arg(state.scoreTerm));
     case ViewKind::Grid:
       return QStringLiteral("all heads");
     case ViewKind::Compare:

@@ -11,10 +11,12 @@
 #include <QSet>
 #include <QStandardPaths>
 #include <QSvgRenderer>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QWheelEvent>
 #include <QtTest>
 
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -26,9 +28,11 @@
 #include "logit_lens_view.h"
 #include "palette.h"
 #include "pipeline_view.h"
+#include "qtest_main.h"
 #include "render_style.h"
 #include "stats_view.h"
 #include "view_factory.h"
+#include "view_subject.h"
 
 using namespace attnscope;
 using namespace attnscope::render;
@@ -141,7 +145,8 @@ class RenderTest : public QObject {
   }
 
   // The logit lens view reads cell (layer, position) of the selected item from [L, B, T, k], draws
-  // the last layer on top and names the kept tokens on hover; without a lens it says why.
+  // the last layer on top and names the kept tokens on hover; a click opens the cell's whole
+  // distribution (every kept token, the rest's mass and the entropy); without a lens it says why.
   void logitLensViewReadsItsCells() {
     const int L = 3, T = 5, k = 2;
     auto r = std::make_shared<AttentionResult>();
@@ -156,6 +161,8 @@ class RenderTest : public QObject {
     r->logitLensIds = FloatTensor({L, 1, T, k});
     r->logitLensProbs = FloatTensor({L, 1, T, k});
     r->logitLensNext = FloatTensor({L, 1, T});
+    r->logitLensEntropy = FloatTensor({L, 1, T});
+    r->logitLensEntropy.data[1 * T + 2] = static_cast<float>(std::log(3.0));
     for (int l = 0; l < L; ++l)
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < k; ++i) {
@@ -187,6 +194,26 @@ class RenderTest : public QObject {
     painter.end();
     QVERIFY(view.cellRect(2, 0).bottom() <= view.cellRect(1, 0).top() + 1e-6);
     QVERIFY(view.cellRect(0, 0).left() < view.cellRect(0, 1).left());
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.repaint();
+    QVERIFY(!view.distributionPanel());
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.cellRect(1, 2).center().toPoint());
+    QVERIFY(view.distributionPanel() && view.distributionPanel()->isVisible());
+    QTableWidget* list = view.distributionTable();
+    QCOMPARE(list->rowCount(), k);
+    QCOMPARE(list->item(0, 1)->data(Qt::UserRole).toLongLong(), 120LL);
+    QCOMPARE(list->item(1, 1)->text(), QStringLiteral("w121"));
+    QCOMPARE(list->item(1, 2)->data(Qt::UserRole).toDouble(), 0.25);
+    QCOMPARE(view.entropy(1, 2), static_cast<double>(static_cast<float>(std::log(3.0))));
+    const QString heading = view.distributionHeading();
+    QVERIFY2(heading.contains(QStringLiteral("Layer 1 at 'in2' (position 2)")) &&
+                 heading.contains(QStringLiteral("Entropy 1.099 nats")) &&
+                 heading.contains(QStringLiteral("3.0 equally likely")) &&
+                 heading.contains(QStringLiteral("rest of the vocabulary: 25.0%")),
+             qPrintable(heading));
+    view.distributionPanel()->hide();
+    view.hide();
     r->logitLensIds = FloatTensor();
     view.setResult(r);
     QVERIFY(view.message().contains(QStringLiteral("causal language models")));
@@ -272,6 +299,36 @@ class RenderTest : public QObject {
     QVERIFY(view.matrix().hasMasked);
     QVERIFY(std::isnan(view.matrix().at(0, 3)));
     QVERIFY(view.cellText(0, 3).contains(QStringLiteral("masked")));
+  }
+
+  // DeBERTa's scores are c2c + c2p + p2c (AttentionGroup::scoreTerms): the heatmap's scores view
+  // shows one term when the view state names it, the sum otherwise (and for an unknown name).
+  void heatmapShowsOneScoreTerm() {
+    auto r = fakeResult(1, 1, 4, true);
+    AttentionGroup& g = r->group();
+    for (const char* name : {"c2c", "c2p"}) {
+      ScoreTerm t{name, FloatTensor(g.scores.shape)};
+      for (std::size_t i = 0; i < t.values.data.size(); ++i)
+        t.values.data[i] = static_cast<float>(i) + (name[2] == 'c' ? 0.25f : 0.5f);
+      g.scoreTerms.push_back(std::move(t));
+    }
+    QCOMPARE(scoreTermIndex(g, QStringLiteral("c2p")), 1);
+    QCOMPARE(scoreTermIndex(g, QStringLiteral("p2c")), -1);
+    QCOMPARE(scoreTermIndex(g, QString()), -1);
+    HeatmapView view;
+    view.setResult(r);
+    ViewState s;
+    s.showScores = true;
+    s.scoreTerm = QStringLiteral("c2p");
+    view.setViewState(s);
+    QVERIFY(view.matrix().scores);
+    QCOMPARE(view.matrix().at(1, 2), g.termMatrix(1, 0, 0, 0)[1 * 4 + 2]);
+    QCOMPARE(view.matrix().at(1, 2), 6.5f);
+    QCOMPARE(viewSubject(ViewKind::Heatmap, s, false, false),
+             QStringLiteral("layer 0, head 0 · scores' c2p term"));
+    s.scoreTerm = QStringLiteral("p2c");  // not held: the sum
+    view.setViewState(s);
+    QCOMPARE(view.matrix().at(1, 0), g.scoreMatrix(0, 0, 0)[1 * 4 + 0]);
   }
 
   // A pair [CLS] a b [SEP] c [SEP]: hiding the specials keeps a, b, c and renormalises each row
@@ -780,5 +837,5 @@ class RenderTest : public QObject {
   QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(RenderTest)
+ATTNSCOPE_QTEST(RenderTest)
 #include "render_test.moc"

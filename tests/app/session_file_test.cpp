@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "qtest_main.h"
 #include "session_file.h"
 
 using attnscope::gui::Session;
@@ -35,6 +36,7 @@ Session sample() {
   s.view.vsHead = 2;
   s.view.palette = QStringLiteral("cividis");
   s.view.showScores = true;
+  s.view.scoreTerm = QStringLiteral("p2c");
   s.view.perHeadScale = true;
   s.view.pinnedQuery = 3;
   s.view.classroom = true;
@@ -246,5 +248,5 @@ class SessionFileTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(SessionFileTest)
+ATTNSCOPE_QTEST(SessionFileTest)
 #include "session_file_test.moc"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_result.h"
+#include "qtest_main.h"
 #include "view_factory.h"
 
 using namespace attnscope;
@@ -34,7 +35,7 @@ template <typename T, std::size_t N>
 constexpr bool hasFields = TakesValues<T, std::make_index_sequence<N>>::value &&
                            !TakesValues<T, std::make_index_sequence<N + 1>>::value;
 
-static_assert(hasFields<ViewState, 20>,
+static_assert(hasFields<ViewState, 21>,
               "ViewState gained or lost a field: flip it in flips() below (and compare it in "
               "ViewState::operator==)");
 
@@ -50,6 +51,7 @@ std::vector<std::pair<const char*, std::function<void(ViewState&)>>> flips() {
       {"vsItem", [](ViewState& s) { s.vsItem = 1; }},
       {"palette", [](ViewState& s) { s.palette = QStringLiteral("magma"); }},
       {"showScores", [](ViewState& s) { s.showScores = true; }},
+      {"scoreTerm", [](ViewState& s) { s.scoreTerm = QStringLiteral("c2p"); }},
       {"perHeadScale", [](ViewState& s) { s.perHeadScale = true; }},
       {"pinnedQuery", [](ViewState& s) { s.pinnedQuery = 2; }},
       {"queryGroup",
@@ -84,7 +86,7 @@ class ViewRebuildTest : public QObject {
   void flipsCoverEveryFieldOnce() {
     // Each flip changes the state as operator== sees it, and no two flips change the same thing.
     const auto all = flips();
-    QCOMPARE(all.size(), std::size_t(20));
+    QCOMPARE(all.size(), std::size_t(21));
     for (std::size_t i = 0; i < all.size(); ++i) {
       ViewState a;
       all[i].second(a);
@@ -137,5 +139,5 @@ class ViewRebuildTest : public QObject {
   }
 };
 
-QTEST_MAIN(ViewRebuildTest)
+ATTNSCOPE_QTEST(ViewRebuildTest)
 #include "view_rebuild_test.moc"
