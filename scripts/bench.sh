@@ -118,6 +118,20 @@ if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || GgufLlama1B =~ $ATTNSCOPE_BENCH_FILTER
   done
 fi
 
+# Issue 33, long inputs with the attention on demand, fresh processes on 2 threads: a
+# Llama-3.2-1B-shaped model at T = 8192 (forward, then every head's long-range profile and 64 x 64
+# thumbnail; target peak RSS <= weights + 3 GB) and its width with 2 layers at T = 32768 (512 x 512
+# tiles; target <= 1 s; memory limit 18 GiB: the run builds one 4 GiB mask). Alone:
+# ATTNSCOPE_BENCH_FILTER=LongContext.
+if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || LongContext =~ $ATTNSCOPE_BENCH_FILTER ]]; then
+  for row in 8192,llama1b 32768,llama2l,18432; do
+    name=long_${row%%,*}
+    echo "== long context $row (fresh process, attention on demand); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    /usr/bin/time -v "$bench" --threads=2 --long-context=$row \
+      > "$out/$name.json" 2> "$out/$name.time" || echo '{"error": "failed"}' > "$out/$name.json"
+  done
+fi
+
 # Gemma-2-2B shapes and the scaled-down Mixtral (the folders BM_Gemma2Forward and
 # BM_MixtralForward run) at T = 512: open + one forward in fresh processes, for their peak RSS.
 for row in gemma2:BM_Gemma2Forward/T:512/scores:0 mixtral:BM_MixtralForward/T:512/scores:0; do

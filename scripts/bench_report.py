@@ -698,6 +698,34 @@ def main():
         summary.append(("GGUF Q4_K 1B at T = 128: peak RSS under its float32 weights (4.9 GB)",
                         f"{q4['rss_peak'] / 1e9:.2f} GB", verdict(q4["rss_peak"] < 4.9e9)))
 
+    w("## Long inputs: attention on demand (issue 33)\n")
+    w("`attnscope-bench --long-context=T,M`, fresh processes, 2 threads: the forward keeps each "
+      "layer's queries, keys and rows' normalisers instead of its attention, then computes from "
+      "them every head's long-range profile and 64 x 64 thumbnail (1B, T = 8192) or 512 x 512 "
+      "tiles of the last rows (2 layers, T = 32768; fastest of 3).\n")
+    long_rows = [(t, load(os.path.join(d, f"long_{t}.json"))) for t in (8192, 32768)]
+    if any(not r or "error" in r for _, r in long_rows):
+        w("Not measured.\n")
+        summary.append(("1B at T = 8192 on demand: peak RSS <= weights + 3 GB", "not measured",
+                        verdict(None)))
+    else:
+        w("| model | T | forward s | profiles + thumbnails s | tile (sink / diagonal) ms | "
+          "weights GB | kept GB | stored attention would be GB | peak RSS GB |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+        for t, r in long_rows:
+            w(f"| {r['model']} | {t} | {r['run_ms'] / 1e3:.0f} | {r['analysis_ms'] / 1e3:.0f} | "
+              f"{r['tile_sink_ms']:.1f} / {r['tile_diagonal_ms']:.1f} | {r['weights_bytes'] / 1e9:.2f} | "
+              f"{r['kept_bytes'] / 1e9:.2f} | {r['stored_attention_bytes'] / 1e9:.0f} | "
+              f"{r['rss_peak'] / 1e9:.2f} |")
+        w("")
+        one, two = long_rows[0][1], long_rows[1][1]
+        summary.append(("1B at T = 8192 on demand: peak RSS <= weights + 3 GB",
+                        f"{one['rss_peak'] / 1e9:.2f} GB (weights {one['weights_bytes'] / 1e9:.2f})",
+                        verdict(one["rss_peak"] <= one["weights_bytes"] + 3e9)))
+        tile = max(two["tile_sink_ms"], two["tile_diagonal_ms"])
+        summary.append(("2 layers at T = 32768: a 512 x 512 tile <= 1 s", f"{tile:.1f} ms",
+                        verdict(tile <= 1000)))
+
     w("## Summary\n")
     w("| target | measured | |\n|---|---|---|")
     for t, m, v in summary:

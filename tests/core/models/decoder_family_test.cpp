@@ -16,6 +16,7 @@
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "attnscope/safetensors.h"
+#include "decoder_fixtures.h"
 #include "expect_error.h"
 #include "hf_test_folder.h"
 #include "temp_dir.h"
@@ -215,24 +216,7 @@ TEST(DecoderFamilies, NeoxAndBloomShareNoHeads) {
                                 {"hidden_size", 12},
                                 {"n_layer", 1},
                                 {"n_head", 3}};
-  std::map<std::string, std::vector<int64_t>> b = {{"word_embeddings.weight", {kVocab, 12}},
-                                                   {"word_embeddings_layernorm.weight", {12}},
-                                                   {"word_embeddings_layernorm.bias", {12}},
-                                                   {"ln_f.weight", {12}},
-                                                   {"ln_f.bias", {12}}};
-  for (const char* n : {"input_layernorm", "post_attention_layernorm"}) {
-    b[std::string("h.0.") + n + ".weight"] = {12};
-    b[std::string("h.0.") + n + ".bias"] = {12};
-  }
-  b["h.0.self_attention.query_key_value.weight"] = {36, 12};
-  b["h.0.self_attention.query_key_value.bias"] = {36};
-  b["h.0.self_attention.dense.weight"] = {12, 12};
-  b["h.0.self_attention.dense.bias"] = {12};
-  b["h.0.mlp.dense_h_to_4h.weight"] = {48, 12};
-  b["h.0.mlp.dense_h_to_4h.bias"] = {48};
-  b["h.0.mlp.dense_4h_to_h.weight"] = {12, 48};
-  b["h.0.mlp.dense_4h_to_h.bias"] = {12};
-  const auto m = open(writeFolder(dir2, bloom, b));
+  const auto m = open(writeFolder(dir2, bloom, test::bloomShapes(1)));
   EXPECT_EQ(m->info().kvHeads, 3);
   EXPECT_EQ(m->info().maxPositions, 0);  // ALiBi: no trained context length
   RunRequest r;

@@ -14,6 +14,7 @@
 #include "attnscope/error.h"
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
+#include "decoder_fixtures.h"
 #include "expect_error.h"
 #include "hf_test_folder.h"
 #include "temp_dir.h"
@@ -31,31 +32,7 @@ std::shared_ptr<Model> open(const std::string& folder) {
   return openModel(spec);
 }
 
-/// 4 query heads and 2 key/value heads of head_dim 8 (32 ≠ hidden 16), the four norms of a
-/// layer, Gemma 3's q/k norms when asked; no lm_head (tied by default).
-std::map<std::string, std::vector<int64_t>> gemmaShapes(const std::string& prefix, int layers,
-                                                        bool qkNorm) {
-  std::map<std::string, std::vector<int64_t>> s = {
-      {prefix + "embed_tokens.weight", {kVocab, kHidden}}, {prefix + "norm.weight", {kHidden}}};
-  for (int l = 0; l < layers; ++l) {
-    const std::string p = prefix + "layers." + std::to_string(l) + ".";
-    for (const char* norm : {"input_layernorm", "post_attention_layernorm",
-                             "pre_feedforward_layernorm", "post_feedforward_layernorm"})
-      s[p + norm + ".weight"] = {kHidden};
-    s[p + "self_attn.q_proj.weight"] = {4 * kHeadDim, kHidden};
-    s[p + "self_attn.k_proj.weight"] = {2 * kHeadDim, kHidden};
-    s[p + "self_attn.v_proj.weight"] = {2 * kHeadDim, kHidden};
-    s[p + "self_attn.o_proj.weight"] = {kHidden, 4 * kHeadDim};
-    if (qkNorm) {
-      s[p + "self_attn.q_norm.weight"] = {kHeadDim};
-      s[p + "self_attn.k_norm.weight"] = {kHeadDim};
-    }
-    s[p + "mlp.gate_proj.weight"] = {kInner, kHidden};
-    s[p + "mlp.up_proj.weight"] = {kInner, kHidden};
-    s[p + "mlp.down_proj.weight"] = {kHidden, kInner};
-  }
-  return s;
-}
+using test::gemmaShapes;
 
 nlohmann::json textConfig(const std::string& type, int layers) {
   return {

@@ -18,6 +18,7 @@
 #include "attnscope/long_range.h"
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
+#include "decoder_fixtures.h"
 #include "hf_test_folder.h"
 #include "temp_dir.h"
 #include "tiny_gpt2.h"
@@ -129,28 +130,10 @@ nlohmann::json mistralConfig() {
           {"tie_word_embeddings", true}};
 }
 
-std::map<std::string, std::vector<int64_t>> llamaShapes() {
-  std::map<std::string, std::vector<int64_t>> s = {{"model.embed_tokens.weight", {kVocab, 16}},
-                                                   {"model.norm.weight", {16}}};
-  for (int l = 0; l < 2; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    s[p + "input_layernorm.weight"] = {16};
-    s[p + "post_attention_layernorm.weight"] = {16};
-    s[p + "self_attn.q_proj.weight"] = {16, 16};
-    s[p + "self_attn.k_proj.weight"] = {8, 16};
-    s[p + "self_attn.v_proj.weight"] = {8, 16};
-    s[p + "self_attn.o_proj.weight"] = {16, 16};
-    s[p + "mlp.gate_proj.weight"] = {24, 16};
-    s[p + "mlp.up_proj.weight"] = {24, 16};
-    s[p + "mlp.down_proj.weight"] = {16, 24};
-  }
-  return s;
-}
-
 // Large weights (N(0, 1)): peaked attention, so a wrong normaliser or a missed window shows.
 TEST(OnDemandAttention, MistralRotaryGroupedQueryAndWindowEqualTheStoredAttention) {
   test::TempDir dir;
-  const auto model = open(test::writeHfFolder(dir, mistralConfig(), llamaShapes(), 5, 1.0f));
+  const auto model = open(test::writeHfFolder(dir, mistralConfig(), test::llamaShapes(), 5, 1.0f));
   EXPECT_LT(worstDifference(*model, {"the cat sat on the mat and the dog sat .", "a dog"}), 1e-6);
 }
 
@@ -161,27 +144,7 @@ TEST(OnDemandAttention, BloomAlibiEqualsTheStoredAttention) {
                                 {"hidden_size", 12},
                                 {"n_layer", 2},
                                 {"n_head", 3}};
-  std::map<std::string, std::vector<int64_t>> b = {{"word_embeddings.weight", {kVocab, 12}},
-                                                   {"word_embeddings_layernorm.weight", {12}},
-                                                   {"word_embeddings_layernorm.bias", {12}},
-                                                   {"ln_f.weight", {12}},
-                                                   {"ln_f.bias", {12}}};
-  for (int l = 0; l < 2; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    for (const char* n : {"input_layernorm", "post_attention_layernorm"}) {
-      b[p + n + ".weight"] = {12};
-      b[p + n + ".bias"] = {12};
-    }
-    b[p + "self_attention.query_key_value.weight"] = {36, 12};
-    b[p + "self_attention.query_key_value.bias"] = {36};
-    b[p + "self_attention.dense.weight"] = {12, 12};
-    b[p + "self_attention.dense.bias"] = {12};
-    b[p + "mlp.dense_h_to_4h.weight"] = {48, 12};
-    b[p + "mlp.dense_h_to_4h.bias"] = {48};
-    b[p + "mlp.dense_4h_to_h.weight"] = {12, 48};
-    b[p + "mlp.dense_4h_to_h.bias"] = {12};
-  }
-  const auto model = open(test::writeHfFolder(dir, bloom, b, 7, 1.0f));
+  const auto model = open(test::writeHfFolder(dir, bloom, test::bloomShapes(2), 7, 1.0f));
   EXPECT_LT(worstDifference(*model, {"the cat sat on the mat .", "the dog"}), 1e-6);
 }
 
@@ -193,23 +156,9 @@ TEST(OnDemandAttention, Gemma2SoftcapAndWindowsEqualTheStoredAttention) {
                       {"num_key_value_heads", 2},      {"head_dim", kHeadDim},
                       {"max_position_embeddings", 64}, {"sliding_window", 3},
                       {"attn_logit_softcapping", 2.0}, {"query_pre_attn_scalar", 4}};
-  std::map<std::string, std::vector<int64_t>> s = {{"model.embed_tokens.weight", {kVocab, kHidden}},
-                                                   {"model.norm.weight", {kHidden}}};
-  for (int l = 0; l < kLayers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    for (const char* norm : {"input_layernorm", "post_attention_layernorm",
-                             "pre_feedforward_layernorm", "post_feedforward_layernorm"})
-      s[p + norm + ".weight"] = {kHidden};
-    s[p + "self_attn.q_proj.weight"] = {4 * kHeadDim, kHidden};
-    s[p + "self_attn.k_proj.weight"] = {2 * kHeadDim, kHidden};
-    s[p + "self_attn.v_proj.weight"] = {2 * kHeadDim, kHidden};
-    s[p + "self_attn.o_proj.weight"] = {kHidden, 4 * kHeadDim};
-    s[p + "mlp.gate_proj.weight"] = {kInner, kHidden};
-    s[p + "mlp.up_proj.weight"] = {kInner, kHidden};
-    s[p + "mlp.down_proj.weight"] = {kHidden, kInner};
-  }
   test::TempDir dir;
-  const auto model = open(test::writeHfFolder(dir, c, s, 3, 1.0f));
+  const auto model =
+      open(test::writeHfFolder(dir, c, test::gemmaShapes("model.", kLayers, false), 3, 1.0f));
   EXPECT_LT(worstDifference(*model, {"the cat sat on the mat and the dog ."}), 1e-6);
 }
 
@@ -330,7 +279,7 @@ TEST(LongRange, DistanceBucketsAndSinkOfHandMadeHeads) {
 // headStatistics computes them, and max-pooling done here over the stored matrix.
 TEST(LongRange, OnDemandProfileAndThumbnailEqualTheStoredOnes) {
   test::TempDir dir;
-  const auto model = open(test::writeHfFolder(dir, mistralConfig(), llamaShapes(), 5, 1.0f));
+  const auto model = open(test::writeHfFolder(dir, mistralConfig(), test::llamaShapes(), 5, 1.0f));
   const std::vector<std::string> texts = {"the cat sat on the mat and the dog sat on the cat .",
                                           "a dog"};
   const AttentionResult stored = model->run(request(texts, false));

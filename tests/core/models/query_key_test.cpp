@@ -14,6 +14,7 @@
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "attnscope/toy_config.h"
+#include "decoder_fixtures.h"
 #include "expect_close.h"
 #include "hf_test_folder.h"
 #include "temp_dir.h"
@@ -166,27 +167,9 @@ nlohmann::json llamaConfig() {
           {"tie_word_embeddings", true}};
 }
 
-std::map<std::string, std::vector<int64_t>> llamaShapes() {
-  std::map<std::string, std::vector<int64_t>> s = {{"model.embed_tokens.weight", {301, 16}},
-                                                   {"model.norm.weight", {16}}};
-  for (int l = 0; l < 2; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    s[p + "input_layernorm.weight"] = {16};
-    s[p + "post_attention_layernorm.weight"] = {16};
-    s[p + "self_attn.q_proj.weight"] = {16, 16};
-    s[p + "self_attn.k_proj.weight"] = {8, 16};
-    s[p + "self_attn.v_proj.weight"] = {8, 16};
-    s[p + "self_attn.o_proj.weight"] = {16, 16};
-    s[p + "mlp.gate_proj.weight"] = {24, 16};
-    s[p + "mlp.up_proj.weight"] = {24, 16};
-    s[p + "mlp.down_proj.weight"] = {16, 24};
-  }
-  return s;
-}
-
 TEST(QueryKey, LlamaKeepsRotatedQueriesAndRepeatedKeys) {
   test::TempDir dir;
-  const auto model = open(test::writeHfFolder(dir, llamaConfig(), llamaShapes()));
+  const auto model = open(test::writeHfFolder(dir, llamaConfig(), test::llamaShapes()));
   const AttentionResult r = model->run(request({"the cat sat on the mat .", "a dog"}));
   // head_dim 4; the identity holds only for the q and k after rotary (scores are computed from
   // them), so it also proves the rotation is kept.
