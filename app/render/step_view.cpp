@@ -94,6 +94,11 @@ void StepView::rebuild(Change change) {
   update();
 }
 
+QString StepView::probabilityText(double p) {
+  if (p > 0 && p < 0.0005) return QString::number(p, 'g', 2);
+  return MatrixPainter::formatValue(p, 3);
+}
+
 QString StepView::caption() const {
   const GenerationStep& s = *m_frame.step;
   double p = 0;
@@ -108,8 +113,7 @@ QString StepView::caption() const {
             "over the %7 tokens so far, per layer (rows) and head.")
       .arg(m_frame.index + 1)
       .arg(m_frame.count)
-      .arg(query, stepQuoted(s.token), MatrixPainter::formatValue(p, 3),
-           s.forced ? tr(", forced") : QString())
+      .arg(query, stepQuoted(s.token), probabilityText(p), s.forced ? tr(", forced") : QString())
       .arg(T);
 }
 

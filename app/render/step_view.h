@@ -34,6 +34,9 @@ class StepView final : public AttentionView {
   QString message() const;
   /// The strip of (layer, head) in the last drawing, in its painter's coordinates.
   QRectF stripRect(int layer, int head) const;
+  /// A probability for the caption: three decimals, or two significant digits below 0.0005
+  /// (0.00018 rather than "0.000": a sampled token can be that unlikely).
+  static QString probabilityText(double p);
 
  protected:
   void rebuild(Change change) override;

@@ -31,6 +31,7 @@
 #include "qtest_main.h"
 #include "render_style.h"
 #include "stats_view.h"
+#include "step_view.h"
 #include "view_factory.h"
 #include "view_subject.h"
 
@@ -122,6 +123,16 @@ class RenderTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+  // The Step view's caption gives an unlikely sampled token's probability, not "p 0.000".
+  void stepCaptionProbabilities() {
+    using attnscope::render::StepView;
+    QCOMPARE(StepView::probabilityText(0.5), QStringLiteral("0.500"));
+    QCOMPARE(StepView::probabilityText(0.0012), QStringLiteral("0.001"));
+    QCOMPARE(StepView::probabilityText(0.00018), QStringLiteral("0.00018"));
+    QCOMPARE(StepView::probabilityText(2.5e-7), QStringLiteral("2.5e-07"));
+    QCOMPARE(StepView::probabilityText(0.0), QStringLiteral("0.000"));
+  }
 
   void stateAndParsing() {
     ViewState a, b;
