@@ -51,17 +51,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         c.padTokenId < 0)  // below vocab_size when given; the default may not be (unused)
       fuzz::fail("accepted an inconsistent ModernBERT config");
   });
-  fuzz::expectOnlyUserErrors([&] {
-    const DebertaConfig c = DebertaConfig::fromReader(reader);
-    if (c.vocabSize <= 0 || c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 || c.numLayers <= 0 ||
-        c.intermediateSize <= 0 || c.embeddingSize <= 0 || c.maxPositions <= 0 ||
-        c.typeVocabSize < 0 || c.padTokenId < 0 || c.padTokenId >= c.vocabSize ||
-        !(c.layerNormEps > 0) || c.maxRelativePositions < 1 || c.span() < 1 ||
-        c.scaleFactor() < 1 || c.scaleFactor() > 3 ||
-        (c.relativeAttention && c.positionBuckets > 0 &&
-         (c.positionBuckets / 2 < 1 || c.maxRelativePositions - 1 <= c.positionBuckets / 2)))
-      fuzz::fail("accepted an inconsistent DeBERTa-v2 config");
-  });
+  for (const DebertaConfig::Flavour f : {DebertaConfig::Flavour::V2, DebertaConfig::Flavour::V1}) {
+    fuzz::expectOnlyUserErrors([&] {
+      const DebertaConfig c = DebertaConfig::fromReader(reader, f);
+      if (c.vocabSize <= 0 || c.numHeads <= 0 || c.hiddenSize % c.numHeads != 0 ||
+          c.numLayers <= 0 || c.intermediateSize <= 0 || c.embeddingSize <= 0 ||
+          c.maxPositions <= 0 || c.typeVocabSize < 0 || c.padTokenId < 0 ||
+          c.padTokenId >= c.vocabSize || !(c.layerNormEps > 0) || c.maxRelativePositions < 1 ||
+          c.span() < 1 || c.scaleFactor() < 1 || c.posAttTypes < 0 ||
+          (c.relativeAttention && c.positionBuckets > 0 &&
+           (c.positionBuckets / 2 < 1 || c.maxRelativePositions - 1 <= c.positionBuckets / 2)) ||
+          (c.convKernelSize != 0 &&
+           (c.convKernelSize % 2 != 1 || c.convGroups < 1 || c.hiddenSize % c.convGroups != 0)))
+        fuzz::fail("accepted an inconsistent DeBERTa config");
+      // v1 reads none of v2's keys; v2's scale counts c2p and p2c only.
+      if (c.v1() ? (c.positionBuckets > 0 || c.shareAttKey || c.relEmbeddingNorm ||
+                    c.convKernelSize != 0 || c.scaleFactor() != 1 + c.posAttTypes)
+                 : c.scaleFactor() > 3)
+        fuzz::fail("a DeBERTa config read keys its flavour does not have");
+    });
+  }
   fuzz::expectOnlyUserErrors([&] {
     const T5Config c = T5Config::fromReader(reader);
     if (c.vocabSize <= 0 || c.numHeads <= 0 || c.dKv <= 0 || c.numLayers <= 0 ||

@@ -37,7 +37,16 @@ one (c2p only through pos_key_proj, no buckets with max_relative_positions 4, po
 embed_proj, the legacy cls.predictions head) and a BF16 one (pos_key_proj and pos_query_proj, 6
 buckets). Besides attention, hidden states, mask fills, logits and value norms, --dump's
 scores_{c2c,c2p,p2c}.npy are compared term by term; four planted mistakes (no log buckets, p2c not
-transposed, the scale without scale_factor, c2p missing) must each be at least 1e-2 away.
+transposed, the scale without scale_factor, c2p missing) must each be at least 1e-2 away. DeBERTa v1
+(model_type "deberta": one in_proj without bias whose rows are per head [q k v], q_bias and v_bias,
+pos_proj and pos_q_proj, unbucketed relative positions with transformers' att_span slice of
+rel_embeddings, scale_factor 1 + len(pos_att_type)): a deberta-base-like folder (byte-level BPE,
+max_relative_positions 8, lm_predictions.lm_head) with three planted mistakes (in_proj split as
+[q | k | v] blocks, q_bias missing, v2's log buckets), and one with DebertaConfig's defaults (absolute
+positions, max_relative_positions -1), token types, embed_proj, "p2p" counted in the scale (planted:
+not counted) and the legacy cls.predictions head. v2-xlarge's ConvLayer (after layer 0:
+LayerNorm(layer 0's output + tanh(Conv1d(the layer's input, groups 2)))) on a v3-like folder, with
+two planted mistakes (no ConvLayer, the conv over layer 0's output) and a padded batch.
 
 Usage: encoder_reference.py ATTNSCOPE_CLI [KEEP_DIR]   (KEEP_DIR: write the folders there)
 Exit 0: pass, 1: mismatch (or a case could not run), 77: skipped (torch or numpy missing; under CI=true
@@ -633,20 +642,26 @@ def deberta_config(V, **extra):
     return cfg
 
 
-def deberta_setup(cfg):
-    """What DebertaV2Config and the modules read, with transformers' defaults and getattr fallbacks."""
+def deberta_setup(cfg, v2_scale=False):
+    """What DebertaV2Config (DebertaConfig for v1, model_type "deberta") and the modules read, with
+    transformers' defaults and getattr fallbacks. v1's modules read no buckets, shared keys,
+    rel_embeddings norm or ConvLayer, and its scale_factor is 1 + len(pos_att_type)."""
+    v1 = cfg["model_type"] == "deberta"
     pat = cfg.get("pos_att_type") or []
     if isinstance(pat, str):
         pat = [x.strip() for x in pat.lower().split("|")]
     maxrel = cfg.get("max_relative_positions", -1)
     maxrel = cfg["max_position_embeddings"] if maxrel < 1 else maxrel
-    buckets = cfg.get("position_buckets", -1)
+    buckets = -1 if v1 else cfg.get("position_buckets", -1)
     rel = cfg.get("relative_attention", False)
-    return dict(c2p=rel and "c2p" in pat, p2c=rel and "p2c" in pat, sf=1 + ("c2p" in pat) + ("p2c" in pat),
+    sf = 1 + len(pat) if v1 and not v2_scale else 1 + ("c2p" in pat) + ("p2c" in pat)
+    return dict(v1=v1, c2p=rel and "c2p" in pat, p2c=rel and "p2c" in pat, sf=sf,
                 maxrel=maxrel, buckets=buckets, span=buckets if buckets > 0 else maxrel, rel=rel,
-                share=cfg.get("share_att_key", False), E=cfg.get("embedding_size", C),
+                share=not v1 and cfg.get("share_att_key", False), E=cfg.get("embedding_size", C),
                 pbi=cfg.get("position_biased_input", True), types=cfg.get("type_vocab_size", 0),
-                rel_norm="layer_norm" in [x.strip() for x in cfg.get("norm_rel_ebd", "none").lower().split("|")])
+                rel_norm=not v1 and "layer_norm" in [x.strip() for x in cfg.get("norm_rel_ebd", "none").lower().split("|")],
+                conv=0 if v1 else cfg.get("conv_kernel_size", 0), conv_groups=cfg.get("conv_groups", 1),
+                conv_act=cfg.get("conv_act", "tanh"))
 
 
 def deberta_weights(seed, cfg, head):
@@ -666,15 +681,32 @@ def deberta_weights(seed, cfg, head):
         g.embedding(p + "encoder.rel_embeddings", 2 * s["span"], C)
     if s["rel_norm"]:
         g.layernorm(p + "encoder.LayerNorm", C)
+    if s["conv"]:  # ConvLayer: Conv1d(C, C, k, groups) with bias, LayerNorm
+        k = s["conv"]
+        g.w[p + "encoder.conv.conv.weight"] = g.rng.normal(0, 1.2 / math.sqrt(C // s["conv_groups"] * k),
+                                                            (C, C // s["conv_groups"], k))
+        g.w[p + "encoder.conv.conv.bias"] = g.rng.normal(0, 0.3, C)
+        g.layernorm(p + "encoder.conv.LayerNorm", C)
     for i in range(L):
         q = f"{p}encoder.layer.{i}."
-        g.linear(q + "attention.self.query_proj", C, C, scale=QK_SCALE)
-        g.linear(q + "attention.self.key_proj", C, C, scale=QK_SCALE)
-        g.linear(q + "attention.self.value_proj", C, C)
-        if s["c2p"] and not s["share"]:
-            g.linear(q + "attention.self.pos_key_proj", C, C, scale=QK_SCALE)
-        if s["p2c"] and not s["share"]:
-            g.linear(q + "attention.self.pos_query_proj", C, C, scale=QK_SCALE)
+        if s["v1"]:  # in_proj [3C, C], per head h rows [q_h k_h v_h]; q_bias, v_bias; pos_proj, pos_q_proj
+            g.linear(q + "attention.self.in_proj", 3 * C, C, bias=False)
+            w_in = g.w[q + "attention.self.in_proj.weight"].reshape(H, 3, D, C)
+            w_in[:, :2] *= QK_SCALE
+            g.w[q + "attention.self.q_bias"] = g.rng.normal(0, 1.0, C)
+            g.w[q + "attention.self.v_bias"] = g.rng.normal(0, 0.3, C)
+            if s["c2p"]:
+                g.linear(q + "attention.self.pos_proj", C, C, scale=QK_SCALE, bias=False)
+            if s["p2c"]:
+                g.linear(q + "attention.self.pos_q_proj", C, C, scale=QK_SCALE)
+        else:
+            g.linear(q + "attention.self.query_proj", C, C, scale=QK_SCALE)
+            g.linear(q + "attention.self.key_proj", C, C, scale=QK_SCALE)
+            g.linear(q + "attention.self.value_proj", C, C)
+            if s["c2p"] and not s["share"]:
+                g.linear(q + "attention.self.pos_key_proj", C, C, scale=QK_SCALE)
+            if s["p2c"] and not s["share"]:
+                g.linear(q + "attention.self.pos_query_proj", C, C, scale=QK_SCALE)
         g.linear(q + "attention.output.dense", C, C)
         g.layernorm(q + "attention.output.LayerNorm", C)
         g.linear(q + "intermediate.dense", I, C, scale=FFN_IN)
@@ -707,11 +739,12 @@ def deberta_relative_positions(T, buckets, max_position):
 
 
 def deberta_forward(cfg, w, ids, types, norms=None, terms=None, no_buckets=False, no_transpose=False,
-                    no_scale_factor=False, no_c2p=False):
-    """DebertaV2ForMaskedLM in float64: (attention [L, H, T, T], hidden [T, C], logits or None).
-    terms, when a list, gets each layer's (c2c, c2p, p2c) [H, T, T] (None for a missing one). The
-    keyword arguments plant one mistake each."""
-    s, p = deberta_setup(cfg), "deberta."
+                    no_scale_factor=False, no_c2p=False, split_blocks=False, no_q_bias=False, v1_buckets=0,
+                    no_conv=False, conv_on_output=False, v2_scale=False):
+    """DebertaV2ForMaskedLM (DebertaForMaskedLM for v1) in float64: (attention [L, H, T, T], hidden
+    [T, C], logits or None). terms, when a list, gets each layer's (c2c, c2p, p2c) [H, T, T] (None for
+    a missing one). The keyword arguments plant one mistake each."""
+    s, p = deberta_setup(cfg, v2_scale), "deberta."
     T = len(ids)
     ids_t = torch.tensor(ids)
     act = ACT[cfg["hidden_act"]]
@@ -729,22 +762,45 @@ def deberta_forward(cfg, w, ids, types, norms=None, terms=None, no_buckets=False
         rel = ln(w, p + "encoder.LayerNorm", rel, eps)
     S = s["span"]
     relpos = deberta_relative_positions(T, -1 if no_buckets else s["buckets"], s["maxrel"])
+    if s["v1"]:  # DebertaEncoder: build_relative_position without buckets (v1_buckets: v2's, planted)
+        relpos = deberta_relative_positions(T, v1_buckets or -1, s["maxrel"])
+        # disentangled_att_bias: att_span = min(max(Tq, Tk), max_relative_positions), the table's
+        # rows max_relative_positions -+ att_span
+        S = min(T, s["maxrel"])
+        if rel is not None:
+            rel = rel[s["maxrel"] - S:s["maxrel"] + S]
     heads = lambda t: t.reshape(t.shape[0], H, D).transpose(0, 1)
     scale = math.sqrt(D * (1 if no_scale_factor else s["sf"]))
     attentions = []
+    x0 = x
     for i in range(L):
         q_ = f"{p}encoder.layer.{i}."
         a_ = q_ + "attention.self."
-        v = lin(w, a_ + "value_proj", x)
-        q, k, vh = heads(lin(w, a_ + "query_proj", x)), heads(lin(w, a_ + "key_proj", x)), heads(v)
+        if s["v1"]:  # in_proj(x).view(T, H, 3D).chunk(3, -1); + q_bias, + v_bias
+            qkv = x @ w[a_ + "in_proj.weight"].T
+            if split_blocks:  # planted: [q | k | v] blocks of C, as GPT-2's c_attn
+                q, k, vh = (heads(qkv[:, j * C:(j + 1) * C]) for j in range(3))
+            else:
+                per_head = qkv.reshape(T, H, 3 * D).transpose(0, 1)  # [H, T, 3D]
+                q, k, vh = per_head[..., :D], per_head[..., D:2 * D], per_head[..., 2 * D:]
+            if not no_q_bias:
+                q = q + w[a_ + "q_bias"].reshape(H, 1, D)
+            vh = vh + w[a_ + "v_bias"].reshape(H, 1, D)
+            v = vh.transpose(0, 1).reshape(T, C)
+            pos_key, pos_query = "pos_proj", "pos_q_proj"
+        else:
+            v = lin(w, a_ + "value_proj", x)
+            q, k, vh = heads(lin(w, a_ + "query_proj", x)), heads(lin(w, a_ + "key_proj", x)), heads(v)
+            pos_key = "key_proj" if s["share"] else "pos_key_proj"
+            pos_query = "query_proj" if s["share"] else "pos_query_proj"
         c2c = q @ k.transpose(-1, -2) / scale
         c2p = p2c = None
         if s["c2p"] and not no_c2p:
-            pk = heads(lin(w, a_ + ("key_proj" if s["share"] else "pos_key_proj"), rel))  # [H, 2S, D]
+            pk = heads(lin(w, a_ + pos_key, rel))  # [H, 2S, D]
             idx = torch.clamp(relpos + S, 0, 2 * S - 1).expand(H, T, T)
             c2p = torch.gather(q @ pk.transpose(-1, -2), -1, idx) / scale
         if s["p2c"]:
-            pq = heads(lin(w, a_ + ("query_proj" if s["share"] else "pos_query_proj"), rel))
+            pq = heads(lin(w, a_ + pos_query, rel))
             idx = torch.clamp(-relpos + S, 0, 2 * S - 1).expand(H, T, T)
             p2c = torch.gather(k @ pq.transpose(-1, -2), -1, idx)
             p2c = (p2c if no_transpose else p2c.transpose(-1, -2)) / scale
@@ -759,6 +815,14 @@ def deberta_forward(cfg, w, ids, types, norms=None, terms=None, no_buckets=False
         x = ln(w, q_ + "attention.output.LayerNorm", lin(w, q_ + "attention.output.dense", ctx) + x, eps)
         h = act(lin(w, q_ + "intermediate.dense", x))
         x = ln(w, q_ + "output.LayerNorm", lin(w, q_ + "output.dense", h) + x, eps)
+        if i == 0 and s["conv"] and not no_conv:
+            # ConvLayer: conv over the encoder's input (the embeddings), act, LayerNorm(layer 0's
+            # output + it); every position is real here (the batch check pads by comparing items).
+            src = x if conv_on_output else x0
+            out = torch.nn.functional.conv1d(src.T[None], w[p + "encoder.conv.conv.weight"],
+                                             w[p + "encoder.conv.conv.bias"], padding=(s["conv"] - 1) // 2,
+                                             groups=s["conv_groups"])[0].T
+            x = ln(w, p + "encoder.conv.LayerNorm", x + dict(ACT, tanh=torch.tanh)[s["conv_act"]](out), eps)
     logits = None
     if "lm_predictions.lm_head.bias" in w:
         h = ln(w, "lm_predictions.lm_head.LayerNorm", act(lin(w, "lm_predictions.lm_head.dense", x)), eps)
@@ -773,6 +837,11 @@ DB_MISTAKES = [("no log buckets", dict(no_buckets=True)),
                ("p2c not transposed", dict(no_transpose=True)),
                ("scale without scale_factor", dict(no_scale_factor=True)),
                ("c2p missing", dict(no_c2p=True))]
+DB_V1_MISTAKES = [("in_proj split as [q | k | v] blocks, not per head", dict(split_blocks=True)),
+                  ("q_bias missing", dict(no_q_bias=True)),
+                  ("relative positions log-bucketed as v2's (4 buckets)", dict(v1_buckets=4))]
+DB_CONV_MISTAKES = [("no ConvLayer", dict(no_conv=True)),
+                    ("ConvLayer over layer 0's output instead of its input", dict(conv_on_output=True))]
 
 
 def check_deberta_terms(m, ids, types, dump):
@@ -938,6 +1007,36 @@ def make_models(root):
     models.append(dict(name="deberta-bf16", family="deberta-v2", dir=d, cfg=cfg, mask_id=mask_id, head=True,
                        mistakes=True, cases=[("mask", MASK_TEXT.format("[MASK]"), None)],
                        w=save(d, cfg, deberta_weights(73, cfg, "lm"), "BF16")))
+    # DeBERTa v1 (model_type "deberta"), deberta-base-like: fused in_proj with q_bias and v_bias,
+    # pos_proj and pos_q_proj, "c2p|p2c", no buckets with max_relative_positions 8 (T ~ 11 clamps), no
+    # absolute positions, lm_predictions.lm_head; its byte-level BPE tokenizer
+    d = folder("deberta-v1")
+    V = roberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(V, model_type="deberta", pad_token_id=1, position_biased_input=False, type_vocab_size=0,
+                         max_relative_positions=8, pos_att_type="c2p|p2c", architectures=["DebertaForMaskedLM"])
+    models.append(dict(name="deberta-v1", family="deberta-v2", dir=d, cfg=cfg, mask_id=3, head=True,
+                       mistakes=DB_V1_MISTAKES, cases=[("single", SINGLE, None), ("mask", MASK_TEXT.format("<mask>"), None)],
+                       w=save(d, cfg, deberta_weights(74, cfg, "lm"))))
+    # DeBERTa v1 with DebertaConfig's defaults for position_biased_input (true) and max_relative_positions
+    # (-1: max_position_embeddings), token types, embed_proj, "p2p" counted in scale_factor (it adds no
+    # term), the legacy cls.predictions head
+    d = folder("deberta-v1-cls")
+    shutil.copy(WORDPIECE, os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(WP_VOCAB, model_type="deberta", type_vocab_size=2, pos_att_type=["c2p", "p2c", "p2p"],
+                         embedding_size=E, architectures=["DebertaForMaskedLM"])
+    models.append(dict(name="deberta-v1-cls", family="deberta-v2", dir=d, cfg=cfg, mask_id=4, head=True,
+                       mistakes=[("scale_factor without p2p", dict(v2_scale=True))],
+                       cases=[("pair", PAIR[0], PAIR[1])], w=save(d, cfg, deberta_weights(75, cfg, "cls"))))
+    # DeBERTa-v2-xlarge's ConvLayer (conv_kernel_size 3, conv_groups 2, conv_act's default tanh) on the
+    # v3-like layout
+    d = folder("deberta-conv")
+    V, _, mask_id = deberta_tokenizer(os.path.join(d, "tokenizer.json"))
+    cfg = deberta_config(V, position_biased_input=False, type_vocab_size=0, max_relative_positions=8,
+                         position_buckets=4, pos_att_type=["p2c", "c2p"], share_att_key=True, conv_kernel_size=3,
+                         conv_groups=2, architectures=["DebertaV2ForMaskedLM"])
+    models.append(dict(name="deberta-conv", family="deberta-v2", dir=d, cfg=cfg, mask_id=mask_id, head=True,
+                       mistakes=DB_CONV_MISTAKES, cases=[("mask", MASK_TEXT.format("[MASK]"), None)],
+                       w=save(d, cfg, deberta_weights(76, cfg, "lm"))))
     return models
 
 
@@ -1038,7 +1137,8 @@ def check_case(cli, m, case, work):
                 f"{l}: {e:.2e}" for l, e in enumerate(per_layer) if e > TOL) + ")")
         # Planted mistakes (ModernBERT): each must be at least 1e-2 from the CLI's attention.
         planted = {"modernbert": (MB_MISTAKES, lambda kw: modernbert_forward(m["cfg"], m["w"], ids, **kw)),
-                   "deberta-v2": (DB_MISTAKES if m.get("mistakes") else [],
+                   "deberta-v2": (m["mistakes"] if isinstance(m.get("mistakes"), list)
+                                  else DB_MISTAKES if m.get("mistakes") else [],
                                   lambda kw: deberta_forward(m["cfg"], m["w"], ids, types, **kw))}
         mistakes, mistaken = planted.get(m["family"], ([], None))
         for name, kw in mistakes:
@@ -1307,8 +1407,9 @@ def main():
                 print(results[-1][1], flush=True)
         results.append(check_modernbert_batch(cli, next(m for m in models if m["name"] == "modernbert"), tmp))
         print(results[-1][1], flush=True)
-        results.append(check_deberta_batch(cli, next(m for m in models if m["name"] == "deberta-v3"), tmp))
-        print(results[-1][1], flush=True)
+        for name in ("deberta-v3", "deberta-conv"):
+            results.append(check_deberta_batch(cli, next(m for m in models if m["name"] == name), tmp))
+            print(results[-1][1], flush=True)
         results.append(check_malicious_bin(cli, next(m["dir"] for m in models if m["name"] == "bert"), tmp))
         print(results[-1][1], flush=True)
     failures = sum(1 for ok, _ in results if not ok)

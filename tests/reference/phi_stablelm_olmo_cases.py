@@ -375,6 +375,12 @@ def cases(V):
     s2 = stablelm_config(V, use_qkv_bias=True, qk_layernorm=True, tie_word_embeddings=True)
     out.append(("stablelm-2-qkv-bias-qk-norm-tied-bf16", "stablelm", s2,
                 lambda: stablelm_weights(s2, 122, head="embed"), "BF16", "model.", True, None))
+    # StableLM 2 12B-like: use_parallel_residual (x + attn(ln(x)) + mlp(ln(x)), no
+    # post_attention_layernorm in the file), per-head q/k LayerNorm, untied head; the sequential
+    # block is planted as "the other residual form".
+    s12 = stablelm_config(V, use_parallel_residual=True, qk_layernorm=True)
+    out.append(("stablelm-2-12b-parallel-qk-norm", "stablelm", s12, lambda: stablelm_weights(s12, 123), "F32",
+                "model.", True, None))
     # OLMo-1.7-like: clip_qkv (3, where the scaled-up q/k/v weights pass it often), tied head.
     ol = olmo_config(V, clip_qkv=3.0, tie_word_embeddings=True)
     out.append(("olmo-1.7-clip-qkv-tied", "olmo", ol, lambda: olmo_weights(ol, 124, head="embed"), "F32", "model.",

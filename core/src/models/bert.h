@@ -22,7 +22,7 @@ std::shared_ptr<Model> openDistilBertFolder(const std::string& folder, const std
 std::shared_ptr<Model> openAlbertFolder(const std::string& folder, const std::string& name);
 /// ModernBERT (model_type "modernbert").
 std::shared_ptr<Model> openModernBertFolder(const std::string& folder, const std::string& name);
-/// DeBERTa v2 and v3 (model_type "deberta-v2"): disentangled attention.
+/// DeBERTa v1 (model_type "deberta"), v2 and v3 ("deberta-v2"): disentangled attention.
 std::shared_ptr<Model> openDebertaFolder(const std::string& folder, const std::string& name);
 
 }  // namespace attnscope

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// DeBERTa v2 and v3 (Hugging Face's DebertaV2Model / DebertaV2ForMaskedLM, model_type
-// "deberta-v2"): BERT's post-norm layers with disentangled attention. Each score is the sum of
+// DeBERTa v1, v2 and v3 (Hugging Face's DebertaModel / DebertaForMaskedLM, model_type "deberta",
+// and DebertaV2Model / DebertaV2ForMaskedLM, "deberta-v2"): BERT's post-norm layers with
+// disentangled attention. Each score is the sum of
 // three terms, each divided by sqrt(head_dim * scale_factor): content to content (q_i · k_j),
 // content to position (c2p: q_i · Kr[δ(i, j)]) and position to content (p2c: k_j · Qr[δ(j, i)],
 // gathered on the keys' side and transposed), where Kr and Qr are the relative-position
 // embeddings projected by the attention's own (share_att_key) or separate key and query
 // projections and δ the relative distance, log-bucketed (position_buckets) and clamped to the
-// table. A run can keep the three terms (RunRequest::keepScoreTerms).
+// table. A run can keep the three terms (RunRequest::keepScoreTerms). v1 differs only in the
+// projections: one in_proj without bias whose rows are per head [q_h k_h v_h] (transformers'
+// view(B, T, H, -1).chunk(3, -1)), q_bias and v_bias added after it, pos_proj (no bias) and
+// pos_q_proj for the relative terms, no log buckets, and a scale_factor of 1 + len(pos_att_type).
+// v2-xlarge's ConvLayer (conv_kernel_size > 0) adds, after layer 0, a Conv1d over the layer's
+// input (the embeddings) to its output: LayerNorm(out + act(conv(x) masked)), masked.
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "attnscope/error.h"
 #include "models/bert.h"
 #include "models/deberta_config.h"
 #include "models/encoder_family.h"
@@ -30,22 +38,32 @@ namespace attnscope {
 namespace {
 
 /// encoder.layer.{i}: attention.self.{query,key,value}_proj (+ pos_key_proj, pos_query_proj
-/// without share_att_key), attention.output.{dense,LayerNorm}, intermediate.dense,
-/// output.{dense,LayerNorm}.
+/// without share_att_key) or, in v1, attention.self.{in_proj, q_bias, v_bias} (+ pos_proj,
+/// pos_q_proj); attention.output.{dense,LayerNorm}, intermediate.dense, output.{dense,LayerNorm}.
 struct DebertaLayer {
   Linear q{nullptr}, k{nullptr}, v{nullptr}, posKey{nullptr}, posQuery{nullptr};
+  Linear inProj{nullptr};  // v1
+  torch::Tensor qBias, vBias;
   Linear o{nullptr}, up{nullptr}, down{nullptr};
   LayerNorm attnNorm{nullptr}, outNorm{nullptr};
 
   DebertaLayer(torch::nn::Module& root, const std::string& p, const DebertaConfig& c) {
     const int64_t C = c.hiddenSize, I = c.intermediateSize;
-    q = addModule(root, p + "attention.self.query_proj", Linear(C, C));
-    k = addModule(root, p + "attention.self.key_proj", Linear(C, C));
-    v = addModule(root, p + "attention.self.value_proj", Linear(C, C));
-    if (!c.shareAttKey && c.hasC2p())
-      posKey = addModule(root, p + "attention.self.pos_key_proj", Linear(C, C));
-    if (!c.shareAttKey && c.hasP2c())
-      posQuery = addModule(root, p + "attention.self.pos_query_proj", Linear(C, C));
+    const std::string a = p + "attention.self.";
+    if (c.v1()) {
+      inProj = addModule(root, a + "in_proj", Linear(C, 3 * C, false));
+      qBias = addParameter(root, a + "q_bias", torch::empty({C}));
+      vBias = addParameter(root, a + "v_bias", torch::empty({C}));
+      if (c.hasC2p()) posKey = addModule(root, a + "pos_proj", Linear(C, C, false));
+      if (c.hasP2c()) posQuery = addModule(root, a + "pos_q_proj", Linear(C, C));
+    } else {
+      q = addModule(root, a + "query_proj", Linear(C, C));
+      k = addModule(root, a + "key_proj", Linear(C, C));
+      v = addModule(root, a + "value_proj", Linear(C, C));
+      if (!c.shareAttKey && c.hasC2p()) posKey = addModule(root, a + "pos_key_proj", Linear(C, C));
+      if (!c.shareAttKey && c.hasP2c())
+        posQuery = addModule(root, a + "pos_query_proj", Linear(C, C));
+    }
     o = addModule(root, p + "attention.output.dense", Linear(C, C));
     attnNorm = addModule(root, p + "attention.output.LayerNorm", LayerNorm(C, c.layerNormEps));
     up = addModule(root, p + "intermediate.dense", Linear(C, I));
@@ -82,7 +100,8 @@ class DebertaFamily final : public EncoderFamily {
   explicit DebertaFamily(const std::string& folder)
       : EncoderFamily(folder),
         m_c(DebertaConfig::fromReader(m_config)),
-        m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")) {
+        m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
+        m_convAct(parseActivation(m_c.convAct, m_config.source() + ": conv_act")) {
     const int64_t C = m_c.hiddenSize, E = m_c.embeddingSize, V = m_c.vocabSize;
     const double eps = m_c.layerNormEps;
     torch::nn::Module& root = rootForVocabulary(m_c.vocabSize);
@@ -100,6 +119,15 @@ class DebertaFamily final : public EncoderFamily {
     if (m_c.relEmbeddingNorm) m_relNorm = addModule(root, "encoder.LayerNorm", LayerNorm(C, eps));
     for (int l = 0; l < m_c.numLayers; ++l)
       m_layers.emplace_back(root, "encoder.layer." + std::to_string(l) + ".", m_c);
+    if (m_c.convKernelSize > 0) {  // ConvLayer: Conv1d(C, C, k, groups), LayerNorm
+      if (!activationParameters(m_convAct).empty())  // transformers would draw it on every call
+        throw Error(ErrorKind::Format, m_config.source() + ": \"conv_act\" \"" + m_c.convAct +
+                                           "\" (a learned activation) is not supported");
+      m_convWeight = addParameter(root, "encoder.conv.conv.weight",
+                                  torch::empty({C, C / m_c.convGroups, m_c.convKernelSize}));
+      m_convBias = addParameter(root, "encoder.conv.conv.bias", torch::empty({C}));
+      m_convNorm = addModule(root, "encoder.conv.LayerNorm", LayerNorm(C, eps));
+    }
     // The masked-LM head: DebertaV2OnlyMLMHead (lm_predictions.lm_head: dense C -> C, LayerNorm,
     // bias; the word embeddings as decoder) as Microsoft's checkpoints store it, or the legacy
     // BERT-style one (cls.predictions: transform.dense C -> E, transform.LayerNorm, bias, a
@@ -114,7 +142,7 @@ class DebertaFamily final : public EncoderFamily {
       m_headBias = addParameter(root, "cls.predictions.bias", torch::empty({V}));
     }
     WeightRules rules;
-    rules.family = "DeBERTa-v2";
+    rules.family = m_c.v1() ? "DeBERTa" : "DeBERTa-v2";
     rules.prefixes = {"deberta."};
     // Tied to the word embeddings (and the head's bias); position_embeddings of a checkpoint
     // that does not add them (transformers ignores them too).
@@ -125,8 +153,8 @@ class DebertaFamily final : public EncoderFamily {
   }
 
   ModelInfo info() const override {
-    ModelInfo i = encoderInfo("deberta-v2", m_c.numLayers, m_c.numHeads, m_c.hiddenSize,
-                              m_c.positionBiasedInput ? m_c.maxPositions : 0);
+    ModelInfo i = encoderInfo(m_c.v1() ? "deberta" : "deberta-v2", m_c.numLayers, m_c.numHeads,
+                              m_c.hiddenSize, m_c.positionBiasedInput ? m_c.maxPositions : 0);
     if (!m_headDense) i.maskToken.clear();
     i.scoreTerms = {"c2c"};
     if (m_c.hasC2p()) i.scoreTerms.push_back("c2p");
@@ -176,16 +204,10 @@ class DebertaFamily final : public EncoderFamily {
     const std::string p = "self.attention.self.";
     const int64_t H = m_c.numHeads;
     const int xStep = rec.record("x", "x", "input", x);
-    torch::Tensor q = L.q(x), k = L.k(x), v = L.v(x);
-    const int qLin = rec.record("q_proj", p + "query_proj(x)", "linear", q, {xStep});
-    const int kLin = rec.record("k_proj", p + "key_proj(x)", "linear", k, {xStep});
-    const int vLin = rec.record("v_proj", p + "value_proj(x)", "linear", v, {xStep});
-    q = splitHeads(q, H);
-    k = splitHeads(k, H);
-    v = splitHeads(v, H);
-    const int qStep = rec.record("q", "q.view(B, T, H, hd).transpose(1, 2)", "permute", q, {qLin});
-    const int kStep = rec.record("k", "k.view(B, T, H, hd).transpose(1, 2)", "permute", k, {kLin});
-    const int vStep = rec.record("v", "v.view(B, T, H, hd).transpose(1, 2)", "permute", v, {vLin});
+    QkvHeads qkv =
+        m_c.v1() ? fusedProjection(L, x, rec, xStep) : separateProjections(L, x, rec, xStep);
+    torch::Tensor q = std::move(qkv.q), k = std::move(qkv.k), v = std::move(qkv.v);
+    const int qStep = qkv.qStep, kStep = qkv.kStep, vStep = qkv.vStep;
     // scale_factor counts c2p and p2c in pos_att_type; every term is divided by the same scale.
     const double scale = 1.0 / std::sqrt(static_cast<double>(m_c.headDim()) *
                                          static_cast<double>(m_c.scaleFactor()));
@@ -199,7 +221,9 @@ class DebertaFamily final : public EncoderFamily {
           debertaRelativePositions(T, m_c.positionBuckets, m_c.maxRelativePositions, x.device());
       if (m_c.hasC2p()) {
         Linear& proj = m_c.shareAttKey ? L.k : L.posKey;
-        const std::string name = m_c.shareAttKey ? "key_proj" : "pos_key_proj";
+        const std::string name = m_c.shareAttKey ? "key_proj"
+                                 : m_c.v1()      ? "pos_proj"
+                                                 : "pos_key_proj";
         const torch::Tensor posKey = splitHeads(proj(rel.unsqueeze(0)), H);  // [1, H, 2S, hd]
         const int pk =
             rec.record("pos_key", p + name + "(rel_embeddings)", "linear", posKey, {relStep});
@@ -214,7 +238,9 @@ class DebertaFamily final : public EncoderFamily {
       }
       if (m_c.hasP2c()) {
         Linear& proj = m_c.shareAttKey ? L.q : L.posQuery;
-        const std::string name = m_c.shareAttKey ? "query_proj" : "pos_query_proj";
+        const std::string name = m_c.shareAttKey ? "query_proj"
+                                 : m_c.v1()      ? "pos_q_proj"
+                                                 : "pos_query_proj";
         const torch::Tensor posQuery = splitHeads(proj(rel.unsqueeze(0)), H);
         const int pq =
             rec.record("pos_query", p + name + "(rel_embeddings)", "linear", posQuery, {relStep});
@@ -267,7 +293,8 @@ class DebertaFamily final : public EncoderFamily {
     f = f.add_(h);
     const int r2 = rec.record("residual_2", "mlp_out + x", "add", f, {mlpStep, n1});
     f = L.outNorm(f);
-    rec.record("norm_2", "self.output.LayerNorm(x)", "layernorm", f, {r2});
+    const int n2 = rec.record("norm_2", "self.output.LayerNorm(x)", "layernorm", f, {r2});
+    if (index == 0 && m_convWeight.defined()) f = convLayer(x, f, ctx, xStep, n2);
     return f;
   }
 
@@ -278,6 +305,75 @@ class DebertaFamily final : public EncoderFamily {
   }
 
  private:
+  /// v2: query_proj, key_proj and value_proj, each split into heads.
+  QkvHeads separateProjections(DebertaLayer& L, const torch::Tensor& x, TraceRecorder& rec,
+                               int xStep) {
+    const std::string p = "self.attention.self.";
+    const int64_t H = m_c.numHeads;
+    QkvHeads r;
+    r.q = L.q(x);
+    r.k = L.k(x);
+    r.v = L.v(x);
+    const int qLin = rec.record("q_proj", p + "query_proj(x)", "linear", r.q, {xStep});
+    const int kLin = rec.record("k_proj", p + "key_proj(x)", "linear", r.k, {xStep});
+    const int vLin = rec.record("v_proj", p + "value_proj(x)", "linear", r.v, {xStep});
+    r.q = splitHeads(r.q, H);
+    r.k = splitHeads(r.k, H);
+    r.v = splitHeads(r.v, H);
+    r.qStep = rec.record("q", "q.view(B, T, H, hd).transpose(1, 2)", "permute", r.q, {qLin});
+    r.kStep = rec.record("k", "k.view(B, T, H, hd).transpose(1, 2)", "permute", r.k, {kLin});
+    r.vStep = rec.record("v", "v.view(B, T, H, hd).transpose(1, 2)", "permute", r.v, {vLin});
+    return r;
+  }
+
+  /// v1: in_proj(x) viewed as [B, T, H, 3 hd] and chunked into q, k, v per head (each head's
+  /// rows of in_proj are its q, k and v), then q + q_bias and v + v_bias (split into heads).
+  QkvHeads fusedProjection(DebertaLayer& L, const torch::Tensor& x, TraceRecorder& rec, int xStep) {
+    const std::string p = "self.attention.self.";
+    const int64_t H = m_c.numHeads, C = m_c.hiddenSize;
+    const torch::Tensor qkv = L.inProj(x);
+    const int lin = rec.record("qkv_proj", p + "in_proj(x)", "linear", qkv, {xStep});
+    QkvHeads r = splitFusedQkv(qkv, QkvLayout::InterleavedPerHead, H, rec, lin);
+    r.q = r.q + splitHeads(computeWeight(L.qBias).view({1, 1, C}), H);
+    r.qStep = rec.record("q_bias", "q + transpose_for_scores(self.q_bias)", "add", r.q, {r.qStep});
+    r.v = r.v + splitHeads(computeWeight(L.vBias).view({1, 1, C}), H);
+    r.vStep = rec.record("v_bias", "v + transpose_for_scores(self.v_bias)", "add", r.v, {r.vStep});
+    return r;
+  }
+
+  /// DeBERTa-v2's ConvLayer after layer 0: out = conv(x) over the layer's input x (the
+  /// embeddings), zeroed on padding, act(out); LayerNorm(layer output + out), zeroed on padding.
+  torch::Tensor convLayer(const torch::Tensor& x, const torch::Tensor& layerOut, LayerContext& ctx,
+                          int xStep, int outStep) {
+    TraceRecorder& rec = *ctx.rec;
+    const int64_t B = x.size(0), T = x.size(1);
+    torch::Tensor out =
+        torch::conv1d(x.transpose(1, 2), computeWeight(m_convWeight), computeWeight(m_convBias),
+                      /*stride=*/1,
+                      /*padding=*/(m_c.convKernelSize - 1) / 2, /*dilation=*/1, m_c.convGroups)
+            .transpose(1, 2);
+    int s = rec.record("conv", "self.encoder.conv.conv(x.permute(0, 2, 1)).permute(0, 2, 1)",
+                       "conv1d", out, {xStep});
+    // The items' real tokens: [B, T, 1], 1 before each item's length.
+    std::vector<int64_t> lengths(static_cast<std::size_t>(B), T);
+    if (ctx.keyLengths != nullptr && ctx.keyLengths->size() == lengths.size())
+      for (std::size_t b = 0; b < lengths.size(); ++b) lengths[b] = (*ctx.keyLengths)[b];
+    const torch::Tensor keep =
+        (torch::arange(T, torch::TensorOptions().dtype(torch::kLong)).unsqueeze(0) <
+         torch::tensor(lengths).unsqueeze(1))
+            .unsqueeze(-1)
+            .to(x.device());
+    out = activate(m_convAct, out.masked_fill(keep.logical_not(), 0.0));
+    s = rec.record("conv_act", activationExpression(m_convAct), "activation", out, {s});
+    // Out of place: the ablation estimate differentiates through here (tanh's backward reads
+    // its output).
+    torch::Tensor h = out + layerOut;
+    s = rec.record("conv_residual", "layer_output + conv", "add", h, {s, outStep});
+    h = m_convNorm(h) * keep.to(h.dtype());
+    rec.record("conv_norm", "self.encoder.conv.LayerNorm(x) * mask", "layernorm", h, {s});
+    return h;
+  }
+
   /// encoder.rel_embeddings.weight, through encoder.LayerNorm when norm_rel_ebd says so:
   /// [2 span, C] float32.
   torch::Tensor relativeEmbeddings(TraceRecorder& rec, int* step) {
@@ -292,11 +388,12 @@ class DebertaFamily final : public EncoderFamily {
   }
 
   DebertaConfig m_c;
-  Activation m_act;
+  Activation m_act, m_convAct;
   EmbeddingTable m_word{nullptr}, m_position{nullptr}, m_type{nullptr}, m_rel{nullptr};
   Linear m_project{nullptr}, m_headDense{nullptr};
   LayerNorm m_embedNorm{nullptr}, m_relNorm{nullptr}, m_headNorm{nullptr};
-  torch::Tensor m_headBias;
+  torch::Tensor m_headBias, m_convWeight, m_convBias;
+  LayerNorm m_convNorm{nullptr};
   std::vector<DebertaLayer> m_layers;  // encoder.layer.{i}
 };
 

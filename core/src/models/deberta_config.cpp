@@ -41,18 +41,34 @@ std::string DebertaConfig::describe() const {
          std::to_string(hiddenSize) + ", intermediate " + std::to_string(intermediateSize) +
          ", vocabulary " + std::to_string(vocabSize) + ", pos_att_type " + pos +
          (relativeAttention ? ", relative span " + std::to_string(span())
-                            : ", no relative attention");
+                            : ", no relative attention") +
+         (convKernelSize > 0 ? ", conv_kernel_size " + std::to_string(convKernelSize) : "");
 }
 
 DebertaConfig DebertaConfig::fromReader(const ConfigReader& c) {
+  const bool v1 = c.has("model_type") && c.json()["model_type"].is_string() &&
+                  c.json()["model_type"].get<std::string>() == "deberta";
+  return fromReader(c, v1 ? Flavour::V1 : Flavour::V2);
+}
+
+DebertaConfig DebertaConfig::fromReader(const ConfigReader& c, Flavour flavour) {
   DebertaConfig r;
+  r.flavour = flavour;
+  if (r.v1()) {  // transformers' DebertaConfig
+    r.vocabSize = 50265;
+    r.hiddenSize = 768;
+    r.numLayers = 12;
+    r.numHeads = 12;
+    r.intermediateSize = 3072;
+  }
   r.vocabSize = c.integer({"vocab_size"}, 1, 1 << 22, r.vocabSize);
   r.hiddenSize = c.integer({"hidden_size"}, 1, 1 << 16, r.hiddenSize);
   r.embeddingSize = c.integer({"embedding_size"}, 1, 1 << 16, r.hiddenSize);
   r.numLayers = c.integer({"num_hidden_layers"}, 1, 256, r.numLayers);
   r.numHeads = c.integer({"num_attention_heads"}, 1, 1024, r.numHeads);
   c.requireDivides("num_attention_heads", r.numHeads, "hidden_size", r.hiddenSize);
-  if (c.has("attention_head_size") && !c.json()["attention_head_size"].is_null()) {
+  // v1's DisentangledSelfAttention always takes hidden_size / num_attention_heads.
+  if (!r.v1() && c.has("attention_head_size") && !c.json()["attention_head_size"].is_null()) {
     const int hd = c.integer({"attention_head_size"}, 1, 1 << 16);
     if (hd != r.headDim())
       c.fail("\"attention_head_size\" (" + std::to_string(hd) +
@@ -76,7 +92,13 @@ DebertaConfig DebertaConfig::fromReader(const ConfigReader& c) {
   // max_relative_positions < 1 means max_position_embeddings (DebertaV2Encoder).
   const int maxRel = c.integer({"max_relative_positions"}, -(1 << 24), 1 << 24, -1);
   r.maxRelativePositions = maxRel < 1 ? r.maxPositions : maxRel;
-  const int buckets = c.integer({"position_buckets"}, -(1 << 24), 1 << 24, -1);
+  if (r.v1() && c.has("talking_head") && !c.json()["talking_head"].is_null() &&
+      c.flag("talking_head", false))
+    c.fail(
+        "\"talking_head\": DeBERTa's head_logits_proj and head_weights_proj, which mix the "
+        "heads' scores and probabilities, are not supported");
+  // v1's modules read none of position_buckets, share_att_key, norm_rel_ebd and conv_*.
+  const int buckets = r.v1() ? -1 : c.integer({"position_buckets"}, -(1 << 24), 1 << 24, -1);
   r.positionBuckets = buckets > 0 ? buckets : -1;
   if (r.relativeAttention && r.positionBuckets > 0) {
     // make_log_bucket_position: mid = buckets // 2 and log((max_position - 1) / mid) divides.
@@ -86,8 +108,8 @@ DebertaConfig DebertaConfig::fromReader(const ConfigReader& c) {
              ") must be at least 2 and its half below max_relative_positions - 1 (" +
              std::to_string(r.maxRelativePositions - 1) + ") for the log buckets");
   }
-  r.shareAttKey = c.flag("share_att_key", false);
-  if (c.has("norm_rel_ebd") && !c.json()["norm_rel_ebd"].is_null()) {
+  r.shareAttKey = !r.v1() && c.flag("share_att_key", false);
+  if (!r.v1() && c.has("norm_rel_ebd") && !c.json()["norm_rel_ebd"].is_null()) {
     for (const std::string& s : splitBars(c.string("norm_rel_ebd", "none")))
       r.relEmbeddingNorm = r.relEmbeddingNorm || s == "layer_norm";
   }
@@ -108,11 +130,21 @@ DebertaConfig DebertaConfig::fromReader(const ConfigReader& c) {
       r.c2p = r.c2p || t == "c2p";
       r.p2c = r.p2c || t == "p2c";
     }
+    r.posAttTypes = static_cast<int>(types.size());
   }
+  if (r.v1()) return r;
   const int conv = c.integer({"conv_kernel_size"}, -(1 << 16), 1 << 16, 0);
-  if (conv > 0)
-    c.fail("\"conv_kernel_size\" " + std::to_string(conv) +
-           ": DeBERTa-v2's ConvLayer after the first layer is not supported");
+  if (conv > 0) {
+    // ConvLayer pads (kernel_size - 1) // 2 on each side: an even kernel gives T - 1 outputs,
+    // which transformers' mask does not fit either.
+    if (conv % 2 == 0)
+      c.fail("\"conv_kernel_size\" " + std::to_string(conv) +
+             " must be odd (ConvLayer keeps the length only with an odd kernel)");
+    r.convKernelSize = conv;
+    r.convGroups = c.integer({"conv_groups"}, 1, 1 << 16, 1);
+    c.requireDivides("conv_groups", r.convGroups, "hidden_size", r.hiddenSize);
+    r.convAct = c.string("conv_act", r.convAct);
+  }
   return r;
 }
 

@@ -54,7 +54,12 @@ const std::vector<Entry>& entries() {
         "ModernBERT (pre-norm, rotary with two bases, global and two-sided local windows, GeGLU)"},
        openModernBertFolder},
       {{"deberta-v2", "deberta",
-        "DeBERTa v2/v3 (disentangled attention: content and relative-position terms, log buckets)"},
+        "DeBERTa v2/v3 (disentangled attention: content and relative-position terms, log buckets; "
+        "v2-xlarge's ConvLayer)"},
+       openDebertaFolder},
+      {{"deberta", "deberta",
+        "DeBERTa v1 (disentangled attention with a fused per-head in_proj, q/v biases, "
+        "unbucketed relative positions)"},
        openDebertaFolder},
       {{"llama", "llama",
         "Llama 2/3, TinyLlama, SmolLM (RMSNorm, rotary, grouped-query heads, SwiGLU MLP)"},

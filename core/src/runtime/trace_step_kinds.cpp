@@ -25,6 +25,9 @@ const std::vector<TraceStepKind>& traceStepKinds() {
       {"chunk", "chunk",
        "chunk cuts the last dimension into equal parts: the queries, keys and values."},
       {"split", "split", "split cuts the last dimension into the queries, keys and values."},
+      {"conv1d", "Conv1d",
+       "A learned 1-D convolution mixes each token's vector with its neighbours' (kernel_size "
+       "tokens around it)."},
       {"rotary", "RoPE",
        "Rotary positions turn each pair of query and key dimensions by an angle that grows with "
        "the "

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attnscope/folder_tokenizer.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -9,8 +11,10 @@
 #include "attnscope/error.h"
 #include "attnscope/sentencepiece_tokenizer.h"
 #include "attnscope/utf8.h"
+#include "io/file_io.h"
 #include "io/gguf_file.h"
 #include "io/gguf_vocabulary_reader.h"
+#include "io/strict_json.h"
 #include "tokenizers/gguf_vocabulary.h"
 
 namespace attnscope {
@@ -22,6 +26,7 @@ struct FolderTokenizer::Impl {
   std::optional<HfTokenizer> hf;
   std::optional<BpeTokenizer> bpe;
   std::optional<SentencePieceTokenizer> spm;
+  std::optional<Token> bos;  // vocab.json + merges.txt: GPT2Tokenizer's add_bos_token (OPT)
 };
 
 namespace {
@@ -29,6 +34,36 @@ namespace {
 /// The SentencePiece model files folders ship: Llama's, T5's, Marian's source side.
 constexpr const char* kSentencePieceFiles[] = {"tokenizer.model", "spiece.model",
                                                "sentencepiece.bpe.model", "source.spm"};
+
+/// GPT2Tokenizer (vocab.json + merges.txt without tokenizer.json) puts bos_token before the text
+/// when tokenizer_config.json says "add_bos_token": true, as OPT's folders do ("</s>", id 2);
+/// the default is false (GPT-2's). bos_token is a string or an AddedToken's {"content": ...}.
+std::optional<Token> folderBosToken(const fs::path& folder, const BpeTokenizer& bpe) {
+  std::error_code ec;
+  const fs::path path = folder / "tokenizer_config.json";
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  const std::string source = path.string();
+  const nlohmann::json c = parseStrictJson(readFile(source, kMaxConfigBytes), source, 64);
+  if (!c.is_object() || !c.contains("add_bos_token")) return std::nullopt;
+  if (!c["add_bos_token"].is_boolean())
+    throw Error(ErrorKind::Format, source + ": \"add_bos_token\" must be true or false");
+  if (!c["add_bos_token"].get<bool>()) return std::nullopt;
+  const nlohmann::json* bos = c.contains("bos_token") ? &c["bos_token"] : nullptr;
+  if (bos && bos->is_object() && bos->contains("content")) bos = &(*bos)["content"];
+  if (!bos || !bos->is_string())
+    throw Error(ErrorKind::Format,
+                source + ": \"add_bos_token\" is true but \"bos_token\" is not a token");
+  Token t;
+  t.text = bos->get<std::string>();
+  for (std::size_t id = 0; id < bpe.vocabSize(); ++id) {
+    if (bpe.tokenBytes(static_cast<int64_t>(id)) != t.text) continue;
+    t.id = static_cast<int64_t>(id);
+    t.label = t.text;
+    t.special = true;
+    return t;
+  }
+  throw Error(ErrorKind::Format, source + ": bos_token \"" + t.text + "\" is not in vocab.json");
+}
 
 }  // namespace
 
@@ -63,6 +98,7 @@ FolderTokenizer FolderTokenizer::open(const std::string& path) {
     // model's ids (the family reads it), so the tokenizer is the SentencePiece model.
     impl->source = (p / "vocab.json").string();
     impl->bpe = BpeTokenizer::fromFiles((p / "vocab.json").string(), (p / "merges.txt").string());
+    impl->bos = folderBosToken(p, *impl->bpe);
   } else {
     for (const char* name : kSentencePieceFiles) {
       if (fs::is_regular_file(p / name, ec)) {
@@ -90,7 +126,10 @@ FolderTokenizer FolderTokenizer::fromHf(HfTokenizer tokenizer, std::string sourc
 
 std::vector<Token> FolderTokenizer::encode(const std::string& text) const {
   if (m_impl->hf) return m_impl->hf->encode(text);
-  return m_impl->spm ? m_impl->spm->encode(text) : m_impl->bpe->encode(text);
+  if (m_impl->spm) return m_impl->spm->encode(text);
+  std::vector<Token> tokens = m_impl->bpe->encode(text);
+  if (m_impl->bos) tokens.insert(tokens.begin(), *m_impl->bos);
+  return tokens;
 }
 
 std::vector<Token> FolderTokenizer::encodePair(const std::string& text,
@@ -142,7 +181,7 @@ HfEncoding FolderTokenizer::encodeIds(const std::string& text, const std::string
     e.ends.push_back(t.byteEnd);
     e.typeIds.push_back(0);
     e.sequences.push_back(0);
-    e.special.push_back(false);
+    e.special.push_back(t.special);
     e.labels.push_back(t.label);
   }
   return e;

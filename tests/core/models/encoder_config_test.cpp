@@ -377,6 +377,95 @@ TEST(DebertaConfig, ReadsPosAttTypeAsAListOrAString) {
   EXPECT_EQ(c.embeddingSize, 128);
 }
 
+TEST(DebertaConfig, ReadsV2XlargeConvLayer) {
+  nlohmann::json j = debertaV3Base();
+  EXPECT_EQ(parseDeberta(j).convKernelSize, 0);
+  j["conv_kernel_size"] = 3;
+  DebertaConfig c = parseDeberta(j);
+  EXPECT_EQ(c.convKernelSize, 3);
+  EXPECT_EQ(c.convGroups, 1);    // getattr(config, "conv_groups", 1)
+  EXPECT_EQ(c.convAct, "tanh");  // getattr(config, "conv_act", "tanh")
+  j["conv_groups"] = 4;
+  j["conv_act"] = "gelu";
+  c = parseDeberta(j);
+  EXPECT_EQ(c.convGroups, 4);
+  EXPECT_EQ(c.convAct, "gelu");
+  j["conv_kernel_size"] = 0;  // no ConvLayer: conv_groups and conv_act unread
+  j["conv_groups"] = 5;
+  EXPECT_EQ(parseDeberta(j).convKernelSize, 0);
+}
+
+nlohmann::json debertaV1Base() {  // microsoft/deberta-base
+  return nlohmann::json::parse(R"({
+    "model_type": "deberta", "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02,
+    "intermediate_size": 3072, "max_position_embeddings": 512, "relative_attention": true,
+    "pos_att_type": "c2p|p2c", "layer_norm_eps": 1e-7, "max_relative_positions": -1,
+    "position_biased_input": false, "num_attention_heads": 12, "num_hidden_layers": 12,
+    "type_vocab_size": 0, "vocab_size": 50265})");
+}
+
+TEST(DebertaConfig, ReadsDebertaV1BaseAndItsConfigClassDefaults) {
+  const DebertaConfig c = parseDeberta(debertaV1Base());
+  EXPECT_TRUE(c.v1());
+  EXPECT_TRUE(c.hasC2p() && c.hasP2c());
+  EXPECT_EQ(c.scaleFactor(), 3);
+  EXPECT_EQ(c.maxRelativePositions, 512);  // -1: max_position_embeddings
+  EXPECT_EQ(c.span(), 512);
+  EXPECT_EQ(c.positionBuckets, -1);
+  EXPECT_FALSE(c.positionBiasedInput);
+  // DebertaConfig's defaults.
+  const DebertaConfig d = parseDeberta({{"model_type", "deberta"}});
+  EXPECT_TRUE(d.v1());
+  EXPECT_EQ(d.vocabSize, 50265);
+  EXPECT_EQ(d.hiddenSize, 768);
+  EXPECT_EQ(d.embeddingSize, 768);
+  EXPECT_EQ(d.numLayers, 12);
+  EXPECT_EQ(d.numHeads, 12);
+  EXPECT_EQ(d.intermediateSize, 3072);
+  EXPECT_EQ(d.maxPositions, 512);
+  EXPECT_EQ(d.typeVocabSize, 0);
+  EXPECT_DOUBLE_EQ(d.layerNormEps, 1e-7);
+  EXPECT_TRUE(d.positionBiasedInput);  // position_biased_input defaults to true
+  EXPECT_FALSE(d.relativeAttention || d.c2p || d.p2c);
+  EXPECT_EQ(d.scaleFactor(), 1);
+  // model_type picks the flavour unless it is given.
+  EXPECT_FALSE(parseDeberta(debertaV3Base()).v1());
+  EXPECT_TRUE(DebertaConfig::fromReader(ConfigReader(debertaV3Base(), "deberta/config.json"),
+                                        DebertaConfig::Flavour::V1)
+                  .v1());
+}
+
+TEST(DebertaConfig, V1CountsEveryPosAttTypeInTheScaleAndReadsNoV2Keys) {
+  nlohmann::json j = debertaV1Base();
+  j["pos_att_type"] = "c2p|p2c|p2p";  // p2p adds no term in transformers, only to scale_factor
+  DebertaConfig c = parseDeberta(j);
+  EXPECT_EQ(c.scaleFactor(), 4);
+  EXPECT_TRUE(c.c2p && c.p2c);
+  j["model_type"] = "deberta-v2";  // v2 counts c2p and p2c only
+  EXPECT_EQ(parseDeberta(j).scaleFactor(), 3);
+  j = debertaV1Base();
+  j["pos_att_type"] = {"C2P"};  // a list is taken as written: no c2p term, one to the scale
+  c = parseDeberta(j);
+  EXPECT_FALSE(c.c2p);
+  EXPECT_EQ(c.scaleFactor(), 2);
+  // Keys only v2's modules read: ignored by v1 however wrong they would be there.
+  j = debertaV1Base();
+  j["position_buckets"] = 1;
+  j["share_att_key"] = true;
+  j["norm_rel_ebd"] = "layer_norm";
+  j["conv_kernel_size"] = 4;
+  j["attention_head_size"] = 32;
+  j["talking_head"] = false;
+  c = parseDeberta(j);
+  EXPECT_EQ(c.positionBuckets, -1);
+  EXPECT_FALSE(c.shareAttKey || c.relEmbeddingNorm);
+  EXPECT_EQ(c.convKernelSize, 0);
+  EXPECT_EQ(c.headDim(), 64);
+  j["talking_head"] = true;
+  test::expectFormatErrorIn([&] { parseDeberta(j); }, "deberta/config.json", "\"talking_head\"");
+}
+
 TEST(DebertaConfig, BadValuesNameTheField) {
   const auto expectBad = [](const nlohmann::json& j, const std::string& word) {
     test::expectFormatErrorIn([&] { parseDeberta(j); }, "deberta/config.json", word);
@@ -385,8 +474,13 @@ TEST(DebertaConfig, BadValuesNameTheField) {
   j["num_attention_heads"] = 5;
   expectBad(j, "num_attention_heads (5) must divide hidden_size (768)");
   j = debertaV3Base();
+  j["conv_kernel_size"] = 4;
+  expectBad(j, "\"conv_kernel_size\" 4 must be odd");
   j["conv_kernel_size"] = 3;
-  expectBad(j, "ConvLayer");
+  j["conv_groups"] = 5;
+  expectBad(j, "conv_groups (5) must divide hidden_size (768)");
+  j["conv_groups"] = 0;
+  expectBad(j, "conv_groups");
   j = debertaV3Base();
   j["attention_head_size"] = 32;
   expectBad(j, "\"attention_head_size\" (32)");

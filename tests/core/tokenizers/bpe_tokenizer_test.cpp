@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "attnscope/error.h"
+#include "attnscope/folder_tokenizer.h"
 #include "gpt2_byte_symbols.h"
 
 namespace attnscope {
@@ -289,6 +291,74 @@ TEST(BpeTokenizerFiles, MalformedMergesAreAFormatErrorNamingFileAndLine) {
     std::string msg;
     EXPECT_EQ(kindOf(vocab, merges, &msg), ErrorKind::Format) << printable(contents[i]) << msg;
     EXPECT_NE(msg.find(merges + " line 2"), std::string::npos) << msg;
+  }
+}
+
+// OPT's folders ship vocab.json + merges.txt (no tokenizer.json) and "add_bos_token": true in
+// tokenizer_config.json: GPT2Tokenizer puts bos_token ("</s>", id 2) before the text. The ids are
+// Hugging Face tokenizers' for the same vocabulary as a tokenizer.json with the post-processor
+// transformers' GPT2Converter writes for add_bos_token (scripts/gen-opt-tokenizer-reference.js,
+// tests/data/tokenizers/reference/opt.json); the vocabulary is composed the same way here.
+TEST_F(Gpt2Bpe, OptFolderPutsBosFirstAsTokenizerConfigSays) {
+  nlohmann::json encoder;
+  std::ifstream(kVocab) >> encoder;
+  nlohmann::json vocab = {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}};
+  for (auto it = encoder.begin(); it != encoder.end(); ++it)
+    if (it.key() != "<|endoftext|>") vocab[it.key()] = it.value().get<int64_t>() + 4;
+  std::ifstream mergesIn(kMerges, std::ios::binary);
+  const std::string merges((std::istreambuf_iterator<char>(mergesIn)),
+                           std::istreambuf_iterator<char>());
+  TempDir dir;
+  const fs::path folder = fs::path(dir.write("vocab.json", vocab.dump())).parent_path();
+  dir.write("merges.txt", merges);
+  const nlohmann::json added = {{"__type", "AddedToken"}, {"content", "</s>"},
+                                {"lstrip", false},        {"normalized", true},
+                                {"rstrip", false},        {"single_word", false}};
+  dir.write("tokenizer_config.json",
+            nlohmann::json({{"add_bos_token", true}, {"bos_token", added}}).dump());
+  std::ifstream in(std::string(ATTNSCOPE_TEST_DATA) + "/tokenizers/reference/opt.json");
+  ASSERT_TRUE(in) << "tests/data/tokenizers/reference/opt.json is missing";
+  const nlohmann::json reference = nlohmann::json::parse(in);
+  ASSERT_FALSE(reference.at("cases").empty());
+  const FolderTokenizer opt = FolderTokenizer::open(folder.string());
+  for (const auto& c : reference.at("cases")) {
+    const std::string text = c.at("text").get<std::string>();
+    const std::vector<Token> tokens = opt.encode(text);
+    EXPECT_EQ(idsOf(tokens), c.at("ids").get<std::vector<int64_t>>()) << printable(text);
+    ASSERT_FALSE(tokens.empty());
+    EXPECT_TRUE(tokens[0].special);
+    EXPECT_EQ(tokens[0].label, "</s>");
+    EXPECT_EQ(opt.encodeIds(text, nullptr).ids, idsOf(tokens));
+  }
+}
+
+// The same rule on a small vocabulary: add_bos_token false or absent (GPT2Tokenizer's default,
+// GPT-2's folders) puts nothing first; a bos_token the vocabulary lacks, or a wrong type, names
+// tokenizer_config.json.
+TEST(BpeTokenizerFiles, AddBosTokenFromTokenizerConfig) {
+  TempDir dir;
+  const fs::path folder =
+      fs::path(dir.write("vocab.json", byteVocab({"ab", "</s>"}).dump())).parent_path();
+  dir.write("merges.txt", "#version: 0.2\na b\n");
+  const auto ids = [&] { return idsOf(FolderTokenizer::open(folder.string()).encode("ab")); };
+  EXPECT_EQ(ids(), (std::vector<int64_t>{256}));
+  const std::string config =
+      dir.write("tokenizer_config.json", R"({"add_bos_token": true, "bos_token": "</s>"})");
+  EXPECT_EQ(ids(), (std::vector<int64_t>{257, 256}));
+  dir.write("tokenizer_config.json", R"({"add_bos_token": false, "bos_token": "</s>"})");
+  EXPECT_EQ(ids(), (std::vector<int64_t>{256}));
+  dir.write("tokenizer_config.json", R"({"model_max_length": 1024})");
+  EXPECT_EQ(ids(), (std::vector<int64_t>{256}));
+  for (const char* text : {R"({"add_bos_token": true, "bos_token": "<bos>"})",
+                           R"({"add_bos_token": "yes"})", R"({"add_bos_token": true})"}) {
+    dir.write("tokenizer_config.json", text);
+    try {
+      ids();
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Format) << e.what();
+      EXPECT_NE(std::string(e.what()).find(config), std::string::npos) << e.what();
+    }
   }
 }
 
