@@ -3,7 +3,7 @@
 //   --threads=N        LibTorch intra-op threads (default 1: reproducible on a shared machine).
 //   --peak-rss=T,S[,M] instead of benchmarking: one forward at T tokens (S=1 keeps scores) of
 //                      M = gpt2 (default), smollm, bert, llama1b, llama1b-q4k (the same as a
-//                      Q4_K GGUF), llama8b, gemma2 or mixtral in this fresh process
+//                      Q4_K_M GGUF), llama8b, gemma2 or mixtral in this fresh process
 //                      with the default settings (memory limit, weight policy), then print JSON
 //                      with VmHWM, the tensor sizes, the run's own memory estimate and its time.
 //   --long-context=T,M[,MiB] instead of benchmarking (issue 33): a forward of T tokens with the

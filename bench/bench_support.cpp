@@ -203,12 +203,12 @@ std::string llama2LayerFolder() {
 }
 
 std::string llama1BQ4KFile() {
-  const std::string file = scratchDir() + "/llama-1b-q4_k.gguf";
+  const std::string file = scratchDir() + "/llama-1b-q4_k_m.gguf";
   if (std::filesystem::exists(file)) return file;
   const std::string folder = llama1BFolder();
   const std::string cmd = "/usr/bin/python3 " + std::string(ATTNSCOPE_SOURCE_DIR) +
                           "/scripts/gguf-from-folder.py " + folder + " " + file +
-                          ".tmp Q4_K 2>/dev/null";
+                          ".tmp --ftype q4_k_m 2>/dev/null";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("failed: " + cmd);
   std::filesystem::rename(file + ".tmp", file);
   return file;

@@ -39,9 +39,11 @@ std::string gemma2Folder();
 /// and scaled-down experts: 4 layers (of 32), 8 experts top-2 of intermediate 2048 (of 14336):
 /// 1.24 B parameters, 2.5 GB, written once. Same tokenizer as llama1BFolder().
 std::string mixtralFolder();
-/// llama1BFolder() as a GGUF file of Q4_K matrices (F32 norms, tied), converted once by
-/// scripts/gguf-from-folder.py (/usr/bin/python3 with numpy): what Ollama or LM Studio users
-/// open. Throws std::runtime_error when the conversion fails.
+/// llama1BFolder() as a Q4_K_M GGUF file (llama-quantize's mix: 96 Q4_K matrices, 17 Q6_K ones
+/// (the tied token_embd, attn_v and ffn_down of layers 0, 1, 4, 7, 10, 13, 14, 15), 33 F32
+/// norms), converted once by scripts/gguf-from-folder.py --ftype q4_k_m (/usr/bin/python3 with
+/// numpy): what Ollama or LM Studio users open. Throws std::runtime_error when the conversion
+/// fails.
 std::string llama1BQ4KFile();
 /// A random-weight bert-base-shaped encoder (12 layers x 12 heads, hidden 768, intermediate 3072,
 /// 512 positions; BertModel, no head) in Hugging Face layout with a WordPiece tokenizer.json of

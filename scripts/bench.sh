@@ -106,7 +106,7 @@ else
     > "$out/rss_llama8b.json" 2> "$out/rss_llama8b.time"
 fi
 
-# A Llama-3.2-1B-shaped model as a Q4_K GGUF (its matrices kept as the file's blocks) against the
+# A Llama-3.2-1B-shaped model as a Q4_K_M GGUF (its matrices kept as the file's blocks) against the
 # same weights' BF16 folder: open + one forward at T = 128 in fresh processes, peak RSS and wall.
 # The GGUF is converted once from the BF16 fixture (scripts/gguf-from-folder.py, numpy). Alone:
 # ATTNSCOPE_BENCH_FILTER=GgufLlama1B.

@@ -3,12 +3,16 @@
 """Writes a Llama-family, GPT-2, GPT-NeoX, BLOOM or BERT Hugging Face folder (config.json,
 model.safetensors in F32, F16 or BF16, and tokenizer.json or vocab.json + merges.txt) as one GGUF
 file, as llama.cpp's convert_hf_to_gguf.py lays it out: Q and K rows permuted for llama, GPT-2's
-Conv1D weights transposed, GPT-NeoX's and BLOOM's fused QKV regrouped as Q, K, V
-(tests/reference/gguf_reference.py's other_tensors), norms F32, the matrices in TYPE (F32, F16,
-Q8_0 or Q4_K, quantized by tests/reference/gguf_reference.py's simple quantizers). For
-benchmarks of real shapes (bench/, docs), not for publishing models.
+Conv1D weights transposed, GPT-NeoX's and BLOOM's fused QKV regrouped as Q, K, V, Gemma's norms
++ 1, Phi-3's LongRoPE factors (tests/reference/gguf_reference.py's other_tensors), norms F32, the
+matrices in TYPE (F32, F16, Q8_0, Q4_K or Q6_K, quantized by tests/reference/gguf_reference.py's
+simple quantizers), or in llama-quantize's Q4_K_M mix (--ftype q4_k_m, or TYPE Q4_K_M: Q4_K
+matrices, Q6_K for the head and for attn_v and ffn_down in the first and last eighth of the
+layers and every third between; general.file_type 15). For benchmarks of real shapes (bench/,
+docs), not for publishing models.
 
   gguf-from-folder.py HF_DIR OUT.gguf [TYPE]      (TYPE defaults to Q4_K)
+  gguf-from-folder.py HF_DIR OUT.gguf --ftype q4_k_m
 
 Tensors are read, quantized and written one at a time, a few thousand rows at once, so a 1B
 model converts in a few GB of memory.
@@ -25,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gguf_reference as ref  # noqa: E402
 
 # llama_ftype (general.file_type) of a file whose matrices are all TYPE.
-FILE_TYPE = {"F32": 0, "F16": 1, "Q8_0": 7}
+FILE_TYPE = {"F32": 0, "F16": 1, "Q8_0": 7, "Q4_K_M": 15}
 
 
 def read_header(path):
@@ -106,11 +110,16 @@ def write_other(cfg, hf, st, header, data_start, out, qtype):
     for key, vtype, v in keys:
         g.add(arch + "." + key, vtype, v)
     plan = []
+    # The GGUF names written, for Q4_K_M's rule on a tied head.
+    names = {gname for name, e in header.items() for gname, _ in ref.other_tensors(
+        arch, cfg, name, np.broadcast_to(np.float32(0), e["shape"]))}
+    for gname, a in ref.other_extra(arch, cfg):
+        plan.append((gname, [a.size], "F32", a.size * 4, lambda a=a: a.reshape(1, -1)))
     for name, e in header.items():
         # Shapes first, from a stand-in of the same shape; the data when written.
         stand_in = np.broadcast_to(np.float32(0), e["shape"])  # no memory: views only
         for i, (gname, a) in enumerate(ref.other_tensors(arch, cfg, name, stand_in)):
-            t = qtype if a.ndim == 2 else "F32"
+            t = matrix_type(qtype, gname, cfg, names) if a.ndim == 2 else "F32"
             per, size = ref.LAYOUT[t]
             count = int(np.prod(a.shape))
 
@@ -121,16 +130,36 @@ def write_other(cfg, hf, st, header, data_start, out, qtype):
     write_tensors(g, plan, out)
 
 
+def matrix_type(qtype, gname, cfg, gguf_names):
+    """The type of the matrix gname: qtype, or under Q4_K_M llama-quantize's choice."""
+    if qtype != "Q4_K_M":
+        return qtype
+    layers = cfg.get("num_hidden_layers", cfg.get("n_layer"))
+    try:
+        return ref.q4_k_m_type(gname, layers, "output.weight" in gguf_names)
+    except ValueError as e:
+        raise SystemExit(str(e))
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    if "--ftype" in args:
+        i = args.index("--ftype")
+        if i + 1 >= len(args) or args[i + 1].lower() != "q4_k_m":
+            raise SystemExit("--ftype takes q4_k_m")
+        args = args[:i] + ["Q4_K_M"] + args[i + 2:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    hf, out = sys.argv[1], sys.argv[2]
-    qtype = sys.argv[3] if len(sys.argv) > 3 else "Q4_K"
+    hf, out = args[0], args[1]
+    qtype = args[2] if len(args) > 2 else "Q4_K"
+    if qtype not in ("F32", "F16", "Q8_0", "Q4_K", "Q6_K", "Q4_K_M"):
+        raise SystemExit("TYPE %s: F32, F16, Q8_0, Q4_K, Q6_K or Q4_K_M" % qtype)
     cfg = json.load(open(os.path.join(hf, "config.json")))
     arch = cfg["model_type"]
-    if arch not in ("llama", "qwen2", "qwen3", "gpt2", "gpt_neox", "bloom", "bert"):
-        raise SystemExit("model_type %s: only llama, qwen2, qwen3, gpt2, gpt_neox, bloom and bert "
-                         "are written" % arch)
+    if arch not in ("llama", "qwen2", "qwen3", "gpt2", "gpt_neox", "bloom", "bert", "gemma",
+                    "gemma2", "gemma3_text", "phi3"):
+        raise SystemExit("model_type %s: only llama, qwen2, qwen3, gpt2, gpt_neox, bloom, bert, "
+                         "gemma, gemma2, gemma3_text and phi3 are written" % arch)
     st = os.path.join(hf, "model.safetensors")
     header, data_start = read_header(st)
     if arch not in ("llama", "qwen2", "qwen3"):
@@ -159,6 +188,7 @@ def main():
         g.add(arch + ".attention.value_length", 4, cfg["head_dim"])
 
     plan = []
+    has_output = "lm_head.weight" in header and not cfg.get("tie_word_embeddings")
     for name, e in header.items():
         if name == "lm_head.weight" and cfg.get("tie_word_embeddings"):
             continue
@@ -168,7 +198,9 @@ def main():
             parts = name.split(".")
             gname = "blk.%s.%s.%s" % (parts[2], layer[".".join(parts[3:-1])], parts[-1])
         shape = e["shape"]
-        t = qtype if len(shape) == 2 else "F32"
+        t = "F32"
+        if len(shape) == 2:
+            t = matrix_type(qtype, gname, cfg, {"output.weight"} if has_output else set())
         per, size = ref.LAYOUT[t]
 
         def rows(name=name, e=e):

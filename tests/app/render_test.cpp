@@ -6,6 +6,10 @@
 #include <QFile>
 #include <QFontMetricsF>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMultiMap>
 #include <QPainter>
 #include <QProcess>
 #include <QSet>
@@ -754,6 +758,95 @@ class RenderTest : public QObject {
     (void)view.grab();
     QVERIFY(!view.fitted());
     QCOMPARE(view.scrollOffset(), QPointF());
+  }
+
+  // Issue 29: "the pipeline view shows the dequantize step where it happens". A Q4_K GGUF of a
+  // 256-wide Llama layer (tests/reference/gguf_reference.py) run by attnscope-cli --json, its
+  // trace drawn: each of the seven matrices is a "dequantize Q4_K" box of its [rows, columns],
+  // with an arrow into the product that uses it and nowhere else.
+  void pipelineShowsTheDequantizeStepOfAGgufFile() {
+    const QString python = QStringLiteral("/usr/bin/python3");
+    if (QProcess::execute(python, {QStringLiteral("-c"), QStringLiteral("import numpy")}) != 0)
+      QSKIP("no numpy for gguf_reference.py");
+    QTemporaryDir dir;
+    const QString script =
+        QStringLiteral(ATTNSCOPE_TEST_DATA) + QStringLiteral("/../reference/gguf_reference.py");
+    const QString hf = dir.filePath(QStringLiteral("hf"));
+    QCOMPARE(QProcess::execute(python,
+                               {script, QStringLiteral("tiny_llama"), hf, QStringLiteral("256")}),
+             0);
+    QCOMPARE(QProcess::execute(
+                 python, {script, QStringLiteral("llama"), hf, dir.path(), QStringLiteral("Q4_K")}),
+             0);
+    const QString json = dir.filePath(QStringLiteral("run.json"));
+    QProcess cli;
+    cli.start(QStringLiteral(ATTNSCOPE_CLI),
+              {QStringLiteral("run"), QStringLiteral("--model"),
+               dir.filePath(QStringLiteral("llama_Q4_K.gguf")), QStringLiteral("--text"),
+               QStringLiteral("the cat sat on the mat"), QStringLiteral("--json"), json});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    QFile file(json);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonArray layers =
+        QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("trace")).toArray();
+    QCOMPARE(layers.size(), 1);
+    LayerTrace t;
+    t.variant = layers[0].toObject().value(QStringLiteral("variant")).toString().toStdString();
+    int tokens = 0;
+    for (const QJsonValue& v : layers[0].toObject().value(QStringLiteral("steps")).toArray()) {
+      const QJsonObject o = v.toObject();
+      TraceStep step;
+      step.name = o.value(QStringLiteral("name")).toString().toStdString();
+      step.op = o.value(QStringLiteral("op")).toString().toStdString();
+      step.kind = o.value(QStringLiteral("kind")).toString().toStdString();
+      for (const QJsonValue& d : o.value(QStringLiteral("shape")).toArray())
+        step.shape.push_back(d.toInt());
+      step.head = o.value(QStringLiteral("head")).toInt(-1);
+      for (const QJsonValue& i : o.value(QStringLiteral("inputs")).toArray())
+        step.inputs.push_back(i.toInt());
+      if (step.kind == "softmax") tokens = static_cast<int>(step.shape.back());
+      t.add(std::move(step));
+    }
+    QVERIFY(tokens > 1);
+    auto r = std::make_shared<AttentionResult>(*fakeResult(1, 4, tokens, true));
+    r->traces = {t};
+    PipelineView view;
+    view.setResult(r);
+    view.setViewState(ViewState());
+    view.resize(1600, 1000);
+    (void)view.grab();
+    const PipelineView::Frame& frame = view.screenFrame();
+    const RenderStyle style = RenderStyle::forWidget(view, view.viewState());
+    const QFontMetricsF nm(style.font(12, true)), fm(style.font(11));
+    // q, k, v, o, gate, up, down: [out, in] as the file stores them (k and v: 2 heads of 64).
+    QMultiMap<QString, QString> shown;  // "dequantize Q4_K [rows, cols]" -> the product it feeds
+    for (const PipelineView::Box& b : frame.layout.boxes) {
+      const TraceStep& s = t.steps[static_cast<std::size_t>(b.step)];
+      if (s.kind != "dequantize") continue;
+      const QString name = QString::fromStdString(s.name);
+      const QString shape = QString::fromStdString(FloatTensor::formatShape(s.shape));
+      QCOMPARE(name, QStringLiteral("dequantize Q4_K"));
+      QVERIFY2(b.rect.width() >= nm.horizontalAdvance(name) + 8, qPrintable(name));
+      QVERIFY2(b.rect.width() >= fm.horizontalAdvance(shape) + 8, qPrintable(shape));
+      QVERIFY(view.stepText(b.step).contains(QStringLiteral("GGUF file's quantized blocks")));
+      QVERIFY(view.stepText(b.step).contains(shape));
+      QStringList into;
+      for (const PipelineView::Arrow& a : frame.layout.arrows)
+        if (a.from == b.step) into << QString::fromStdString(t.steps[a.to].name);
+      QCOMPARE(into.size(), 1);
+      shown.insert(name + QStringLiteral(" ") + shape, into.front());
+    }
+    QCOMPARE(shown.size(), 7);
+    QCOMPARE(shown.values(QStringLiteral("dequantize Q4_K [256, 256]")).size(),
+             5);  // q o gate up down
+    QCOMPARE(shown.values(QStringLiteral("dequantize Q4_K [128, 256]")).size(), 2);  // k v
+    QVERIFY(shown.values(QStringLiteral("dequantize Q4_K [256, 256]"))
+                .contains(QStringLiteral("q_proj")));
+    QVERIFY(shown.values(QStringLiteral("dequantize Q4_K [128, 256]"))
+                .contains(QStringLiteral("k_proj")));
+    QVERIFY(shown.values(QStringLiteral("dequantize Q4_K [128, 256]"))
+                .contains(QStringLiteral("v_proj")));
   }
 
   void bigGridRendersQuickly() {

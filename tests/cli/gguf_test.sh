@@ -97,13 +97,13 @@ refuse)
     [[ $out == *"$want"* ]] || fail "attnscope-cli $* lacks '$want': $out"
   }
   "$python" "$script" unmappable "$tmp" || exit 1
-  refused "arch.gguf: architecture 'falcon' is not supported yet; supported: llama, qwen2, qwen3, gpt2, gptneox, bloom, bert" \
+  refused "arch.gguf: architecture 'falcon' is not supported yet; supported: llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gpt2, gptneox, bloom, bert" \
     run --model "$tmp/arch.gguf" --text hi
   head -c 300 "$tmp/arch.gguf" >"$tmp/truncated.gguf"
   refused "truncated.gguf" run --model "$tmp/truncated.gguf" --text hi
   # models lists what GGUF files it opens.
   acli models >"$tmp/models.out" 2>&1 || fail "models: $(cat "$tmp/models.out")"
-  grep -q "gguf .*llama, qwen2, qwen3, gpt2, gptneox, bloom, bert.*Q4_K" "$tmp/models.out" \
+  grep -q "gguf .*llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gpt2, gptneox, bloom, bert.*Q4_K" "$tmp/models.out" \
     || fail "models lists no gguf line: $(cat "$tmp/models.out")"
   ;;
 *)

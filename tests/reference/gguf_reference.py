@@ -4,15 +4,18 @@
 docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
 
   gguf_reference.py blocks OUT.gguf    random blocks of every readable type ("q.TYPE") beside
-                                        their float32 values computed here ("ref.TYPE"), and one
-                                        IQ2_XXS tensor, which attnscope must refuse by name
+                                        their float32 values computed here ("ref.TYPE"), one
+                                        IQ2_XXS tensor, which attnscope must refuse by name, and
+                                        the writer's quantizers' output ("rt.TYPE": Q6_K, Q4_K,
+                                        Q8_0) beside the floats they quantized ("src.TYPE")
   gguf_reference.py metadata DIR       meta_v1/v2/v3.gguf: every value type, nested arrays, two
                                         tensors; v3 with general.alignment 64
   gguf_reference.py unmappable DIR     small llama files the Llama family must refuse
   gguf_reference.py llama HF_DIR DIR [TYPES]
                                        the Llama folder's config.json + model.safetensors as
                                         llama_{F32,F16,Q8_0,Q4_K}.gguf (or the comma-separated
-                                        TYPES), with Q and K rows permuted as
+                                        TYPES, Q4_K_M the mix q4_k_m_type gives), with Q and K
+                                        rows permuted as
                                         convert_hf_to_gguf.py's LlamaModel.permute does; a
                                         qwen2 folder as qwen2_F32.gguf, unpermuted, as
                                         convert_hf_to_gguf.py's Qwen2Model writes it. A byte-level
@@ -23,16 +26,18 @@ docs/gguf.md, ggml-common.h's block structs), with no attnscope code.
                                         (llama_TYPE-00001-of-0000N.gguf, ...), as llama.cpp's
                                         gguf-split writes them
   gguf_reference.py convert HF_DIR[,HF_DIR...] DIR TYPES
-                                       gpt2, gpt_neox, bloom or bert folders as
-                                        ARCH_TYPE.gguf for each comma-separated TYPE, as
-                                        convert_hf_to_gguf.py writes them (other_tensors); a
-                                        type F16:qkv writes ARCH_F16_qkv.gguf with the planted
-                                        mistake
+                                       gpt2, gpt_neox, bloom, bert, gemma, gemma2, gemma3_text
+                                        or phi3 folders as ARCH_TYPE.gguf for each
+                                        comma-separated TYPE, as convert_hf_to_gguf.py writes
+                                        them (other_tensors); a type F16:qkv (or F16:norm)
+                                        writes ARCH_F16_qkv.gguf with the planted mistake
   gguf_reference.py bpe_tokenizer DIR  DIR/tokenizer.json: GPT-2's byte-level BPE form with 301
                                         tokens (256 bytes, 44 merges learnt here from a sentence,
                                         <|endoftext|>)
-  gguf_reference.py tiny_llama DIR     DIR: a one-layer Llama folder (config.json, F32
-                                        model.safetensors of random weights, the bpe_tokenizer)
+  gguf_reference.py tiny_llama DIR [WIDTH]
+                                       DIR: a one-layer Llama folder (config.json, F32
+                                        model.safetensors of random weights, the bpe_tokenizer),
+                                        64 wide (or WIDTH, 256 for K-quants)
   gguf_reference.py vocab HF_DIR OUT   OUT: a vocabulary-only GGUF (no tensors) of the folder's
                                         byte-level BPE tokenizer.json, as llama.cpp's
                                         models/ggml-vocab-*.gguf files are
@@ -261,7 +266,49 @@ def quantize(t, rows):
         qs = (q[:, 0::2, :] | (q[:, 1::2, :] << 4)).reshape(n, 128)
         return np.concatenate([d.view(np.uint8).reshape(n, 2), dmin.view(np.uint8).reshape(n, 2),
                                packed, qs], axis=1).tobytes()
+    if t == "Q6_K":
+        # block_q6_K (ggml-common.h): ql[128] low 4 bits, qh[64] high 2 bits, scales[16] int8, d
+        # f16; value = d * scale[16-value group] * (q - 32), q of 6 bits. As
+        # quantize_row_q6_K_ref lays it out, with a plain scale per group (its largest |x| to 31)
+        # instead of make_qx_quants' search.
+        sub = x.reshape(n, 16, 16)
+        sc = np.abs(sub).max(axis=2) / 31
+        d = (sc.max(axis=1) / 127).astype(np.float16)
+        dd = d.astype(f32)[:, None]
+        isc = np.clip(np.round(np.divide(sc, dd, out=np.zeros_like(sc), where=dd != 0)), 0, 127)
+        step = (dd * isc.astype(f32))[:, :, None]
+        q = np.round(np.divide(sub, step, out=np.zeros_like(sub), where=step != 0))
+        L = (np.clip(q, -32, 31) + 32).astype(np.uint8).reshape(n, 2, 4, 32)  # halves of 128
+        ql = np.concatenate([(L[:, :, 0] & 15) | ((L[:, :, 2] & 15) << 4),
+                             (L[:, :, 1] & 15) | ((L[:, :, 3] & 15) << 4)], axis=2)  # [n, 2, 64]
+        qh = (L[:, :, 0] >> 4) | ((L[:, :, 1] >> 4) << 2) | ((L[:, :, 2] >> 4) << 4) | \
+            ((L[:, :, 3] >> 4) << 6)  # [n, 2, 32]
+        return np.concatenate([ql.reshape(n, 128), qh.reshape(n, 64),
+                               isc.astype(np.int8).view(np.uint8), d.view(np.uint8).reshape(n, 2)],
+                              axis=1).tobytes()
     raise ValueError(t)
+
+
+def use_more_bits(layer, layers):
+    """llama.cpp's llama_tensor_get_type: the layers whose attn_v and ffn_down a _M mix keeps at
+    more bits (the first and last eighth, and every third between)."""
+    return layer < layers // 8 or layer >= 7 * layers // 8 or (layer - layers // 8) % 3 == 2
+
+
+def q4_k_m_type(gname, layers, has_output):
+    """The type llama-quantize gives a matrix of a dense model for LLAMA_FTYPE_MOSTLY_Q4_K_M
+    (llama_tensor_get_type): the head (or the tied token_embd) Q6_K, attn_v and ffn_down Q6_K in
+    the use_more_bits layers, every other matrix Q4_K. A fused attn_qkv would be Q5_K, which this
+    writer does not quantize."""
+    if gname == "output.weight" or (not has_output and gname == "token_embd.weight"):
+        return "Q6_K"
+    if gname.endswith("attn_qkv.weight"):
+        raise ValueError("Q4_K_M makes %s Q5_K, which this writer cannot quantize" % gname)
+    parts = gname.split(".")
+    if len(parts) == 4 and parts[0] == "blk" and parts[2] in ("attn_v", "ffn_down") and \
+            use_more_bits(int(parts[1]), layers):
+        return "Q6_K"
+    return "Q4_K"
 
 
 # ------------------------------------------------------------------------------------------
@@ -302,6 +349,14 @@ def cmd_blocks(path):
         w.tensor("ref." + t, [cols, rows], "F32",
                  dequantize(t, raw, rows * cols).astype("<f4").tobytes())
     w.tensor("blk.3.attn_q.weight", [256, 1], "IQ2_XXS", bytes(66))
+    # The writer's quantizers round-tripped: "src.TYPE" float32 values of every magnitude (a zero
+    # block among them) and "rt.TYPE" the same quantized here, for attnscope to dequantize.
+    src = (rng.normal(0, 1, (3, 512)) * rng.choice([1e-3, 1.0, 20.0], (3, 512))).astype(f32)
+    src[1, 256:] = 0
+    for t in ("Q6_K", "Q4_K", "Q8_0"):
+        w.tensor("src." + t, [512, 3], "F32", src.astype("<f4").tobytes())
+        with np.errstate(divide="ignore", invalid="ignore"):  # Q4_K's zero block: d = 0
+            w.tensor("rt." + t, [512, 3], t, quantize(t, src))
     open(path, "wb").write(w.bytes())
 
 
@@ -445,10 +500,11 @@ def add_vocabulary(g, hf):
     return True
 
 
-def cmd_tiny_llama(folder):
+def cmd_tiny_llama(folder, width=64):
     os.makedirs(folder, exist_ok=True)
     cmd_bpe_tokenizer(folder)
-    c, heads, kv, inner, vocab = 64, 4, 2, 96, 301
+    # 256 wide: every matrix's rows are whole K-quant blocks (the llama command's Q4_K).
+    c, heads, kv, inner, vocab = width, 4, 2, 96 if width == 64 else width, 301
     cfg = {"model_type": "llama", "vocab_size": vocab, "hidden_size": c,
            "intermediate_size": inner, "num_hidden_layers": 1, "num_attention_heads": heads,
            "num_key_value_heads": kv, "max_position_embeddings": 128, "rms_norm_eps": 1e-5,
@@ -502,11 +558,13 @@ def cmd_llama(hf, folder, types=None, splits=1):
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
              "mlp.down_proj": "ffn_down"}
     if types is None:
-        types = ("F32", "F16", "Q8_0", "Q4_K") if arch == "llama" else ("F32",)
+        types = ("F32", "F16", "Q8_0", "Q4_K", "Q4_K_M") if arch == "llama" else ("F32",)
     for qtype in types:
         g = Writer()
         g.add("general.architecture", 8, arch)
         g.add("general.name", 8, "attnscope test " + arch)
+        if qtype == "Q4_K_M":
+            g.add("general.file_type", 4, 15)  # llama_ftype LLAMA_FTYPE_MOSTLY_Q4_K_M
         add_vocabulary(g, hf)
         g.add(arch + ".block_count", 4, cfg["num_hidden_layers"])
         g.add(arch + ".context_length", 4, cfg["max_position_embeddings"])
@@ -530,8 +588,11 @@ def cmd_llama(hf, folder, types=None, splits=1):
                 t = permute(t, heads)
             elif arch == "llama" and name.endswith(("k_proj.weight", "k_proj.bias")):
                 t = permute(t, kv)
-            # Norms stay F32, as llama.cpp's converter keeps 1-D tensors.
+            # Norms stay F32, as llama.cpp's converter keeps 1-D tensors; Q4_K_M is
+            # llama-quantize's mix (q4_k_m_type).
             tt = qtype if t.ndim == 2 else "F32"
+            if tt == "Q4_K_M":
+                tt = q4_k_m_type(gname, cfg["num_hidden_layers"], "lm_head.weight" in w)
             g.tensor(gname, list(reversed(t.shape)), tt, quantize(tt, t))
         if splits == 1:
             open(os.path.join(folder, "%s_%s.gguf" % (arch, qtype)), "wb").write(g.bytes())
@@ -594,10 +655,76 @@ def other_hparams(cfg):
                         ("attention.head_count", 4, cfg["num_attention_heads"]),
                         ("attention.layer_norm_epsilon", 6, cfg.get("layer_norm_eps", 1e-12)),
                         ("attention.causal", 7, False)]
+    if t in GEMMA_ARCH:
+        # GemmaModel, Gemma2Model and Gemma3Model.set_gguf_parameters: head_dim as key_length; no
+        # query_pre_attn_scalar, no layer pattern (llama.cpp knows them per architecture).
+        arch, heads = GEMMA_ARCH[t], cfg["num_attention_heads"]
+        keys = [("context_length", 4, cfg["max_position_embeddings"]),
+                ("embedding_length", 4, cfg["hidden_size"]),
+                ("block_count", 4, cfg["num_hidden_layers"]),
+                ("feed_forward_length", 4, cfg["intermediate_size"]),
+                ("attention.head_count", 4, heads),
+                ("attention.head_count_kv", 4, cfg.get("num_key_value_heads", heads)),
+                ("attention.layer_norm_rms_epsilon", 6, cfg["rms_norm_eps"]),
+                ("attention.key_length", 4, cfg["head_dim"]),
+                ("attention.value_length", 4, cfg["head_dim"])]
+        if arch == "gemma2":
+            keys += [("attn_logit_softcapping", 6, cfg["attn_logit_softcapping"]),
+                     ("final_logit_softcapping", 6, cfg["final_logit_softcapping"]),
+                     ("attention.sliding_window", 4, cfg["sliding_window"])]
+        if arch == "gemma3":
+            keys += [("rope.freq_base", 6, cfg.get("rope_theta", 1e6)),
+                     ("attention.sliding_window", 4, cfg["sliding_window"])]
+            if cfg.get("rope_scaling"):  # linear, on the global layers only
+                keys += [("rope.scaling.type", 8, "linear"),
+                         ("rope.scaling.factor", 6, cfg["rope_scaling"]["factor"])]
+        return arch, keys
+    if t == "phi3":
+        # Phi3MiniModel.set_gguf_parameters; the LongRoPE factors are tensors (other_extra).
+        c, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+        keys = [("context_length", 4, cfg["max_position_embeddings"]),
+                ("rope.scaling.original_context_length", 4,
+                 cfg["original_max_position_embeddings"]),
+                ("embedding_length", 4, c), ("feed_forward_length", 4, cfg["intermediate_size"]),
+                ("block_count", 4, cfg["num_hidden_layers"]), ("attention.head_count", 4, heads),
+                ("attention.head_count_kv", 4, cfg.get("num_key_value_heads", heads)),
+                ("attention.layer_norm_rms_epsilon", 6, cfg["rms_norm_eps"]),
+                ("rope.dimension_count", 4,
+                 int(cfg.get("partial_rotary_factor", 1.0) * c) // heads),
+                ("rope.freq_base", 6, cfg.get("rope_theta", 10000.0)),
+                ("attention.sliding_window", 4, cfg.get("sliding_window") or 0)]
+        if cfg.get("rope_scaling"):
+            scale = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
+            orig = cfg["original_max_position_embeddings"]
+            keys.append(("rope.scaling.attn_factor", 6,
+                         math.sqrt(1 + math.log(scale) / math.log(orig)) if scale > 1 else 1.0))
+        return "phi3", keys
     raise ValueError("model_type %s is not written" % t)
 
 
+def other_extra(arch, cfg):
+    """[(GGUF name, array)] a converter writes from config.json alone: Phi-3's LongRoPE factors
+    (Phi3MiniModel.generate_extra_tensors)."""
+    s = cfg.get("rope_scaling") or {}
+    if arch != "phi3" or not s:
+        return []
+    return [("rope_factors_long.weight", np.array(s["long_factor"], dtype=f32)),
+            ("rope_factors_short.weight", np.array(s["short_factor"], dtype=f32))]
+
+
+GEMMA_ARCH = {"gemma": "gemma", "gemma2": "gemma2", "gemma3_text": "gemma3"}
+LLAMA_LIKE_TOP = {"embed_tokens": "token_embd", "norm": "output_norm"}
+LLAMA_LIKE_ATTN = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                   "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+                   "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+                   "mlp.down_proj": "ffn_down"}
+GEMMA2_LAYER = dict(LLAMA_LIKE_ATTN, **{
+    "input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
+    "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
+    "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"})
 OTHER_TOP = {
+    "gemma": LLAMA_LIKE_TOP, "gemma2": LLAMA_LIKE_TOP, "gemma3": LLAMA_LIKE_TOP,
+    "phi3": LLAMA_LIKE_TOP,
     "gpt2": {"wte": "token_embd", "wpe": "position_embd", "ln_f": "output_norm"},
     "gptneox": {"embed_in": "token_embd", "final_layer_norm": "output_norm", "embed_out": "output"},
     "bloom": {"word_embeddings": "token_embd", "word_embeddings_layernorm": "token_embd_norm",
@@ -607,6 +734,12 @@ OTHER_TOP = {
              "embeddings.token_type_embeddings": "token_types",
              "embeddings.LayerNorm": "token_embd_norm"}}
 OTHER_LAYER = {
+    "gemma": dict(LLAMA_LIKE_ATTN, input_layernorm="attn_norm",
+                  post_attention_layernorm="ffn_norm"),
+    "gemma2": GEMMA2_LAYER, "gemma3": GEMMA2_LAYER,
+    "phi3": {"input_layernorm": "attn_norm", "self_attn.qkv_proj": "attn_qkv",
+             "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
+             "mlp.gate_up_proj": "ffn_up", "mlp.down_proj": "ffn_down"},
     "gpt2": {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
              "ln_2": "ffn_norm", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"},
     "gptneox": {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
@@ -620,17 +753,26 @@ OTHER_LAYER = {
              "attention.output.LayerNorm": "attn_output_norm", "intermediate.dense": "ffn_up",
              "output.dense": "ffn_down", "output.LayerNorm": "layer_output_norm"}}
 OTHER_PREFIX = {"gpt2": "transformer.", "gptneox": "gpt_neox.", "bloom": "transformer.",
-                "bert": "bert."}
-LAYER_PREFIX = {"gpt2": "h.", "gptneox": "layers.", "bloom": "h.", "bert": "encoder.layer."}
+                "bert": "bert.", "gemma": "model.", "gemma2": "model.", "gemma3": "model.",
+                "phi3": "model."}
+LAYER_PREFIX = {"gpt2": "h.", "gptneox": "layers.", "bloom": "h.", "bert": "encoder.layer.",
+                "gemma": "layers.", "gemma2": "layers.", "gemma3": "layers.", "phi3": "layers."}
 
 
 def other_tensors(arch, cfg, name, w, mistake=None):
     """[(GGUF name, array)] for one Hugging Face tensor, as modify_tensors writes it: GPT-2's
     Conv1D weights transposed, GPT-NeoX's and BLOOM's per-head query_key_value regrouped as all
     of Q, K, V, the tied head written again as output.weight (gpt2, bloom), buffers, pooler and
-    masked-LM head dropped (bert). mistake "qkv" plants the error a reader could make: GPT-NeoX
-    and BLOOM's fused rows left per head, GPT-2's and BERT's Q and K exchanged."""
+    masked-LM head dropped (bert), 1 added to every norm weight and the tied head dropped (gemma,
+    gemma2, gemma3), Phi-3's fused qkv_proj and gate_up_proj kept as they are. mistake "qkv"
+    plants the error a reader could make: GPT-NeoX and BLOOM's fused rows left per head, GPT-2's
+    and BERT's Q and K exchanged, Phi-3's fused K and V rows exchanged (a wrong split); mistake
+    "norm": Gemma's norms as a reader that does not take the 1 off again sees them."""
     w = np.asarray(w, dtype=f32)
+    if name == "lm_head.weight" and arch in OTHER_TOP and "embed_tokens" in OTHER_TOP[arch]:
+        return [] if arch.startswith("gemma") else [("output.weight", w)]
+    if arch.startswith("gemma") and name.endswith("norm.weight"):
+        w = w + (2 if mistake == "norm" else 1)
     if name.startswith(OTHER_PREFIX[arch]):
         name = name[len(OTHER_PREFIX[arch]):]
     if name.endswith((".attn.bias", ".attn.masked_bias", "position_ids")) or \
@@ -651,6 +793,10 @@ def other_tensors(arch, cfg, name, w, mistake=None):
     if arch in ("gptneox", "bloom") and kind.endswith("query_key_value") and mistake != "qkv":
         # [heads, 3, head_dim, ...] -> [3, heads, head_dim, ...]
         w = w.reshape(heads, 3, -1, *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
+    if mistake == "qkv" and arch == "phi3" and kind == "self_attn.qkv_proj":
+        kv = cfg.get("num_key_value_heads", heads) * (cfg["hidden_size"] // heads)
+        q = w.shape[0] - 2 * kv
+        w = np.concatenate([w[:q], w[q + kv:], w[q:q + kv]])
     if mistake == "qkv" and arch == "gpt2" and kind == "attn.c_attn":
         third = w.shape[0] // 3
         w = np.concatenate([w[third:2 * third], w[:third], w[2 * third:]])
@@ -675,6 +821,8 @@ def cmd_convert(hf, folder, types):
         add_vocabulary(g, hf)
         for key, vtype, v in keys:
             g.add(arch + "." + key, vtype, v)
+        for gname, a in other_extra(arch, cfg):
+            g.tensor(gname, list(reversed(a.shape)), "F32", quantize("F32", a))
         for name, t in w.items():
             for gname, a in other_tensors(arch, cfg, name, t, mistake or None):
                 tt = qtype if a.ndim == 2 else "F32"
@@ -701,6 +849,10 @@ def cmd_unmappable(folder):
     llama("partial_rotary", extra_kv=(("rope.dimension_count", 8),))
     llama("past_blocks", extra_tensor="blk.3.attn_norm.weight")
     llama("gpt2_kv_heads", arch="gpt2", extra_kv=(("attention.head_count_kv", 1),))
+    llama("phi3_one_factor_list", arch="phi3", extra_tensor="rope_factors_long.weight",
+          extra_values=np.ones(8))
+    llama("gemma2_value_length", arch="gemma2",
+          extra_kv=(("attention.key_length", 16), ("attention.value_length", 8)))
 
 
 if __name__ == "__main__":
@@ -721,7 +873,7 @@ if __name__ == "__main__":
     elif cmd == "bpe_tokenizer":
         cmd_bpe_tokenizer(sys.argv[2])
     elif cmd == "tiny_llama":
-        cmd_tiny_llama(sys.argv[2])
+        cmd_tiny_llama(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 64)
     elif cmd == "vocab":
         cmd_vocab(sys.argv[2], sys.argv[3])
     else:

@@ -24,8 +24,10 @@ std::shared_ptr<Model> openBloomFolder(const std::string& folder, const std::str
 std::shared_ptr<Model> openBloomParts(FolderParts&& parts, const std::string& name);
 /// model_type "gemma2", "gemma3_text" and the text model of "gemma3" (gemma2.cpp).
 std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::string& name);
+std::shared_ptr<Model> openGemma2Parts(FolderParts&& parts, const std::string& name);
 /// model_type "phi3": Phi-3, Phi-3.5, Phi-4-mini (phi3.cpp).
 std::shared_ptr<Model> openPhi3Folder(const std::string& folder, const std::string& name);
+std::shared_ptr<Model> openPhi3Parts(FolderParts&& parts, const std::string& name);
 /// model_type "olmo2": OLMo 2 (olmo2.cpp).
 std::shared_ptr<Model> openOlmo2Folder(const std::string& folder, const std::string& name);
 /// model_type "phi": Phi-1, Phi-1.5, Phi-2 (phi.cpp).

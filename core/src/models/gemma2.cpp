@@ -66,8 +66,8 @@ std::string gemmaNumber(double v) {
 
 class Gemma2Family final : public DecoderFamily {
  public:
-  explicit Gemma2Family(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit Gemma2Family(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(Gemma2Config::fromReader(m_config)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_activation")),
         m_global(rotaryOptions(m_c.ropeScaling, m_c.headDim, m_c.ropeTheta, m_c.maxPositions)),
@@ -192,7 +192,11 @@ class Gemma2Family final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openGemma2Folder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<Gemma2Family>(folder), name);
+  return openGemma2Parts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openGemma2Parts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<Gemma2Family>(std::move(parts)), name);
 }
 
 }  // namespace attnscope

@@ -99,11 +99,46 @@ const ArchNames& archNames(const std::string& arch) {
                                {"ffn_up", "intermediate.dense"},
                                {"ffn_down", "output.dense"},
                                {"layer_output_norm", "output.LayerNorm"}}};
+  // Gemma 2 and 3: a norm after the attention and after the MLP as well as before them; llama.cpp's
+  // ffn_norm is the one before the MLP (Hugging Face's pre_feedforward_layernorm), its
+  // post_attention_norm Hugging Face's post_attention_layernorm.
+  static const ArchNames gemma2{
+      {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}},
+      "model.layers.",
+      {{"attn_norm", "input_layernorm"},
+       {"post_attention_norm", "post_attention_layernorm"},
+       {"ffn_norm", "pre_feedforward_layernorm"},
+       {"post_ffw_norm", "post_feedforward_layernorm"},
+       {"attn_q", "self_attn.q_proj"},
+       {"attn_k", "self_attn.k_proj"},
+       {"attn_v", "self_attn.v_proj"},
+       {"attn_output", "self_attn.o_proj"},
+       {"attn_q_norm", "self_attn.q_norm"},
+       {"attn_k_norm", "self_attn.k_norm"},
+       {"ffn_gate", "mlp.gate_proj"},
+       {"ffn_up", "mlp.up_proj"},
+       {"ffn_down", "mlp.down_proj"}}};
+  // Phi-3: the fused projections keep Hugging Face's layout (attn_qkv is qkv_proj, ffn_up is
+  // gate_up_proj, gate first); LongRoPE's factors become config.json's rope_scaling.
+  static const ArchNames phi3{{{"token_embd", "model.embed_tokens"},
+                               {"output_norm", "model.norm"},
+                               {"output", "lm_head"},
+                               {"rope_factors_long", kFoldedIntoConfig},
+                               {"rope_factors_short", kFoldedIntoConfig}},
+                              "model.layers.",
+                              {{"attn_norm", "input_layernorm"},
+                               {"attn_qkv", "self_attn.qkv_proj"},
+                               {"attn_output", "self_attn.o_proj"},
+                               {"ffn_norm", "post_attention_layernorm"},
+                               {"ffn_up", "mlp.gate_up_proj"},
+                               {"ffn_down", "mlp.down_proj"}}};
+  if (arch == "gemma2" || arch == "gemma3") return gemma2;
+  if (arch == "phi3") return phi3;
   if (arch == "gpt2") return gpt2;
   if (arch == "gptneox") return gptneox;
   if (arch == "bloom") return bloom;
   if (arch == "bert") return bert;
-  return llama;  // llama, qwen2, qwen3
+  return llama;  // llama, qwen2, qwen3, gemma
 }
 
 // The Hugging Face name of a GGUF tensor, or "" when the family has no place for it.
@@ -115,7 +150,8 @@ std::string hfName(const std::string& arch, const std::string& name) {
   const std::string suffix = name.substr(kindEnd + 1);
   if (suffix != "weight" && suffix != "bias") return "";
   if (const auto it = names.top.find(name.substr(0, kindEnd)); it != names.top.end())
-    return it->second == kTiedCopy ? it->second : it->second + "." + suffix;
+    return it->second == kTiedCopy || it->second == kFoldedIntoConfig ? it->second
+                                                                      : it->second + "." + suffix;
   if (name.rfind("blk.", 0) != 0) return "";
   const std::size_t layerEnd = name.find('.', 4);
   if (layerEnd == std::string::npos || kindEnd <= layerEnd) return "";
@@ -217,7 +253,7 @@ nlohmann::json llama3Scaling(const GgufFile& file, const GgufTensorInfo& info, d
 using TensorFinder =
     std::function<std::pair<const GgufFile*, const GgufTensorInfo*>(const std::string&)>;
 
-// config.json of a llama, qwen2 or qwen3 file.
+// config.json of a llama, qwen2, qwen3 or gemma file (Gemma's head_dim is its key_length).
 nlohmann::json llamaConfig(const Hyper& h, const GgufTensorInfo& embed,
                            const TensorFinder& findTensor) {
   const std::string& arch = h.arch();
@@ -259,6 +295,171 @@ nlohmann::json llamaConfig(const Hyper& h, const GgufTensorInfo& embed,
     if (c.contains("rope_scaling"))
       mappingError("tensor rope_freqs.weight and " + arch + ".rope.scaling.type both scale RoPE");
     c["rope_scaling"] = llama3Scaling(*freqsFile, *freqs, c["rope_theta"].get<double>(), headDim);
+  }
+  return c;
+}
+
+// The head size of a Llama-like file: attention.key_length (value_length the same), else
+// embedding_length / head_count as llama.cpp takes it; the rotary dimensions must be all of it.
+int64_t headSize(const Hyper& h, int64_t hidden, int64_t heads) {
+  const std::string& arch = h.arch();
+  int64_t headDim = hidden % heads == 0 ? hidden / heads : 0;
+  if (h.has("attention.key_length")) headDim = h.integer("attention.key_length", 2, 4096);
+  if (headDim == 0)
+    mappingError("missing " + arch + ".attention.key_length (head_count does not divide " +
+                 "embedding_length)");
+  if (h.integer("attention.value_length", 2, 4096, headDim) != headDim)
+    mappingError(arch + ".attention.value_length differs from key_length; the " + arch +
+                 " family has one head size");
+  return headDim;
+}
+
+// config.json of a gemma2 or gemma3 file (model_type gemma2, gemma3_text). What the converters do
+// not write takes llama.cpp's value, which is every published model's: the scores scale
+// (query_pre_attn_scalar) is hidden / heads for the 27B models (gemma2's 46 layers, gemma3's
+// 62) and head_dim for the others; the local layers are Gemma 2's even ones and all but every
+// sixth for Gemma 3 (attention.sliding_window_pattern when the file has it); Gemma 3's local
+// layers rotate with base 10000 (rope.freq_base_swa when given), unscaled.
+nlohmann::json gemma2Config(const Hyper& h, const GgufTensorInfo& embed,
+                            const TensorFinder& findTensor, const GgufFile& file) {
+  const std::string& arch = h.arch();
+  const bool gemma3 = arch == "gemma3";
+  const int64_t heads = h.integer("attention.head_count", 1, 1024);
+  const int64_t hidden = h.integer("embedding_length", 1, 1 << 16);
+  const int64_t layers = h.integer("block_count", 1, 1024);
+  const int64_t headDim = headSize(h, hidden, heads);
+  if (h.integer("rope.dimension_count", 0, 1 << 16, headDim) != headDim)
+    mappingError(arch + ".rope.dimension_count differs from the head size (" +
+                 std::to_string(headDim) + "): Gemma rotates every dimension");
+  const bool big = layers == (gemma3 ? 62 : 46) && hidden % heads == 0;
+  nlohmann::json c = {
+      {"model_type", gemma3 ? "gemma3_text" : "gemma2"},
+      {"vocab_size", static_cast<int64_t>(embed.dims[1])},
+      {"hidden_size", hidden},
+      {"intermediate_size", h.integer("feed_forward_length", 1, 1 << 18)},
+      {"num_hidden_layers", layers},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads", h.integer("attention.head_count_kv", 1, 1024, heads)},
+      {"head_dim", headDim},
+      {"max_position_embeddings", h.integer("context_length", 1, 1 << 24, gemma3 ? 131072 : 8192)},
+      {"rms_norm_eps", h.number("attention.layer_norm_rms_epsilon", 1e-6)},
+      {"rope_theta", h.number("rope.freq_base", gemma3 ? 1e6 : 10000.0)},
+      {"query_pre_attn_scalar", big ? hidden / heads : headDim},
+      {"hidden_activation", "gelu_pytorch_tanh"},
+      {"tie_word_embeddings", findTensor("output.weight").second == nullptr},
+  };
+  // Soft caps: Gemma 2's converter always writes them (llama.cpp's defaults 50 and 30 otherwise);
+  // Gemma 3 has none unless the file says so. 0 means none.
+  const std::pair<std::string, double> caps[] = {{"attn_logit_softcapping", 50.0},
+                                                 {"final_logit_softcapping", 30.0}};
+  for (const auto& [key, fallback] : caps) {
+    const double cap = h.number(key, gemma3 ? 0.0 : fallback);
+    c[key] = cap > 0 ? nlohmann::json(cap) : nlohmann::json(nullptr);
+  }
+  // The window: Gemma 2's default 4096 (llama.cpp's); Gemma 3 without one has no local layers.
+  const int64_t window = h.integer("attention.sliding_window", 0, 1 << 24, gemma3 ? 0 : 4096);
+  c["sliding_window"] = window > 0 ? nlohmann::json(window) : nlohmann::json(nullptr);
+  std::vector<std::string> types;
+  const GgufValue* pattern = file.find(arch + ".attention.sliding_window_pattern");
+  for (int64_t i = 0; i < layers; ++i) {
+    bool local = gemma3 ? (i + 1) % 6 != 0 : i % 2 == 0;
+    if (pattern && pattern->isArray()) {  // one bool per layer: true for a local layer
+      if (pattern->count != static_cast<uint64_t>(layers) || !pattern->integerAt(i))
+        mappingError(arch + ".attention.sliding_window_pattern must hold one bool per layer (" +
+                     std::to_string(layers) + ")");
+      local = *pattern->integerAt(i) != 0;
+    } else if (pattern) {  // every n-th layer global: n - 1 local ones, then a global one
+      const std::optional<int64_t> n = pattern->integer();
+      if (!n || *n < 1 || *n > 1024)
+        mappingError(arch + ".attention.sliding_window_pattern must be an integer from 1 to 1024");
+      local = (i + 1) % *n != 0;
+    }
+    types.push_back(local ? "sliding_attention" : "full_attention");
+  }
+  c["layer_types"] = types;
+  if (gemma3) c["rope_local_base_freq"] = h.number("rope.freq_base_swa", 10000.0);
+  const std::string scaling = h.string("rope.scaling.type", "none");
+  if (scaling == "linear")
+    c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", h.number("rope.scaling.factor", 1.0)}};
+  else if (scaling != "none")
+    mappingError(arch + ".rope.scaling.type '" + scaling + "' is not supported yet");
+  return c;
+}
+
+// One LongRoPE factor list (rope_factors_long or _short): `n` positive numbers.
+std::vector<double> ropeFactors(const TensorFinder& findTensor, const std::string& name,
+                                int64_t n) {
+  const auto [file, info] = findTensor(name);
+  if (!info || info->dims.size() != 1 || static_cast<int64_t>(info->dims[0]) != n)
+    mappingError("tensor " + name + " must hold rope.dimension_count / 2 (" + std::to_string(n) +
+                 ") factors");
+  const FloatTensor stored = file->readFloat(info->name);
+  std::vector<double> out(stored.data.begin(), stored.data.end());
+  for (const double f : out)
+    if (!(f > 0) || f > 1e9)
+      mappingError("tensor " + name + " holds a factor that is not positive");
+  return out;
+}
+
+// config.json of a phi3 file (Phi-3, Phi-3.5, Phi-4-mini). rope.dimension_count below the head
+// size is Phi-4-mini's partial_rotary_factor; rope_factors_long / _short are LongRoPE's factors,
+// with rope.scaling.original_context_length, and rope.scaling.attn_factor when it is not the one
+// transformers computes from the two context lengths; sliding_window 0 is none.
+nlohmann::json phi3Config(const Hyper& h, const GgufTensorInfo& embed,
+                          const TensorFinder& findTensor) {
+  const std::string& arch = h.arch();
+  const int64_t heads = h.integer("attention.head_count", 1, 1024);
+  const int64_t hidden = h.integer("embedding_length", 1, 1 << 16);
+  if (hidden % heads != 0)
+    mappingError(arch + ".attention.head_count does not divide " + arch + ".embedding_length");
+  const int64_t headDim = hidden / heads;
+  const int64_t rotary = h.integer("rope.dimension_count", 2, 1 << 16, headDim);
+  if (rotary > headDim || rotary % 2 != 0)
+    mappingError(arch + ".rope.dimension_count (" + std::to_string(rotary) +
+                 ") must be even and at most the head size (" + std::to_string(headDim) + ")");
+  const int64_t context = h.integer("context_length", 1, 1 << 24, 4096);
+  const int64_t original = h.integer("rope.scaling.original_context_length", 1, 1 << 24, context);
+  const int64_t window = h.integer("attention.sliding_window", 0, 1 << 24, 0);
+  nlohmann::json c = {
+      {"model_type", "phi3"},
+      {"vocab_size", static_cast<int64_t>(embed.dims[1])},
+      {"hidden_size", hidden},
+      {"intermediate_size", h.integer("feed_forward_length", 1, 1 << 18)},
+      {"num_hidden_layers", h.integer("block_count", 1, 1024)},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads", h.integer("attention.head_count_kv", 1, 1024, heads)},
+      {"max_position_embeddings", context},
+      {"original_max_position_embeddings", original},
+      {"rms_norm_eps", h.number("attention.layer_norm_rms_epsilon", 1e-5)},
+      {"rope_theta", h.number("rope.freq_base", 10000.0)},
+      {"hidden_act", "silu"},
+      {"tie_word_embeddings", findTensor("output.weight").second == nullptr},
+      {"sliding_window", window > 0 ? nlohmann::json(window) : nlohmann::json(nullptr)},
+  };
+  if (rotary != headDim) {
+    // Phi3's rotary covers int(head_dim * partial_rotary_factor) dimensions.
+    double pct = static_cast<double>(rotary) / static_cast<double>(headDim);
+    if (static_cast<int64_t>(static_cast<double>(headDim) * pct) != rotary)
+      pct = std::nextafter(pct, 2.0);
+    c["partial_rotary_factor"] = pct;
+  }
+  const bool hasLong = findTensor("rope_factors_long.weight").second != nullptr;
+  if (hasLong != (findTensor("rope_factors_short.weight").second != nullptr))
+    mappingError("tensors rope_factors_long.weight and rope_factors_short.weight come together");
+  if (hasLong) {
+    nlohmann::json s = {
+        {"type", "longrope"},
+        {"long_factor", ropeFactors(findTensor, "rope_factors_long.weight", rotary / 2)},
+        {"short_factor", ropeFactors(findTensor, "rope_factors_short.weight", rotary / 2)}};
+    // transformers' default: sqrt(1 + ln(scale) / ln(original)) for a stretched context, else 1
+    // (what convert_hf_to_gguf.py writes, in float32).
+    const double scale = static_cast<double>(context) / static_cast<double>(original);
+    const double computed =
+        scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(original)))
+                    : 1.0;
+    const double stored = h.number("rope.scaling.attn_factor", computed);
+    if (std::fabs(stored - computed) > 1e-6 * computed) s["attention_factor"] = stored;
+    c["rope_scaling"] = s;
   }
   return c;
 }
@@ -372,7 +573,7 @@ std::string GgufModel::fileTypeName(const GgufFile& file) {
 }
 
 std::string GgufModel::supportedArchitectures() {
-  return "llama, qwen2, qwen3, gpt2, gptneox, bloom, bert";
+  return "llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gpt2, gptneox, bloom, bert";
 }
 
 GgufModel::GgufModel(const GgufFile& file) : GgufModel(std::vector<const GgufFile*>{&file}) {}
@@ -418,9 +619,11 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
   const GgufValue* arch = file.find("general.architecture");
   if (!arch || !arch->string()) mappingError("general.architecture is missing");
   m_arch = *arch->string();
-  const bool llamaFamily = m_arch == "llama" || m_arch == "qwen2" || m_arch == "qwen3";
-  if (!llamaFamily && m_arch != "gpt2" && m_arch != "gptneox" && m_arch != "bloom" &&
-      m_arch != "bert")
+  const bool llamaFamily =
+      m_arch == "llama" || m_arch == "qwen2" || m_arch == "qwen3" || m_arch == "gemma";
+  const bool gemma2 = m_arch == "gemma2" || m_arch == "gemma3";
+  if (!llamaFamily && !gemma2 && m_arch != "phi3" && m_arch != "gpt2" && m_arch != "gptneox" &&
+      m_arch != "bloom" && m_arch != "bert")
     mappingError("architecture '" + m_arch +
                  "' is not supported yet; supported: " + supportedArchitectures());
   const Hyper h(file, m_arch);
@@ -447,6 +650,10 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
       }
   if (llamaFamily) {
     m_config = llamaConfig(h, *embed, findTensor);
+  } else if (gemma2) {
+    m_config = gemma2Config(h, *embed, findTensor, file);
+  } else if (m_arch == "phi3") {
+    m_config = phi3Config(h, *embed, findTensor);
   } else {
     m_config = otherConfig(h, *embed, findTensor);
   }
@@ -480,6 +687,13 @@ GgufModel::GgufModel(std::vector<const GgufFile*> parts) : m_parts(std::move(par
       const std::string module = out.hfName.substr(0, out.hfName.rfind('.'));
       out.transposed = m_arch == "gpt2" && out.matrix() &&
                        transposed.count(module.substr(module.find('.', 2) + 1)) > 0;
+      // Gemma's converters add 1 to every norm weight (llama.cpp multiplies by the weight; Hugging
+      // Face's GemmaRMSNorm by 1 + weight): taken off again.
+      const bool gemma = m_arch == "gemma" || gemma2;
+      const std::string tail = "norm.weight";
+      if (gemma && out.hfName.size() > tail.size() &&
+          out.hfName.compare(out.hfName.size() - tail.size(), tail.size(), tail) == 0)
+        out.normShift = 1.0f;
       const uint64_t rows = t.dims.size() == 1 ? t.dims[0] : t.rows();
       if (out.permutedHeads > 0 && rows % static_cast<uint64_t>(2 * out.permutedHeads) != 0)
         mappingError("tensor " + t.name + " has " + std::to_string(rows) +
@@ -550,6 +764,8 @@ std::string GgufModel::float32Safetensors(uint64_t memoryLimitBytes, bool vector
     const GgufTensorInfo& info = *t.info;
     if (t.permutedHeads == 0 && t.qkvHeads == 0 && !t.transposed) {
       t.file->readRows(info, 0, info.rows(), dst);
+      if (t.normShift != 0)
+        for (uint64_t i = 0; i < info.columns() * info.rows(); ++i) dst[i] -= t.normShift;
       continue;
     }
     // Rows in Hugging Face's order (row_order.h); a bias is one row of values, reordered alike.

@@ -15,9 +15,11 @@ namespace attnscope {
 /// and its tensors (token_embd, blk.N.attn_q, ...) become float32 weights under the Hugging Face
 /// names (model.embed_tokens, model.layers.N.self_attn.q_proj, ...), with the Q and K rows that
 /// convert_hf_to_gguf.py permuted for llama.cpp's rotary layout put back, GPT-NeoX's and BLOOM's
-/// fused query_key_value regrouped per head again and GPT-2's Conv1D weights transposed back.
-/// Architectures: llama (Llama 2/3, Mistral, SmolLM, TinyLlama), qwen2, qwen3 (the Llama family),
-/// gpt2, gptneox, bloom and bert (their own families).
+/// fused query_key_value regrouped per head again, GPT-2's Conv1D weights transposed back and the 1
+/// the Gemma converters add to every norm weight taken off again.
+/// Architectures: llama (Llama 2/3, Mistral, SmolLM, TinyLlama), qwen2, qwen3, gemma (the Llama
+/// family), gemma2 and gemma3 (the Gemma 2 family), phi3, gpt2, gptneox, bloom and bert (their own
+/// families).
 class GgufModel final {
  public:
   /// Throws Error(Format) naming what cannot be mapped: an unknown architecture, a missing or
@@ -32,7 +34,7 @@ class GgufModel final {
   explicit GgufModel(std::vector<const GgufFile*> parts);
 
   /// The general.architecture values it maps, for messages and `attnscope-cli models`:
-  /// "llama, qwen2, qwen3, gpt2, gptneox, bloom, bert".
+  /// "llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gpt2, gptneox, bloom, bert".
   static std::string supportedArchitectures();
   /// general.file_type's name ("Q4_K_M", llama.cpp's llama_ftype); for a file without one, the
   /// type holding most weights ("Q8_0-like"); "" for a file without tensors.
@@ -46,12 +48,14 @@ class GgufModel final {
     int64_t permutedHeads = 0;  // > 0: rows were permuted for this many heads (Q or K of llama)
     int64_t qkvHeads = 0;  // > 0: a fused QKV of this many heads regrouped as Q, K, V (NeoX, BLOOM)
     bool transposed = false;  // the family's parameter is [columns, rows] (GPT-2's Conv1D)
+    float normShift = 0;      // added by the converter to each value (Gemma's norms: 1): undone
     /// A matrix (embeddings, a projection, the head): kept as the file's blocks and dequantized
     /// while a layer uses it, when a model is opened packed. Vectors (norms, biases) are widened.
     bool matrix() const { return info->dims.size() == 2; }
   };
 
-  /// config.json of the same model (model_type llama, qwen2, qwen3, gpt2, gpt_neox, bloom, bert).
+  /// config.json of the same model (model_type llama, qwen2, qwen3, gemma, gemma2, gemma3_text,
+  /// phi3, gpt2, gpt_neox, bloom, bert).
   const nlohmann::json& config() const { return m_config; }
   /// The weights that map to the family's parameters, in file order.
   const std::vector<Tensor>& tensors() const { return m_tensors; }

@@ -161,7 +161,9 @@ std::shared_ptr<Model> openGgufModel(const std::string& path, const std::string&
   if (type == "gpt_neox") return openGptNeoxParts(std::move(parts), name);
   if (type == "bloom") return openBloomParts(std::move(parts), name);
   if (type == "bert") return openBertParts(std::move(parts), name);
-  return openLlamaParts(std::move(parts), name);  // llama, qwen2, qwen3
+  if (type == "gemma2" || type == "gemma3_text") return openGemma2Parts(std::move(parts), name);
+  if (type == "phi3") return openPhi3Parts(std::move(parts), name);
+  return openLlamaParts(std::move(parts), name);  // llama, qwen2, qwen3, gemma
 }
 
 std::string ggufArchitectures() { return GgufModel::supportedArchitectures(); }

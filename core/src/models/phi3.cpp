@@ -115,8 +115,8 @@ class Phi3Rotary {
 
 class Phi3Family final : public DecoderFamily {
  public:
-  explicit Phi3Family(const std::string& folder)
-      : DecoderFamily(folder),
+  explicit Phi3Family(FolderParts parts)
+      : DecoderFamily(std::move(parts)),
         m_c(Phi3Config::fromReader(m_config)),
         m_act(parseActivation(m_c.hiddenAct, m_config.source() + ": hidden_act")),
         m_rotary(m_c) {
@@ -249,7 +249,11 @@ class Phi3Family final : public DecoderFamily {
 }  // namespace
 
 std::shared_ptr<Model> openPhi3Folder(const std::string& folder, const std::string& name) {
-  return std::make_shared<TransformerModel>(std::make_shared<Phi3Family>(folder), name);
+  return openPhi3Parts(FolderParts::read(folder), name);
+}
+
+std::shared_ptr<Model> openPhi3Parts(FolderParts&& parts, const std::string& name) {
+  return std::make_shared<TransformerModel>(std::make_shared<Phi3Family>(std::move(parts)), name);
 }
 
 }  // namespace attnscope

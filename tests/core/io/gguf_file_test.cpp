@@ -6,10 +6,15 @@
 // refused with a message, quickly. readGgufVocabulary fills the tokenizer's struct from metadata.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "attnscope/error.h"
 #include "expect_error.h"
@@ -162,6 +167,35 @@ TEST(GgufFile, DequantizesEveryReadableTypeAsThePublishedLayoutsSay) {
                       "outside tensor");
   }
   EXPECT_EQ(types, 15);
+  // The test-side writer's quantizers (gguf_reference.py quantize: what the GGUF fixtures and
+  // scripts/gguf-from-folder.py write), read back by attnscope: each value within half a step
+  // of its 256-value block (a step is the block's largest |x| / 31 for Q6_K's 6 bits, / 15 for
+  // Q4_K's 4 bits with a min, / 127 for Q8_0's 32-value blocks, read here per 256) plus the
+  // rounding of the 6-bit / 8-bit scales. Measured: Q6_K 0.0160, Q4_K 0.058, Q8_0 0.0040 of the
+  // block's largest |x|; a zero block reads as zeros.
+  for (const auto& [type, bound] : std::vector<std::pair<std::string, double>>{
+           {"Q6_K", 0.018}, {"Q4_K", 0.07}, {"Q8_0", 0.005}}) {
+    SCOPED_TRACE("round trip " + type);
+    const FloatTensor src = f.readFloat("src." + type), got = f.readFloat("rt." + type);
+    ASSERT_EQ(src.shape, got.shape);
+    double worst = 0;
+    for (std::size_t b = 0; b < src.data.size() / 256; ++b) {
+      double amax = 0, err = 0;
+      for (std::size_t i = b * 256; i < (b + 1) * 256; ++i) {
+        amax = std::max(amax, std::fabs(static_cast<double>(src.data[i])));
+        err = std::max(err, std::fabs(static_cast<double>(got.data[i]) - src.data[i]));
+      }
+      if (amax == 0) {
+        EXPECT_EQ(err, 0.0) << "block " << b;
+        continue;
+      }
+      worst = std::max(worst, err / amax);
+    }
+    std::printf("%s round trip: max |error| %.4f of the block's largest |x|\n", type.c_str(),
+                worst);
+    EXPECT_GT(worst, 0.0);
+    EXPECT_LE(worst, bound);
+  }
   test::expectError([&] { f.readFloat("blk.3.attn_q.weight"); }, ErrorKind::Format,
                     "tensor blk.3.attn_q.weight is IQ2_XXS, which attnscope cannot read yet; "
                     "supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, "
