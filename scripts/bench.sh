@@ -132,6 +132,15 @@ if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || LongContext =~ $ATTNSCOPE_BENCH_FILTER
   done
 fi
 
+# Beside them, plain PyTorch materialising every head's attention (as output_attentions does) for
+# the same 1B shapes, and the T at which it runs out of this machine's memory (several minutes).
+# Alone: ATTNSCOPE_BENCH_FILTER=Materialised.
+if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || Materialised =~ $ATTNSCOPE_BENCH_FILTER ]]; then
+  echo "== materialised attention, 1B shapes in PyTorch until out of memory; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  /usr/bin/python3 "$root/scripts/materialised_attention.py" --threads 2 --start 2048 \
+    --out "$out/materialised.json" || echo '{"error": "failed"}' > "$out/materialised.json"
+fi
+
 # Gemma-2-2B shapes and the scaled-down Mixtral (the folders BM_Gemma2Forward and
 # BM_MixtralForward run) at T = 512: open + one forward in fresh processes, for their peak RSS.
 for row in gemma2:BM_Gemma2Forward/T:512/scores:0 mixtral:BM_MixtralForward/T:512/scores:0; do

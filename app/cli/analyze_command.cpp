@@ -12,6 +12,7 @@
 #include "attnscope/induction_probe.h"
 #include "attnscope/induction_scores.h"
 #include "attnscope/long_range.h"
+#include "attnscope/needle_retrieval.h"
 #include "attnscope/result_json.h"
 #include "attnscope/value_weighted_norms.h"
 #include "commands.h"
@@ -45,8 +46,10 @@ void printTopHeads(const char* what, const std::vector<double>& scores, int head
   std::vector<std::size_t> order(scores.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const std::size_t shown = std::min<std::size_t>(3, order.size());
+  // NaN (a layer the run did not keep) ranks last: a comparison with NaN is no ordering.
+  const auto key = [&](std::size_t i) { return std::isnan(scores[i]) ? -HUGE_VAL : scores[i]; };
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
-                    [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+                    [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
   std::printf("%s:", what);
   for (std::size_t i = 0; i < shown; ++i)
     std::printf("  L%zu H%zu %.3f", order[i] / static_cast<std::size_t>(heads),
@@ -155,7 +158,9 @@ void addAnalyzeFlags(ArgParser& p) {
            "distance to the same head of --model-b on the same text, L x H: which heads "
            "quantization or fine-tuning changes most) or long-range (each head's attention-sink "
            "share, its weight by log-distance bucket, entropy and mean distance, L x H, with the "
-           "attention computed on demand so that long inputs fit)")
+           "attention computed on demand so that long inputs fit) or retrieval (the needle test: "
+           "--needle inserted into the filler --text at --depth, --question after it; each "
+           "head's weight from the question's tokens onto the needle's, L x H, on demand)")
       .option("--model-b", "M", "model-distance: the second model (same tokenizer)")
       .option("--json", "FILE", "write the measure and the tokens as JSON")
       .option("--layer", "L", "rollout: compose layers 0..L only; default every layer")
@@ -170,20 +175,37 @@ void addAnalyzeFlags(ArgParser& p) {
               "ablation of an encoder: the mask token whose fill is read; default the first")
       .option("--sink-tokens", "K", "long-range: the first K tokens form the sink; default 4")
       .option("--thumbnail", "N",
-              "long-range: also each head's attention max-pooled to at most N x N cells");
+              "long-range: also each head's attention max-pooled to at most N x N cells")
+      .option("--needle", "TEXT", "retrieval: the passage to find, inserted into --text")
+      .option("--question", "TEXT",
+              "retrieval: appended after the filler; its tokens' attention is read (default: "
+              "none, the last token's)")
+      .option("--depth", "F",
+              "retrieval: where the needle goes, 0 (start) to 1 (end) of the filler; default 0.5");
 }
 
 // --measure, with every flag that belongs to another measure refused.
 std::string measureFromFlags(const ArgParser& p) {
   if (!p.has("--measure"))
     throw UsageError(
-        "--measure is required: rollout, induction, value-norm, ablation, model-distance or "
-        "long-range");
+        "--measure is required: rollout, induction, value-norm, ablation, model-distance, "
+        "long-range or retrieval");
   const std::string measure = p.value("--measure");
   if (measure != "rollout" && measure != "induction" && measure != "value-norm" &&
-      measure != "ablation" && measure != "model-distance" && measure != "long-range")
-    throw UsageError("unknown --measure '" + measure +
-                     "' (rollout, induction, value-norm, ablation, model-distance or long-range)");
+      measure != "ablation" && measure != "model-distance" && measure != "long-range" &&
+      measure != "retrieval")
+    throw UsageError(
+        "unknown --measure '" + measure +
+        "' (rollout, induction, value-norm, ablation, model-distance, long-range or retrieval)");
+  for (const char* flag : {"--needle", "--question", "--depth"})
+    if (p.has(flag) && measure != "retrieval")
+      throw UsageError(std::string(flag) +
+                       " belongs to the retrieval measure; use it with --measure retrieval");
+  if (measure == "retrieval" && p.has("--item"))
+    throw UsageError(
+        "--measure retrieval runs one text, the filler with the needle: leave out --item");
+  if (measure == "retrieval" && !p.has("--needle"))
+    throw UsageError("--measure retrieval needs --needle TEXT, the passage to find");
   if ((p.has("--sink-tokens") || p.has("--thumbnail")) && measure != "long-range")
     throw UsageError(std::string(p.has("--sink-tokens") ? "--sink-tokens" : "--thumbnail") +
                      " belongs to the long-range measure; use it with --measure long-range");
@@ -243,6 +265,74 @@ json longRangeJson(const AttentionGroup& group, int item, int sinkTokens, int th
   return out;
 }
 
+// --measure retrieval: the needle test. The filler (--text) with --needle inserted at --depth and
+// --question after it; each head's weight from the question's tokens onto the needle's tokens,
+// read from attention computed on demand, so that a haystack of thousands of tokens fits.
+json retrievalJson(const Model& model, const ArgParser& p, RunRequest request) {
+  if (request.random) throw UsageError("the needle test reads text; give --text as the filler");
+  if (request.texts.size() != 1)
+    throw UsageError("--measure retrieval takes one --text, the filler the needle goes into");
+  // The needle's tokens index the keys of the text's own self-attention.
+  if (request.context || request.pair || request.target)
+    throw UsageError(std::string(request.context ? "--context"
+                                 : request.pair  ? "--pair"
+                                                 : "--target") +
+                     " does not go with --measure retrieval: the needle and the question are "
+                     "read in one text's own attention");
+  const double depth = p.number("--depth", 0.5, 0.0, 1.0);
+  const NeedleText nt =
+      needleText(request.texts[0], p.value("--needle"), p.value("--question", ""), depth);
+  request.texts = {nt.text};
+  request.attentionOnDemand = true;
+  const AttentionResult result = model.run(request);
+  for (const std::string& n : result.notices)
+    std::fprintf(stderr, "notice: %s\n", printable(n).c_str());
+  const AttentionGroup& group = result.group();
+  const std::vector<Token>& tokens = group.tokens.at(0);
+  const std::vector<int> needle = tokensOfBytes(tokens, nt.needleBegin, nt.needleEnd);
+  // A text longer than the model's context keeps its last tokens: a needle cut off in whole or in
+  // part would be measured over what is left of it.
+  if (needle.empty() || tokens[static_cast<std::size_t>(needle.front())].byteBegin > nt.needleBegin)
+    throw UsageError("the needle is cut off: the model sees only the last " +
+                     std::to_string(tokens.size()) +
+                     " tokens of the text; give a shorter filler or a larger --depth");
+  // The question's rows read; a token holding bytes of both (a merge at the join) is the
+  // needle's, never its own reader.
+  std::vector<int> question;
+  for (int q : tokensOfBytes(tokens, nt.questionBegin, nt.questionEnd))
+    if (std::find(needle.begin(), needle.end(), q) == needle.end()) question.push_back(q);
+  if (question.empty() && nt.questionEnd > nt.questionBegin)
+    std::fprintf(stderr,
+                 "notice: the question gave no tokens of its own; the last token reads instead\n");
+  if (question.empty()) {
+    // No question: the last real token that is not an inserted special ([SEP], </s>) reads, as a
+    // language model about to continue.
+    for (int q = static_cast<int>(tokens.size()) - 1; q >= 0 && question.empty(); --q)
+      if (!tokens[static_cast<std::size_t>(q)].special &&
+          std::find(needle.begin(), needle.end(), q) == needle.end())
+        question = {q};
+    if (question.empty())
+      throw UsageError("no token after the needle reads it: give --question or a depth below 1");
+  }
+  const NeedleRetrieval r = needleRetrieval(group, 0, needle, question);
+  std::printf("needle: tokens %d-%d of %d, read from %zu question token(s) (attention on demand)\n",
+              needle.front(), needle.back(), static_cast<int>(tokens.size()), question.size());
+  printTopHeads("weight on the needle", r.mass, r.heads);
+  printTopHeads("rows whose top key is in the needle", r.top, r.heads);
+  json out = {{"text", nt.text},
+              {"depth", depth},
+              // Where the needle went: the first white space at or after the depth.
+              {"needle_at", nt.at},
+              {"needle_bytes", {nt.needleBegin, nt.needleEnd}},
+              {"question_bytes", {nt.questionBegin, nt.questionEnd}},
+              {"needle_tokens", needle},
+              {"question_tokens", question},
+              {"tokens", tokensOf(group, 0)},
+              {"needle_mass", matrixJson(r.mass, r.layers, r.heads)},
+              {"needle_top", matrixJson(r.top, r.layers, r.heads)}};
+  return out;
+}
+
 // --measure value-norm: [layers][heads][query][key].
 json valueNormJson(const AttentionGroup& group, int item) {
   const ValueWeightedNorms n = valueWeightedNorms(group, item);
@@ -286,7 +376,8 @@ void addInduction(const AttentionGroup& group, int item, json& out) {
 int analyzeCommand(const std::vector<std::string>& args) {
   ArgParser p("attnscope-cli analyze",
               "Compute a measure beyond raw attention: attention rollout, induction scores, "
-              "value-weighted norms or head ablation.");
+              "value-weighted norms, head ablation, the distance to a second model, long-range "
+              "profiles or the needle test.");
   addModelFlags(p);
   addAnalyzeFlags(p);
   p.parse(args);
@@ -316,6 +407,7 @@ int analyzeCommand(const std::vector<std::string>& args) {
                     out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   };
   const auto model = modelFromFlags(p);
+  applyContextLength(p, *model, request);
   if (measure == "ablation") {
     const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
     json out = {{"model", model->info().name}, {"measure", measure}, {"item", item}};
@@ -328,6 +420,12 @@ int analyzeCommand(const std::vector<std::string>& args) {
     const int item = static_cast<int>(p.integer("--item", 0, 0, 1 << 20));
     json out = {{"model", model->info().name}, {"measure", measure}, {"item", item}};
     out.update(modelDistanceJson(*model, *secondModelFromFlags(p), request, item));
+    writeJson(out);
+    return 0;
+  }
+  if (measure == "retrieval") {
+    json out = {{"model", model->info().name}, {"measure", measure}, {"item", 0}};
+    out.update(retrievalJson(*model, p, request));
     writeJson(out);
     return 0;
   }

@@ -43,7 +43,8 @@ void addModelFlags(ArgParser& p) {
       .option("--seq-len", "N", "random input: tokens per item (with --batch)")
       .option("--device", "D", "auto (default), cpu or cuda")
       .option("--threads", "N", "CPU threads; default all cores")
-      .option("--max-tokens", "N", "refuse longer texts; default 4096")
+      .option("--max-tokens", "N",
+              "refuse longer texts; default the model's context length, at least 4096")
       .option("--memory-limit", "MIB", "refuse runs estimated above this; default 8192")
       .option("--layers", "LIST",
               "keep the attention of these layers only, e.g. 0,5-7 (all are computed); for long "
@@ -175,6 +176,11 @@ RunRequest requestFromFlags(const ArgParser& p) {
     };
   }
   return r;
+}
+
+void applyContextLength(const ArgParser& p, const Model& model, RunRequest& request) {
+  if (!p.has("--max-tokens"))
+    request.limits.maxTokens = std::max(request.limits.maxTokens, model.info().maxPositions);
 }
 
 std::vector<int> layerListFromFlag(const std::string& list) {

@@ -23,6 +23,11 @@ std::shared_ptr<Model> secondModelFromFlags(const ArgParser& parser);
 uint64_t memoryLimitFromFlags(const ArgParser& parser);
 /// Builds the request (texts, context, random input, device, limits). Throws UsageError.
 RunRequest requestFromFlags(const ArgParser& parser);
+/// Without --max-tokens, raises the request's token limit to the model's context length
+/// (ModelInfo::maxPositions) where that is longer than the default 4096: a long-context model
+/// takes the inputs it was trained for, and the memory estimate still guards. A shorter context
+/// keeps 4096, so a longer text is cut to the model's last positions with a notice, not refused.
+void applyContextLength(const ArgParser& parser, const Model& model, RunRequest& request);
 /// The sampling flags of `generate` (and `export --view step`): --temperature, --top-k, --top-p,
 /// --seed, --repetition-penalty. withSeed false where the model flags declare --seed already
 /// (export: the toy layer's seed, read as the sampling seed by --view step).

@@ -204,6 +204,7 @@ int runCommand(const std::vector<std::string>& args) {
     request.limits.outputBytesPerAttentionValue = kResultJsonBytesPerAttentionValue;
   }
   const auto model = modelFromFlags(p);
+  applyContextLength(p, *model, request);
   const bool encoderDecoder = model->info().encoderDecoder();
   // DeBERTa's c2c, c2p and p2c, for scores_<term>.npy.
   request.keepScoreTerms = p.has("--dump") && !model->info().scoreTerms.empty();

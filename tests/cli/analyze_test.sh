@@ -29,6 +29,13 @@ acli analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.jso
 acli analyze "${model[@]}" --measure long-range --sink-tokens 2 --thumbnail 4 \
   --json "$out/long-range.json" >"$out/log.txt" 2>&1 ||
   fail "long-range exited $?: $(cat "$out/log.txt")"
+# The needle test: "xyz" half-way into the filler, a question after it; checked below against the
+# stored attention of a plain run of the text it built.
+acli analyze "${model[@]}" --measure retrieval --needle "xyz" --question "q?" \
+  --json "$out/retrieval.json" >"$out/log.txt" 2>&1 ||
+  fail "retrieval exited $?: $(cat "$out/log.txt")"
+acli run --model default --text "to be or not xyz to be q?" --json "$out/run-needle.json" \
+  >"$out/log.txt" 2>&1 || fail "run of the needle text exited $?: $(cat "$out/log.txt")"
 acli analyze --model default --text "abcdefghijklmnopqrstuvwxyz" --measure induction --probe 12 \
   --probe-seed 3 --json "$out/probe.json" >"$out/log.txt" 2>&1 ||
   fail "induction --probe exited $?: $(cat "$out/log.txt")"
@@ -101,6 +108,21 @@ for l in range(4):
                      for k in range(c * n // 4, (c + 1) * n // 4)) for c in range(4)] for r in range(4)]
         worst = max(worst, max(abs(x - y) for tr, wr in zip(thumb, want) for x, y in zip(tr, wr)))
 check(worst < 1e-5, f"long-range equals the stored attention's numbers (worst {worst})")
+# retrieval: the text it built, the needle's and the question's tokens, and each head's weight
+# from the question onto the needle against the plain run's attention, by definition.
+nr, na = load("retrieval"), load("run-needle")["attention"]
+check(nr["text"] == "to be or not xyz to be q?", f"retrieval text: {nr['text']!r}")
+check(nr["needle_tokens"] == [13, 14, 15] and nr["question_tokens"] == [23, 24],
+      f"retrieval tokens: {nr['needle_tokens']} {nr['question_tokens']}")
+worst = 0.0
+for l in range(4):
+    for h in range(4):
+        A = na[l][0][h]
+        mass = sum(sum(A[q][k] for k in (13, 14, 15)) for q in (23, 24)) / 2
+        top = sum(max(range(len(A[q])), key=lambda k: A[q][k]) in (13, 14, 15) for q in (23, 24)) / 2
+        worst = max(worst, abs(nr["needle_mass"][l][h] - mass))
+        check(nr["needle_top"][l][h] == top, f"retrieval: L{l} H{h} top {nr['needle_top'][l][h]} != {top}")
+check(worst < 1e-5, f"retrieval equals the stored attention's sums (worst {worst})")
 p = load("probe")
 ids = [t["id"] for t in p["tokens"]]
 check(len(ids) == 24 and ids[:12] == ids[12:] and len(set(ids)) == 12,
@@ -138,6 +160,15 @@ expect 2 "has only" analyze --model default --text "abab" --measure induction --
 expect 2 "value-weighted norms are implemented for the decoders" \
   analyze --text "hi there" --measure value-norm
 expect 2 "induction scores need token ids" analyze --batch 1 --seq-len 4 --measure induction
+expect 2 "--needle belongs to the retrieval measure" analyze "${model[@]}" --measure rollout --needle x
+expect 2 "needs --needle TEXT" analyze "${model[@]}" --measure retrieval
+expect 2 "--depth must be between" analyze "${model[@]}" --measure retrieval --needle x --depth 2
+expect 2 "the needle test reads text" analyze --batch 1 --seq-len 4 --measure retrieval --needle x
+# The bundled model sees 128 characters: a needle in the first tenth of 300 is cut off.
+expect 2 "the needle is cut off" analyze --model default --text "$(printf 'to be or not %.0s' {1..23})" \
+  --measure retrieval --needle "xyz" --depth 0.1
+expect 2 "does not go with --measure retrieval" analyze "${model[@]}" --measure retrieval --needle x \
+  --context "abc"
 expect 2 "unknown flag --bogus" analyze "${model[@]}" --measure rollout --bogus
 touch "$out/file"
 expect 2 "cannot write" analyze "${model[@]}" --measure rollout --json "$out/file/x.json"

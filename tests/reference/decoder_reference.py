@@ -25,6 +25,7 @@ Exit 0: pass, 1: mismatch, 77: skipped (torch or numpy missing; under CI=true
 that fails instead, exit 1: see cannot_run.py).
 """
 import json
+import re
 import math
 import os
 import shutil
@@ -794,6 +795,25 @@ def check_trace_and_errors(cli, root, V, failures):
 
     def reshape(name):
         return lambda w: dict(w, **{name: w[name][:, :-1]})
+
+    # Without --max-tokens the limit is the model's context length where that is over 4096: 5,622
+    # tokens run on this model with 8,192 positions (on demand, so nothing T x T is stored), and
+    # the same model with 64 positions keeps the limit of 4096 and refuses them.
+    text = "the" + " cat sat on the mat and the dog" * 562
+    for positions, ok in ((8192, True), (64, False)):
+        c = os.path.join(root, f"context-{positions}")
+        os.makedirs(c)
+        write_tokenizer(os.path.join(c, "tokenizer.json"), WORDS, bos="<s>")
+        with open(os.path.join(c, "config.json"), "w") as f:
+            json.dump(dict(cfg, max_position_embeddings=positions), f)
+        write_weights(c, weights)
+        r = cli_run([cli, "analyze", "--model", c, "--text", text, "--measure", "long-range"])
+        seen = re.search(r"over (\d+) tokens", r.stdout)
+        if ok and (r.returncode != 0 or not seen or not 4096 < int(seen.group(1)) <= 8192):
+            failures.append(f"a long text on 8,192 positions: exit {r.returncode}, "
+                            f"{(r.stdout + r.stderr).strip()[-300:]!r}")
+        if not ok and (r.returncode != 2 or "more than the limit of 4096" not in r.stderr):
+            failures.append(f"a long text on 64 positions: exit {r.returncode}, {r.stderr.strip()!r}")
 
     refused("missing", {}, drop("model.layers.1.self_attn.k_norm.weight"), "layers.1.self_attn.k_norm.weight")
     refused("shape", {}, reshape("model.layers.0.self_attn.k_proj.weight"), "model.layers.0.self_attn.k_proj.weight")

@@ -20,7 +20,8 @@ struct MatrixView {
   float at(int q, int k) const { return row(q)[k]; }
 };
 
-/// The [real queries, real keys] matrix of one head of one batch item.
+/// The [real queries, real keys] matrix of one head of one batch item; data is null for a layer
+/// the run did not keep and for attention computed on demand (read that with attentionRows).
 MatrixView headView(const AttentionGroup& result, int layer, int item, int head);
 
 /// What one head does, each number averaged over the real queries.

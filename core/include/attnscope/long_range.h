@@ -17,8 +17,9 @@ struct LongRangeProfile {
   /// Mean over queries of the weight on the first `sinkTokens` keys: an attention sink.
   double sinkShare = 0;
   /// Mean over queries of the weight at each distance bucket, bucket b holding the keys at
-  /// |q − k| in [2^b − 1, 2^(b+1) − 1) (b = 0: the query itself; 1: one back; 2: 2..3 back; ...),
-  /// so that the entries sum to 1 over a row's visible keys: how attention decays with distance.
+  /// |q − k| in [2^b − 1, 2^(b+1) − 1) (b = 0: the query itself; 1: one or two away; 2: three to
+  /// six; ...), so that the entries sum to 1 over a row's visible keys: how attention decays
+  /// with distance.
   std::vector<double> distanceMass;
 };
 

@@ -13,8 +13,10 @@ namespace attnscope {
 
 MatrixView headView(const AttentionGroup& result, int layer, int item, int head) {
   MatrixView m;
-  m.data = result.headMatrix(layer, item, head);
-  m.stride = result.keys();  // data is null for a layer the run did not keep
+  // Null for a layer the run did not keep, and for attention computed on demand (there is no
+  // stored matrix to point into: read it with attentionRows, long_range.h).
+  m.data = result.onDemand() ? nullptr : result.headMatrix(layer, item, head);
+  m.stride = result.keys();
   m.queries = item < static_cast<int>(result.queryLengths.size()) ? result.queryLengths[item]
                                                                   : result.queries();
   m.keys =

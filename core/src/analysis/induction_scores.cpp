@@ -6,8 +6,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "analysis/head_rows.h"
 #include "attnscope/error.h"
-#include "attnscope/head_statistics.h"
 
 namespace attnscope {
 
@@ -29,8 +29,12 @@ InductionScores inductionScores(const AttentionGroup& group, int item) {
   if (cells == 0) return r;
 
   const std::vector<Token>& tokens = group.tokens[static_cast<std::size_t>(item)];
-  const MatrixView shape = headView(group, 0, item, 0);
-  const int n = std::min({shape.queries, shape.keys, static_cast<int>(tokens.size())});
+  const int queries = group.queryLengths.empty()
+                          ? group.queries()
+                          : group.queryLengths[static_cast<std::size_t>(item)];
+  const int keys =
+      group.keyLengths.empty() ? group.keys() : group.keyLengths[static_cast<std::size_t>(item)];
+  const int n = std::min({queries, keys, static_cast<int>(tokens.size())});
   // (t, s) pairs: s is the most recent earlier position of t's id, kept when s + 1 < t.
   std::vector<std::pair<int, int>> repeats;
   std::unordered_map<int64_t, int> lastSeen;
@@ -43,18 +47,23 @@ InductionScores inductionScores(const AttentionGroup& group, int item) {
 
   for (int l = 0; l < r.layers; ++l) {
     for (int h = 0; h < r.heads; ++h) {
-      const MatrixView m = headView(group, l, item, h);
       const std::size_t cell = static_cast<std::size_t>(l) * r.heads + h;
-      if (m.data == nullptr) {  // a layer the run did not keep: unknown, not 0
+      double induction = 0, duplicate = 0, previous = 0;
+      // The rows in order, a block at a time (stored, or recomputed on demand); repeats are in
+      // the order of their t.
+      std::size_t next = 0;
+      const bool kept = forEachRow(group, l, item, h, [&](int t, const float* row) {
+        if (t >= n) return;
+        for (; next < repeats.size() && repeats[next].first == t; ++next) {
+          induction += row[repeats[next].second + 1];
+          duplicate += row[repeats[next].second];
+        }
+        if (t >= 1) previous += row[t - 1];
+      });
+      if (!kept) {  // a layer the run did not keep: unknown, not 0
         r.induction[cell] = r.duplicateToken[cell] = r.previousToken[cell] = std::nan("");
         continue;
       }
-      double induction = 0, duplicate = 0, previous = 0;
-      for (const auto& [t, s] : repeats) {
-        induction += m.at(t, s + 1);
-        duplicate += m.at(t, s);
-      }
-      for (int t = 1; t < n; ++t) previous += m.at(t, t - 1);
       if (!repeats.empty()) {
         r.induction[cell] = induction / static_cast<double>(repeats.size());
         r.duplicateToken[cell] = duplicate / static_cast<double>(repeats.size());

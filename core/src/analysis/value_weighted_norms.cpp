@@ -21,6 +21,9 @@ void requireNorms(const AttentionGroup& group) {
     throw Error(
         ErrorKind::InvalidArgument,
         "value-weighted norms need the value norms of the run (RunRequest::keepValueNorms)");
+  if (group.onDemand())
+    throw Error(ErrorKind::InvalidArgument,
+                "value-weighted norms need the stored attention; this run computes it on demand");
   if (!group.keptLayers.empty())
     throw Error(ErrorKind::InvalidArgument,
                 "value-weighted norms need the attention of every layer; this run kept " +

@@ -4,7 +4,8 @@
 // the families' different scores: GPT-2 with padding, a Mistral (rotary, grouped-query, sliding
 // window), BERT (bidirectional, padded keys), Bloom (ALiBi bias), Gemma 2 (soft-capped scores,
 // alternating windows) and T5 (relative position bias, three groups); tiles anywhere in the
-// matrix, and the memory estimate that no longer counts T × T.
+// matrix, the memory estimate that no longer counts T × T, and the measures read on demand
+// (long-range profile, thumbnails, rollout, induction scores).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -12,14 +13,18 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
+#include "attnscope/attention_rollout.h"
 #include "attnscope/error.h"
 #include "attnscope/head_statistics.h"
+#include "attnscope/induction_scores.h"
 #include "attnscope/long_range.h"
 #include "attnscope/model.h"
 #include "attnscope/model_spec.h"
 #include "decoder_fixtures.h"
 #include "hf_test_folder.h"
+#include "t5_fixtures.h"
 #include "temp_dir.h"
 #include "tiny_gpt2.h"
 
@@ -54,12 +59,15 @@ RunRequest request(std::vector<std::string> texts, bool onDemand) {
 /// k and scores. For moderate scores that is the absolute difference; a wrong normaliser, mask or
 /// bias moves a weight by about itself and fails by orders of magnitude.
 double worstDifference(const Model& model, const std::vector<std::string>& texts,
-                       int* cells = nullptr) {
+                       int* cells = nullptr, std::optional<std::string> target = {}) {
   RunRequest storedRequest = request(texts, false);
   storedRequest.keepScores = true;
   storedRequest.keepQueryKey = true;
+  storedRequest.target = target;
+  RunRequest lazyRequest = request(texts, true);
+  lazyRequest.target = target;
   const AttentionResult stored = model.run(storedRequest);
-  const AttentionResult lazy = model.run(request(texts, true));
+  const AttentionResult lazy = model.run(lazyRequest);
   EXPECT_EQ(stored.groups.size(), lazy.groups.size());
   double worst = 0;
   int counted = 0;
@@ -192,6 +200,24 @@ TEST(OnDemandAttention, BertBidirectionalWithPaddedKeysEqualsTheStoredAttention)
   test::TempDir dir;
   const auto model = open(test::writeHfFolder(dir, config, s, 11, 1.0f));
   EXPECT_LT(worstDifference(*model, {"the cat sat on the mat .", "a dog"}), 1e-6);
+}
+
+TEST(OnDemandAttention, T5RelativeBiasInItsThreeGroupsEqualsTheStoredAttention) {
+  // The encoder's bidirectional and the decoder's causal relative-position biases (buckets and
+  // their clamping at distance 16 reached by the 20-token text), the cross-attention without one,
+  // a padded batch item.
+  namespace t5 = test::t5_fixture;
+  test::TempDir dir;
+  const auto model =
+      open(test::writeHfFolder(dir, t5::t5Config(), t5::t5Shapes(true, false), 5, 1.0f));
+  int cells = 0;
+  EXPECT_LT(worstDifference(*model,
+                            {"the cat sat on the mat and the dog sat on the cat and the mat sat "
+                             "on the dog .",
+                             "a dog"},
+                            &cells, std::string("the dog sat on the mat")),
+            1e-6);
+  EXPECT_GT(cells, 2000);
 }
 
 TEST(OnDemandAttention, TilesOutsideTheMatrixAreRefused) {
@@ -329,6 +355,43 @@ TEST(LongRange, OnDemandProfileAndThumbnailEqualTheStoredOnes) {
   // Cells agree within 1.5e-6 here (peaked: scores to about 40, see worstDifference); a
   // statistic sums a row of them.
   EXPECT_LT(worst, 1e-5);
+}
+
+// Rollout and the induction scores read the rows on demand as they read the stored ones: equal
+// within the cells' own agreement, and the on-demand side never sees a null matrix (it once read
+// the empty stored tensor as a head).
+TEST(LongRange, OnDemandRolloutAndInductionScoresEqualTheStoredOnes) {
+  test::TempDir dir;
+  const auto model = open(test::writeHfFolder(dir, mistralConfig(), test::llamaShapes(), 5, 1.0f));
+  const std::vector<std::string> texts = {"the cat sat on the mat and the cat sat on the mat .",
+                                          "a dog"};
+  const AttentionResult stored = model->run(request(texts, false));
+  const AttentionResult lazy = model->run(request(texts, true));
+  for (int b = 0; b < 2; ++b) {
+    const AttentionRollout want = attentionRollout(stored.group(), b);
+    const AttentionRollout got = attentionRollout(lazy.group(), b);
+    ASSERT_EQ(got.values.size(), want.values.size());
+    ASSERT_EQ(got.layers, want.layers);
+    double worst = 0;
+    for (std::size_t i = 0; i < want.values.size(); ++i)
+      worst = std::max(worst, std::abs(got.values[i] - want.values[i]));
+    EXPECT_LT(worst, 1e-5) << "item " << b;
+    const InductionScores ws = inductionScores(stored.group(), b);
+    const InductionScores gs = inductionScores(lazy.group(), b);
+    EXPECT_EQ(gs.repeatedPositions, ws.repeatedPositions);
+    worst = 0;
+    for (std::size_t i = 0; i < ws.induction.size(); ++i)
+      for (const auto& [x, y] :
+           std::vector<std::pair<double, double>>{{gs.induction[i], ws.induction[i]},
+                                                  {gs.duplicateToken[i], ws.duplicateToken[i]},
+                                                  {gs.previousToken[i], ws.previousToken[i]}}) {
+        EXPECT_FALSE(std::isnan(x));
+        worst = std::max(worst, std::abs(x - y));
+      }
+    EXPECT_LT(worst, 1e-5) << "item " << b;
+  }
+  // The first item repeats its first six words with a gap: induction has something to read.
+  EXPECT_GT(inductionScores(lazy.group(), 0).repeatedPositions, 4);
 }
 
 }  // namespace on_demand_test
