@@ -43,3 +43,18 @@ shot window-1600x1000-light 1600 1000 light heatmap
 shot window-1600x1000-dark 1600 1000 dark heatmap
 shot window-heatmap 1400 862 light heatmap
 shot window-pipeline 1400 862 light pipeline 3 0
+
+# Issue 33's long-range statistics of the bundled model: every head's weight by distance in layer 3
+# (head 2 reads 15-62 characters back, the others their neighbours) beside the table and the
+# head similarity. An export, not a window shot: the same drawing.
+long='First Citizen:
+Before we proceed any further, hear me speak.
+
+All:
+Speak, speak.
+
+First Citizen:
+You are all resolved rather to die than to famish?'
+QT_QPA_PLATFORM=offscreen "$build/app/cli/attnscope-cli" export --model default --text "$long" \
+  --view stats --statistic distance-profile --layer 3 --head 2 --width 1400 --height 800 \
+  --out "$out/stats-distance-profile.png"

@@ -140,6 +140,15 @@ void addExportFlags(ArgParser& p) {
       .flag("--merge-words",
             "one row and column per word instead of per subword token (columns summed, rows "
             "averaged)")
+      .flag("--log-scale",
+            "heatmap: colour the weights on a log scale (four decades below the head's largest)")
+      .option("--drop-sink", "K",
+              "heatmap: leave out the first K keys (an attention sink) and renormalise each row "
+              "over the rest")
+      .option("--statistic", "S",
+              "stats: the chart, entropy (default), distance, max, prev, diag, first, sink (the "
+              "share of weight on the first 4 tokens) or distance-profile (the selected layer's "
+              "heads' weight by log-distance)")
       .flag("--classroom", "large fonts for projectors")
       .flag("--estimate", "ablation: the one-pass estimate (attribution patching), not exact")
       .option("--title", "TEXT", "title above the view; default describes the selection");
@@ -171,6 +180,8 @@ void parseStateFlags(const ArgParser& p, render::ViewState& state) {
   state.perHeadScale = p.has("--per-head-scale");
   state.hideSpecial = p.has("--hide-special");
   state.mergeWords = p.has("--merge-words");
+  state.logScale = p.has("--log-scale");
+  state.dropSink = static_cast<int>(p.integer("--drop-sink", 0, 0, 1 << 20));
   if (p.has("--aggregate") && !render::parseQueryAggregate(
                                   QString::fromStdString(p.value("--aggregate")), &state.aggregate))
     throw UsageError("--aggregate must be mean or sum, got '" + p.value("--aggregate") + "'");
@@ -206,6 +217,15 @@ ExportPlan parseOptions(const ArgParser& p) {
   options.height = static_cast<int>(p.integer("--height", 900, 16, 20000));
   options.dpi = static_cast<int>(p.integer("--dpi", 150, 24, 2400));
   parseStateFlags(p, plan.state);
+  if (p.has("--statistic")) {
+    if (plan.kind != render::ViewKind::Stats)
+      throw UsageError("--statistic chooses the stats view's chart; use it with --view stats");
+    plan.state.statistic = QString::fromStdString(p.value("--statistic"));
+    if (render::statisticIndex(plan.state.statistic) < 0)
+      throw UsageError("--statistic must be one of " +
+                       render::statisticKeys().join(", ").toStdString() + ", got '" +
+                       p.value("--statistic") + "'");
+  }
   const QFileInfo outInfo(plan.out);
   const QFileInfo folder(outInfo.absolutePath());
   if (!folder.isDir() || !folder.isWritable()) {
@@ -343,15 +363,16 @@ void writeExport(render::AttentionView& view, const ExportPlan& plan) {
 int exportGenerationStep(const ArgParser& p, ExportPlan& plan) {
   const int K = static_cast<int>(p.integer("--step", 0, 0, kMaxNewTokens - 1));
   const StepOptions options = stepOptionsFromFlags(p);
-  const RunRequest run = requestFromFlags(p);
+  RunRequest run = requestFromFlags(p);
   if (run.texts.size() != 1 || run.context || run.pair || run.target)
     throw UsageError("--view step generates from one --text (no --context, --pair or --target)");
   GenerationRequest request;
   request.text = run.texts.front();
   request.maxNewTokens = K + 1;
   request.device = run.device;
-  request.limits = run.limits;
   const std::shared_ptr<Model> model = generatorFromFlags(p);
+  applyContextLength(p, *model, run);
+  request.limits = run.limits;
   const std::unique_ptr<Generation> g = model->startGeneration(request);
   std::shared_ptr<const GenerationStep> shown;
   for (int i = 0; i <= K; ++i) {
@@ -409,6 +430,33 @@ int exportCommand(const std::vector<std::string>& args) {
   if (p.has("--model-b") && plan.kind != render::ViewKind::Compare)
     throw UsageError("--model-b gives head B of the compare view; use it with --view compare");
   const std::shared_ptr<Model> model = modelFromFlags(p);  // step 2, open the model
+  applyContextLength(p, *model, request);
+  // A long input whose attention would not fit: the views that read it head by head (heatmap,
+  // grid, stats, lines, text) recompute it on demand from each layer's queries and keys.
+  const bool onDemandView =
+      plan.kind == render::ViewKind::Heatmap || plan.kind == render::ViewKind::Grid ||
+      plan.kind == render::ViewKind::Stats || plan.kind == render::ViewKind::Lines ||
+      plan.kind == render::ViewKind::Text;
+  if (onDemandView && !p.has("--model-b") && !request.keepValueNorms && !request.keepScoreTerms &&
+      !plan.state.showScores) {
+    const MemoryEstimate stored = model->estimate(request);
+    if (stored.total > request.limits.memoryLimitBytes) {
+      RunRequest onDemand = request;
+      onDemand.attentionOnDemand = true;
+      onDemand.keepScores = false;
+      onDemand.keepQueryKey = false;
+      const MemoryEstimate kept = model->estimate(onDemand);
+      if (kept.total <= request.limits.memoryLimitBytes) {
+        std::fprintf(stderr,
+                     "notice: attention recomputed on demand: %.1f MB kept instead of %.1f MB "
+                     "(over the memory limit of %.0f MB)\n",
+                     static_cast<double>(kept.attention) / 1e6,
+                     static_cast<double>(stored.attention + stored.scores) / 1e6,
+                     static_cast<double>(request.limits.memoryLimitBytes) / 1e6);
+        request = onDemand;
+      }
+    }
+  }
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
   if (!plan.state.scoreTerm.isEmpty() &&
       render::scoreTermIndex(result->group(), plan.state.scoreTerm) < 0) {

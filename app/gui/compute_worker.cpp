@@ -113,6 +113,9 @@ void ComputeWorker::fitToModel(RunRequest& request) const {
   // next-token head to apply to their layers, and the view says so.
   const ModelInfo info = m_model->info();
   if (!info.causal || info.encoderDecoder()) request.logitLens = 0;
+  // The token limit follows the model's own context (a 32,768-token model takes 32,768 tokens):
+  // the memory estimate, with attention on demand, decides what fits.
+  request.limits.maxTokens = std::max(request.limits.maxTokens, info.maxPositions);
 }
 
 MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& request,
@@ -138,6 +141,29 @@ MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& req
     estimate = m_model->estimate(request);
   }
   const uint64_t limit = request.limits.memoryLimitBytes;
+  if (estimate.total > limit && !request.attentionOnDemand) {
+    // Every layer's attention does not fit: keep, per layer, what any head's weights are
+    // recomputed from (AttentionGroup::source) when that fits, before dropping layers. The views
+    // recompute what they show; scores, value norms, q/k vectors and score terms are not kept.
+    RunRequest onDemand = request;
+    onDemand.attentionOnDemand = true;
+    onDemand.keepScores = false;
+    onDemand.keepScoreTerms = false;
+    onDemand.keepQueryKey = false;
+    onDemand.keepValueNorms = false;
+    onDemand.layers.clear();
+    const MemoryEstimate kept = m_model->estimate(onDemand);
+    if (kept.total <= limit) {
+      const uint64_t stored = estimate.attention + estimate.scores;
+      request = onDemand;
+      outcome.notices.prepend(
+          tr("Attention recomputed on demand: %1 kept instead of %2 (over the memory limit of "
+             "%3, Edit › Memory Limit). The views recompute the cells they show; scores, "
+             "value-weighted norms and the Q/K vectors are not kept.")
+              .arg(formatBytes(kept.attention), formatBytes(stored), formatBytes(limit)));
+      return kept;
+    }
+  }
   const uint64_t fixed = estimate.total - estimate.attention - estimate.scores;
   if (estimate.total > limit && estimate.perLayer > 0 && estimate.layers > 1 && fixed < limit) {
     // Every layer is computed, but only as many as fit are kept: the ones on screen and their

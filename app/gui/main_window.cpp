@@ -101,8 +101,10 @@ void MainWindow::chooseMemoryLimit() {
   const int current = static_cast<int>(m_document->memoryLimitBytes() / (1024 * 1024));
   QString label =
       tr("Runs and model loading estimate their memory before allocating and refuse "
-         "above this limit. When every layer's attention does not fit, only the "
-         "layers on screen and their neighbours are kept.\n\n");
+         "above this limit. When every layer's attention does not fit, each layer keeps "
+         "its queries and keys instead and the views recompute the weights they show; "
+         "when even that does not fit, only the layers on screen and their neighbours are "
+         "kept.\n\n");
   label += e.total > 0 ? tr("The last run needed about %1 (weights %2, attention %3).")
                              .arg(ComputeWorker::formatBytes(e.total),
                                   ComputeWorker::formatBytes(e.weights),

@@ -139,7 +139,7 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
                "vs_head",      "vs_item",        "palette",      "show_scores", "per_head_scale",
                "pinned_query", "classroom",      "hide_special", "attention",   "pinned_key",
                "line_heads",   "line_threshold", "text_source",  "query_group", "aggregate",
-               "merge_words",  "score_term"},
+               "merge_words",  "score_term",     "log_scale",    "drop_sink",   "statistic"},
               {});
   constexpr int kMax = 1 << 20;
   render::ViewState s;
@@ -170,6 +170,16 @@ render::ViewState parseView(const QJsonObject& o, render::ViewKind* current) {
   s.classroom = boolAt(o, "classroom", where, s.classroom);
   s.hideSpecial = boolAt(o, "hide_special", where, s.hideSpecial);
   s.mergeWords = boolAt(o, "merge_words", where, s.mergeWords);
+  s.logScale = boolAt(o, "log_scale", where, s.logScale);
+  s.dropSink = intAt(o, "drop_sink", where, 0, kMax, s.dropSink);
+  if (o.contains("statistic")) {
+    s.statistic = stringAt(o, "statistic", where);
+    const int index = render::statisticIndex(s.statistic);
+    if (index < 0)
+      fail(QStringLiteral("unknown statistic \"%1\" in view (choose %2)")
+               .arg(s.statistic, render::statisticKeys().join(", ")));
+    if (index == 0) s.statistic.clear();  // entropy, the default
+  }
   if (o.contains("aggregate") &&
       !render::parseQueryAggregate(stringAt(o, "aggregate", where), &s.aggregate)) {
     fail(QStringLiteral("unknown aggregate \"%1\" in view (choose mean or sum)")
@@ -306,6 +316,9 @@ QByteArray SessionFile::toJson(const Session& s) {
                    {"line_threshold", v.lineThreshold},
                    {"text_source", render::toString(v.textSource)},
                    {"merge_words", v.mergeWords},
+                   {"log_scale", v.logScale},
+                   {"drop_sink", v.dropSink},
+                   {"statistic", v.statistic.isEmpty() ? QStringLiteral("entropy") : v.statistic},
                    {"aggregate", render::toString(v.aggregate)}};
   if (!v.group.empty()) view["attention"] = QString::fromStdString(v.group);
   QJsonArray lineHeads;

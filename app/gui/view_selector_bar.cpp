@@ -28,7 +28,10 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
       m_scoreTerm(new QComboBox(this)),
       m_perHeadScale(new QCheckBox(tr("Per-head scale"), this)),
       m_hideSpecial(new QCheckBox(tr("Hide specials"), this)),
-      m_mergeWords(new QCheckBox(tr("Words"), this)) {
+      m_mergeWords(new QCheckBox(tr("Words"), this)),
+      m_logScale(new QCheckBox(tr("Log"), this)),
+      m_dropSink(new QCheckBox(tr("Hide sink"), this)),
+      m_sinkTokens(new QSpinBox(this)) {
   setUpControls();
   buildGroups();
   connect(m_group, &QComboBox::currentIndexChanged, this, &ViewSelectorBar::emitEdit);
@@ -41,6 +44,11 @@ ViewSelectorBar::ViewSelectorBar(QWidget* parent)
   connect(m_perHeadScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_hideSpecial, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
   connect(m_mergeWords, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_logScale, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_dropSink, &QCheckBox::toggled, this, &ViewSelectorBar::emitEdit);
+  connect(m_sinkTokens, &QSpinBox::valueChanged, this, [this] {
+    if (m_dropSink->isChecked()) emitEdit();
+  });
 }
 
 void ViewSelectorBar::setUpControls() {
@@ -69,6 +77,18 @@ void ViewSelectorBar::setUpControls() {
       tr("Merge subword tokens into words (Ctrl+Shift+W): a word's columns are summed, its rows "
          "averaged; the views say so"));
   m_mergeWords->setObjectName(QStringLiteral("mergeWordsCheck"));
+  m_logScale->setToolTip(
+      tr("Heatmap: colour the weights on a log scale, four decades below the head's largest "
+         "(weak long-range attention becomes visible)"));
+  m_logScale->setObjectName(QStringLiteral("logScaleCheck"));
+  m_dropSink->setToolTip(
+      tr("Heatmap: leave out the first keys (an attention sink) and show the "
+         "rest of each row renormalised"));
+  m_dropSink->setObjectName(QStringLiteral("dropSinkCheck"));
+  m_sinkTokens->setRange(1, 64);
+  m_sinkTokens->setValue(1);
+  m_sinkTokens->setToolTip(tr("How many first keys the sink is"));
+  m_sinkTokens->setObjectName(QStringLiteral("sinkTokensSpin"));
   m_layer->setRange(0, 0);
   m_head->setRange(0, 0);
 }
@@ -112,6 +132,9 @@ void ViewSelectorBar::buildGroups() {
   second->addWidget(m_perHeadScale);
   second->addWidget(m_hideSpecial);
   second->addWidget(m_mergeWords);
+  second->addWidget(m_logScale);
+  second->addWidget(m_dropSink);
+  second->addWidget(m_sinkTokens);
   second->addStretch(1);
   m_layout = new QGridLayout(this);
   m_layout->setContentsMargins(0, 0, 0, 0);
@@ -200,7 +223,8 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_state = state;
   updateRanges();
   const QSignalBlocker b0(m_group), b1(m_layer), b2(m_head), b3(m_item), b4(m_palette),
-      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial), b8(m_mergeWords), b9(m_scoreTerm);
+      b5(m_scores), b6(m_perHeadScale), b7(m_hideSpecial), b8(m_mergeWords), b9(m_scoreTerm),
+      b10(m_logScale), b11(m_dropSink), b12(m_sinkTokens);
   if (m_group->count() > 0) {
     const int at = m_group->findData(QString::fromStdString(state.group));
     m_group->setCurrentIndex(std::max(0, at));
@@ -215,6 +239,10 @@ void ViewSelectorBar::setViewState(const render::ViewState& state) {
   m_perHeadScale->setChecked(state.perHeadScale);
   m_hideSpecial->setChecked(state.hideSpecial);
   m_mergeWords->setChecked(state.mergeWords);
+  m_logScale->setChecked(state.logScale);
+  m_dropSink->setChecked(state.dropSink > 0);
+  if (state.dropSink > 0) m_sinkTokens->setValue(state.dropSink);
+  m_sinkTokens->setEnabled(state.dropSink > 0);
 }
 
 void ViewSelectorBar::emitEdit() {
@@ -229,6 +257,8 @@ void ViewSelectorBar::emitEdit() {
   s.perHeadScale = m_perHeadScale->isChecked();
   s.hideSpecial = m_hideSpecial->isChecked();
   s.mergeWords = m_mergeWords->isChecked();
+  s.logScale = m_logScale->isChecked();
+  s.dropSink = m_dropSink->isChecked() ? m_sinkTokens->value() : 0;
   Q_EMIT viewStateEdited(s);
 }
 

@@ -57,6 +57,9 @@ class ViewSelectorBar final : public QWidget {
   QCheckBox* m_perHeadScale;
   QCheckBox* m_hideSpecial;
   QCheckBox* m_mergeWords;
+  QCheckBox* m_logScale;  // heatmap: ViewState::logScale
+  QCheckBox* m_dropSink;  // heatmap: ViewState::dropSink = m_sinkTokens when checked, else 0
+  QSpinBox* m_sinkTokens;
   QWidget* m_selection = nullptr;  // layer, head, sentence
   QWidget* m_display = nullptr;    // palette and drawing options
   QGridLayout* m_layout = nullptr;

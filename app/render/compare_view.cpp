@@ -255,6 +255,10 @@ void CompareView::compare() {
   m_problem = m_distanceProblem;
   if (!m_otherName.isEmpty() && !m_other)  // chosen, still running (or failed: see the banner)
     m_problem = tr("Head B comes from %1: waiting for its run on this text…").arg(m_otherName);
+  // A head recomputed on demand past HeadMatrix::kMaxOnDemandCells is never held whole.
+  if (m_problem.isEmpty() && result() &&
+      tooLongOnDemand(weightsOf(*result(), state.group), state.item))
+    m_problem = missingLayerMessage(result().get(), state.layer);
   m_valid = result() && bSource && m_problem.isEmpty() &&
             validHead(weightsOf(*result(), state.group), state.layer, state.head, state.item) &&
             validHead(weightsOf(*bSource, state.group), state.vsLayer, state.vsHead, state.vsItem);

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "attnscope/file_io.h"
+#include "attnscope/long_range.h"
 #include "attnscope/npy.h"
 #include "attnscope/result_json.h"
 #include "head_matrix.h"
@@ -309,6 +310,11 @@ QString Exporter::tokenLabelsPath(const QString& npyPath) {
 }
 
 QString Exporter::exportAttentionNpy(const AttentionResult& result, const QString& path) {
+  if (result.group().onDemand())
+    return QStringLiteral(
+        "the attention of this run is recomputed on demand (a long input): there is no [L, B, H, "
+        "T, T] array to write; export the heatmap or CSV of a head, or use attnscope-cli analyze "
+        "--measure long-range");
   try {
     const std::string bytes = npyBytes(result.group().attention);
     if (QString e =
@@ -355,13 +361,17 @@ QString Exporter::exportAttentionCsv(const AttentionResult& result, const QStrin
         QList<QByteArray> queryTokens, keyTokens;
         for (const QString& s : queryLabels(result.group(), b)) queryTokens << csvField(s);
         for (const QString& s : keyLabels(result.group(), b)) keyTokens << csvField(s);
-        for (int h = 0; h < result.group().heads(); ++h) {
-          const float* m = result.group().headMatrix(l, b, h);
+        // On demand: one query row recomputed at a time (attentionRows), never a head's T × T.
+        const AttentionGroup& g = result.group();
+        std::vector<float> row(g.onDemand() ? static_cast<std::size_t>(g.keys()) : 0);
+        for (int h = 0; h < g.heads(); ++h) {
+          const float* m = g.onDemand() ? nullptr : g.headMatrix(l, b, h);
           for (int q = 0; q < queries; ++q) {
+            const float* weights = m ? m + static_cast<std::size_t>(q) * g.keys() : row.data();
+            if (!m) attentionRows(g, l, b, h, q, q + 1, row.data());
             for (int k = 0; k < keys; ++k) {
-              const int n = std::snprintf(
-                  line, sizeof line, "%d,%d,%d,%d,%d,%.9g,", l, b, h, q, k,
-                  static_cast<double>(m[static_cast<std::size_t>(q) * result.group().keys() + k]));
+              const int n = std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%.9g,", l, b, h, q, k,
+                                          static_cast<double>(weights[k]));
               out.append(line, n);
               out.append(queryTokens.value(q)).append(',').append(keyTokens.value(k)).append('\n');
             }

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <memory>
 
+#include "attnscope/long_range.h"
 #include "head_matrix.h"
 #include "matrix_painter.h"
 #include "palette.h"
@@ -66,15 +67,24 @@ struct PooledTile {
   float max = 0;
 };
 
-PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
-  const int fy = (rows + kMaxTileSide - 1) / kMaxTileSide;
-  const int fx = (cols + kMaxTileSide - 1) / kMaxTileSide;
+/// An empty tile for `rows` × `cols` cells, pooled to at most kMaxTileSide a side.
+PooledTile emptyTile(int rows, int cols) {
+  const int fy = std::max(1, (rows + kMaxTileSide - 1) / kMaxTileSide);
+  const int fx = std::max(1, (cols + kMaxTileSide - 1) / kMaxTileSide);
   PooledTile t;
   t.rows = (rows + fy - 1) / fy;
   t.cols = (cols + fx - 1) / fx;
   t.values.assign(static_cast<std::size_t>(t.rows) * t.cols, 0.0f);
-  for (int q = 0; q < rows; ++q) {
-    const float* row = m + static_cast<std::size_t>(q) * stride;
+  return t;
+}
+
+/// Rows [q0, q1) of a head of `rows` × `cols` cells (row q at m + (q − q0)·stride) pooled into t.
+void poolRows(PooledTile& t, const float* m, int q0, int q1, int rows, int cols,
+              std::size_t stride) {
+  const int fy = std::max(1, (rows + kMaxTileSide - 1) / kMaxTileSide);
+  const int fx = std::max(1, (cols + kMaxTileSide - 1) / kMaxTileSide);
+  for (int q = q0; q < q1; ++q) {
+    const float* row = m + static_cast<std::size_t>(q - q0) * stride;
     float* out = t.values.data() + static_cast<std::size_t>(q / fy) * t.cols;
     for (int c = 0; c < t.cols; ++c) {
       float v = out[c];
@@ -82,8 +92,39 @@ PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
       out[c] = v;
     }
   }
+}
+
+PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
+  PooledTile t = emptyTile(rows, cols);
+  poolRows(t, m, 0, rows, rows, cols, stride);
   for (float v : t.values) t.max = std::max(t.max, v);
   return t;
+}
+
+/// Every head of one layer of an on-demand group and their mean, pooled as pooled() pools the
+/// stored matrices, from blocks of rows recomputed through attentionRows: never a head's T × T.
+/// tiles gets heads + 1 entries (the mean last).
+void poolOnDemandLayer(const AttentionGroup& r, int layer, int item, int rows, int cols,
+                       PooledTile* tiles) {
+  const int heads = r.heads(), stride = r.keys();
+  const int fy = std::max(1, (rows + kMaxTileSide - 1) / kMaxTileSide);
+  const int block = fy * std::max(1, 64 / fy);  // whole tile rows a block
+  for (int h = 0; h <= heads; ++h) tiles[h] = emptyTile(rows, cols);
+  std::vector<float> buffer(static_cast<std::size_t>(std::min(block, rows)) * stride),
+      mean(buffer.size());
+  for (int q0 = 0; q0 < rows; q0 += block) {
+    const int q1 = std::min(rows, q0 + block);
+    const std::size_t n = static_cast<std::size_t>(q1 - q0) * stride;
+    std::fill(mean.begin(), mean.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
+    for (int h = 0; h < heads; ++h) {
+      attentionRows(r, layer, item, h, q0, q1, buffer.data());
+      poolRows(tiles[h], buffer.data(), q0, q1, rows, cols, static_cast<std::size_t>(stride));
+      for (std::size_t i = 0; i < n; ++i) mean[i] += buffer[i] / heads;
+    }
+    poolRows(tiles[heads], mean.data(), q0, q1, rows, cols, static_cast<std::size_t>(stride));
+  }
+  for (int h = 0; h <= heads; ++h)
+    for (float v : tiles[h].values) tiles[h].max = std::max(tiles[h].max, v);
 }
 
 // Weights to pool above which a window's grid is prepared off the UI thread: 4 M weights take
@@ -107,7 +148,19 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs
   // head and each layer's mean, then colour with one scale or one per cell.
   std::vector<PooledTile> tiles(static_cast<std::size_t>(layers) * (heads + 1));
   std::vector<float> mean;
-  for (int l = 0; l < layers; ++l) {
+  // On demand: each head recomputed a block of rows at a time and pooled as it goes (a head of
+  // 8,192 tokens would be 256 MB whole). Special tokens and words go through HeadMatrix, which
+  // recomputes a head whole up to HeadMatrix::kMaxOnDemandCells (past it they are not applied).
+  const bool blocks =
+      r.onDemand() && (tooLongOnDemand(r, item) || !(inputs.hideSpecial || inputs.mergeWords));
+  if (blocks) {
+    out.rows = realQueries(r, item);
+    out.cols = realKeys(r, item);
+    for (int l = 0; l < layers; ++l)
+      poolOnDemandLayer(r, l, item, out.rows, out.cols,
+                        &tiles[static_cast<std::size_t>(l) * (heads + 1)]);
+  }
+  for (int l = 0; l < layers && !blocks; ++l) {
     for (int h = 0; h < heads; ++h) {
       const HeadMatrix m =
           HeadMatrix::of(r, l, item, h, false, inputs.hideSpecial, inputs.mergeWords);

@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "attnscope/long_range.h"
 #include "attnscope/utf8.h"
 #include "attnscope/word_spans.h"
 
@@ -317,12 +318,24 @@ std::vector<int> HeadMatrix::rowsOfTokens(const std::vector<int>& tokens) const 
 
 std::vector<double> HeadMatrix::combineRows(const std::vector<int>& rowList, bool sum) const {
   std::vector<double> out(static_cast<std::size_t>(cols), 0.0);
+  // A lazy matrix's rows are recomputed once each (rows × cols, not T × T).
+  std::vector<float> lazyRows;
+  if (lazy) {
+    lazyRows.assign(rowList.size() * static_cast<std::size_t>(cols),
+                    std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t i = 0; i < rowList.size(); ++i)
+      if (rowList[i] >= 0 && rowList[i] < rows)
+        block(rowList[i], rowList[i] + 1, 0, cols, lazyRows.data() + i * cols);
+  }
   for (int c = 0; c < cols; ++c) {
     double total = 0;
     int n = 0;
-    for (int r : rowList) {
-      if (r < 0 || r >= rows || std::isnan(at(r, c))) continue;
-      total += at(r, c);
+    for (std::size_t i = 0; i < rowList.size(); ++i) {
+      const int r = rowList[i];
+      if (r < 0 || r >= rows) continue;
+      const float v = lazy ? lazyRows[i * cols + c] : at(r, c);
+      if (std::isnan(v)) continue;
+      total += v;
       ++n;
     }
     out[static_cast<std::size_t>(c)] = n == 0 ? std::numeric_limits<double>::quiet_NaN()
@@ -390,8 +403,28 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
   m.scores = term || (scores && !r.scores.empty());
   m.distribution = r.distribution && !m.scores;
   const float* data = term ? r.termMatrix(static_cast<std::size_t>(scoreTerm), layer, item, head)
-                      : m.scores ? r.scoreMatrix(layer, item, head)
-                                 : r.headMatrix(layer, item, head);
+                      : m.scores     ? r.scoreMatrix(layer, item, head)
+                      : r.onDemand() ? nullptr
+                                     : r.headMatrix(layer, item, head);
+  // On demand: the head's real rows recomputed (attentionRows) while they are no larger than a
+  // stored head of kMaxOnDemandCells; past that nothing is allocated and the view says so.
+  std::vector<float> recomputed;
+  if (!m.scores && r.onDemand() && r.hasLayer(layer)) {
+    if (tooLongOnDemand(r, item)) {
+      m.tooLong = true;
+      m.missing = true;
+      m.rows = m.cols = 0;
+      m.values.clear();
+      m.rowTokens.clear();
+      m.colTokens.clear();
+      m.rowLast.clear();
+      m.colLast.clear();
+      return;
+    }
+    recomputed.resize(static_cast<std::size_t>(realRows) * r.keys());
+    if (realRows > 0) attentionRows(r, layer, item, head, 0, realRows, recomputed.data());
+    data = recomputed.data();
+  }
   m.missing = data == nullptr;
   const bool gather = data != nullptr && !m.mergedWords && !(hideSpecial && m.distribution);
   // The gather below writes every cell: the buffer is only resized (a same-sized one from the
@@ -433,6 +466,132 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
   m.hasMasked = m.hasMasked && !m.missing;
 }
 
+bool tooLongOnDemand(const AttentionGroup& g, int item) {
+  return g.onDemand() &&
+         static_cast<long long>(realQueries(g, item)) * g.keys() > HeadMatrix::kMaxOnDemandCells;
+}
+
+void HeadMatrix::fillLazy(HeadMatrix& m, const AttentionGroup& r, int layer, int item, int head,
+                          int dropSink) {
+  m = HeadMatrix();
+  const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
+  const std::vector<Token>* keyTokens =
+      r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
+  const int realRows = realQueries(r, item), realCols = realKeys(r, item);
+  const int drop = dropSink > 0 && dropSink < realCols ? dropSink : 0;
+  m.lazy = true;
+  m.lazyGroup = &r;
+  m.lazyLayer = layer;
+  m.lazyItem = item;
+  m.lazyHead = head;
+  m.droppedSink = drop;
+  m.distribution = r.distribution;
+  m.missing = !r.hasLayer(layer);
+  m.rows = realRows;
+  m.cols = realCols - drop;
+  const QStringList rowAll = queryLabels(r, item), colAll = keyLabels(r, item);
+  for (int q = 0; q < m.rows; ++q) {
+    m.rowTokens.push_back(q);
+    m.rowTexts << rowAll.value(q);
+    m.rowLabels << axisLabel(rowAll.value(q));
+  }
+  for (int c = 0; c < m.cols; ++c) {
+    m.colTokens.push_back(c + drop);
+    m.colTexts << colAll.value(c + drop);
+    m.colLabels << axisLabel(colAll.value(c + drop));
+  }
+  m.rowLast = m.rowTokens;
+  m.colLast = m.colTokens;
+  m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
+  m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
+  if (m.missing || m.rows == 0 || m.cols == 0) return;
+  const AttentionSource& source = *r.source;
+  const int slot = r.slotOf(layer);
+  if (drop > 0) {
+    // Each row's weight on the sink: T × k cells, read once.
+    std::vector<float> sink(static_cast<std::size_t>(m.rows) * drop);
+    source.tile(slot, item, head, 0, m.rows, 0, drop, sink.data());
+    m.sinkShare.assign(static_cast<std::size_t>(m.rows), 0.0f);
+    for (int q = 0; q < m.rows; ++q) {
+      double total = 0;
+      for (int k = 0; k < drop; ++k) total += sink[static_cast<std::size_t>(q) * drop + k];
+      m.sinkShare[static_cast<std::size_t>(q)] = static_cast<float>(total);
+    }
+  }
+  // The range of the weights: the head read once, a block of rows at a time (the largest weight
+  // of a distribution; what the colour scale spans).
+  float hi = 0;
+  constexpr int kRows = 64;
+  std::vector<float> buffer(static_cast<std::size_t>(std::min(kRows, m.rows)) * m.cols);
+  for (int q0 = 0; q0 < m.rows; q0 += kRows) {
+    const int q1 = std::min(m.rows, q0 + kRows);
+    m.block(q0, q1, 0, m.cols, buffer.data());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(q1 - q0) * m.cols; ++i)
+      if (std::isfinite(buffer[i])) hi = std::max(hi, buffer[i]);
+  }
+  m.minValue = 0;
+  m.maxValue = hi;
+}
+
+void HeadMatrix::block(int r0, int r1, int c0, int c1, float* out) const {
+  const std::size_t width = static_cast<std::size_t>(c1 - c0);
+  if (!lazy) {
+    for (int q = r0; q < r1; ++q)
+      std::copy(values.begin() + static_cast<std::ptrdiff_t>(q) * cols + c0,
+                values.begin() + static_cast<std::ptrdiff_t>(q) * cols + c1,
+                out + static_cast<std::size_t>(q - r0) * width);
+    return;
+  }
+  if (lazyGroup == nullptr || missing || r1 <= r0 || c1 <= c0) return;
+  const int slot = lazyGroup->slotOf(lazyLayer);
+  lazyGroup->source->tile(slot, lazyItem, lazyHead, r0, r1, c0 + droppedSink, c1 + droppedSink,
+                          out);
+  if (droppedSink > 0 && distribution) {
+    for (int q = r0; q < r1; ++q) {
+      const double rest = 1.0 - sinkShare[static_cast<std::size_t>(q)];
+      float* row = out + static_cast<std::size_t>(q - r0) * width;
+      // A row with no weight left past the sink stays 0 (as HeadMatrix::dropSink).
+      const double scale = rest > 1e-12 ? 1.0 / rest : 0.0;
+      for (std::size_t c = 0; c < width; ++c) row[c] = static_cast<float>(row[c] * scale);
+    }
+  }
+}
+
+float HeadMatrix::cell(int r, int c) const {
+  if (!lazy) return at(r, c);
+  float v = std::numeric_limits<float>::quiet_NaN();
+  block(r, r + 1, c, c + 1, &v);
+  return v;
+}
+
+void HeadMatrix::dropSink(HeadMatrix& m, int k) {
+  if (k <= 0 || m.lazy || m.missing) return;
+  int n = 0;  // leading columns (tokens or words) that start inside the first k tokens
+  while (n < m.cols && m.colTokens[static_cast<std::size_t>(n)] < k) ++n;
+  if (n == 0 || n >= m.cols) return;
+  const int cols = m.cols - n;
+  std::vector<float> values(static_cast<std::size_t>(m.rows) * cols);
+  for (int q = 0; q < m.rows; ++q) {
+    const float* in = m.values.data() + static_cast<std::size_t>(q) * m.cols + n;
+    float* out = values.data() + static_cast<std::size_t>(q) * cols;
+    double total = 0;
+    for (int c = 0; c < cols; ++c) total += std::isfinite(in[c]) ? in[c] : 0.0;
+    const double scale = m.distribution && !m.scores ? (total > 0 ? 1.0 / total : 0.0) : 1.0;
+    for (int c = 0; c < cols; ++c)
+      out[c] = std::isfinite(in[c]) ? static_cast<float>(in[c] * scale) : in[c];
+  }
+  m.values = std::move(values);
+  m.droppedSink = m.colLast[static_cast<std::size_t>(n - 1)] + 1;
+  m.cols = cols;
+  m.colLabels = m.colLabels.mid(n);
+  m.colTexts = m.colTexts.mid(n);
+  m.colTokens.erase(m.colTokens.begin(), m.colTokens.begin() + n);
+  m.colLast.erase(m.colLast.begin(), m.colLast.begin() + n);
+  m.colSegmentStart = m.colSegmentStart > n ? m.colSegmentStart - n : -1;
+  m.hasMasked = false;
+  updateRange(m);
+}
+
 HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
   HeadMatrix d;
   d.rows = std::min(a.rows, b.rows);
@@ -463,6 +622,18 @@ HeadMatrix HeadMatrix::difference(const HeadMatrix& a, const HeadMatrix& b) {
 }
 
 QString missingLayerMessage(const AttentionResult* result, int layer) {
+  if (result) {
+    for (const AttentionGroup& g : result->groups) {
+      if (!g.onDemand() || !tooLongOnDemand(g, 0)) continue;
+      return QStringLiteral(
+                 "Layer %1 is recomputed on demand from %2 tokens: this view needs every cell of "
+                 "a head, which it draws up to %3 × %3 tokens. The heatmap (max-pooled), the head "
+                 "grid and the statistics show it")
+          .arg(layer)
+          .arg(realQueries(g, 0))
+          .arg(4096);
+    }
+  }
   if (result && result->preview)
     return QStringLiteral("Layer %1 is still being computed: the view fills in when the run ends")
         .arg(layer);

@@ -33,6 +33,21 @@ struct HeadMatrix {
   bool distribution = true;          // weights: rows sum to 1 (not scores, not value norms)
   bool missing = false;      // the run did not keep this layer's attention: values are all NaN
   bool mergedWords = false;  // some row or column is a word of several tokens
+  /// An on-demand head (AttentionGroup::onDemand) past kMaxOnDemandCells: fill() allocated
+  /// nothing (rows = cols = 0, missing set); the heatmap draws it through fillLazy instead.
+  bool tooLong = false;
+  int droppedSink = 0;  // dropSink(): the first droppedSink keys are left out, rows renormalised
+
+  /// fillLazy: no values at all (values is empty, at() must not be called). rows × cols are the
+  /// real queries and keys (after droppedSink); cells are recomputed on demand through block().
+  bool lazy = false;
+  const AttentionGroup* lazyGroup = nullptr;  // alive while the result is
+  int lazyLayer = 0, lazyItem = 0, lazyHead = 0;
+  std::vector<float> sinkShare;  // lazy with droppedSink: each row's weight on the dropped keys
+
+  /// On-demand heads are recomputed whole (attentionRows) up to this many real cells, 4096 ×
+  /// 4096 (64 MB, as a stored head of that length); no view allocates T × T past it.
+  static constexpr long long kMaxOnDemandCells = 4096LL * 4096;
 
   float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
   /// The row showing token position `token` (the word holding it), or -1 when it is not shown.
@@ -62,6 +77,25 @@ struct HeadMatrix {
   static void fill(HeadMatrix& out, const AttentionGroup& result, int layer, int item, int head,
                    bool scores, bool hideSpecial = false, bool mergeWords = false,
                    int scoreTerm = -1);
+  /// One head of an on-demand group past kMaxOnDemandCells, as a lazy matrix: labels, tokens and
+  /// lengths as fill() gives them (no special tokens hidden, no words merged), values computed
+  /// by block(). dropSink > 0 leaves out that many first keys and renormalises each row.
+  static void fillLazy(HeadMatrix& out, const AttentionGroup& group, int layer, int item, int head,
+                       int dropSink = 0);
+  /// The cells [r0, r1) × [c0, c1) of a lazy matrix (or of a filled one), row-major into out:
+  /// recomputed a block of rows at a time through AttentionSource::tile, never T × T.
+  void block(int r0, int r1, int c0, int c1, float* out) const;
+  /// One cell, of either kind of matrix.
+  float cell(int r, int c) const;
+  /// Leaves out the key columns of the first k tokens (an attention sink) and renormalises each
+  /// row of weights to sum to 1 over the keys left (scores and value norms are only cropped):
+  /// ViewState::dropSink. A row with no weight left stays 0. Nothing when k ≤ 0 or it would leave
+  /// no column.
+  static void dropSink(HeadMatrix& m, int k);
+  /// The log colour scale's lower end for weights up to hi: kLogDecades decades below it.
+  static constexpr int kLogDecades = 4;
+  static double logFloor(double hi) { return hi * 1e-4; }
+
   /// Elementwise a − b over the common prefix (labels from a).
   static HeadMatrix difference(const HeadMatrix& a, const HeadMatrix& b);
 };
@@ -93,6 +127,9 @@ QString valueCaption(const HeadMatrix& m);
 /// What a view says for a model layer the result does not hold: still being computed (an early
 /// preview of the run) or not kept (memory limit).
 QString missingLayerMessage(const AttentionResult* result, int layer);
+
+/// Whether one head of this group, computed on demand, is past HeadMatrix::kMaxOnDemandCells.
+bool tooLongOnDemand(const AttentionGroup& group, int item);
 
 /// Whether a batch item has special tokens to hide (on either axis).
 bool hasSpecialTokens(const AttentionGroup& result, int item);

@@ -51,21 +51,36 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int ste
 class CellMap final : public QCPColorMap {
  public:
   CellMap(QCPAxis* key, QCPAxis* value, const HeadMatrix& matrix, const Palette& palette, double lo,
-          double hi, bool vector)
+          double hi, bool vector, bool logScale, HeatmapView::PooledImage* cache)
       : QCPColorMap(key, value),
         m_matrix(matrix),
         m_palette(palette),
         m_lut(palette.lookupTable(256)),
         m_masked(palette.maskedColor().rgb()),
-        m_lo(lo),
-        m_hi(hi),
-        m_vector(vector) {}
+        m_lo(logScale ? std::log10(lo) : lo),
+        m_hi(logScale ? std::log10(hi) : hi),
+        m_vector(vector && !matrix.lazy),
+        m_log(logScale),
+        m_cache(cache) {}
 
  protected:
   void draw(QCPPainter* painter) override {
     const HeadMatrix& m = m_matrix;
     const QRectF target =
         QRectF(coordsToPixels(-0.5, -0.5), coordsToPixels(m.cols - 0.5, m.rows - 0.5)).normalized();
+    if (m_vector && m_log) {
+      // The log scale: each weight's colour position log10(v) (the floor and below: the first
+      // colour), coloured over [log10(floor), log10(hi)].
+      std::vector<float> positions(m.values.size());
+      for (std::size_t i = 0; i < positions.size(); ++i)
+        positions[i] = std::isfinite(m.values[i]) ? static_cast<float>(std::log10(std::max<double>(
+                                                        m.values[i], std::pow(10.0, m_lo))))
+                                                  : m.values[i];
+      MatrixPainter::drawCells(
+          *painter, target,
+          MatrixPainter::colorize(positions.data(), m.rows, m.cols, m_palette, m_lo, m_hi));
+      return;
+    }
     if (m_vector) {
       MatrixPainter::drawCells(*painter, target, MatrixPainter::colorize(m, m_palette, m_lo, m_hi));
       return;
@@ -90,32 +105,21 @@ class CellMap final : public QCPColorMap {
     const int ph = std::max(1, static_cast<int>(std::ceil(visible.height() * sy)));
     const int fx = std::max(1, (c1 - c0 + pw - 1) / pw), fy = std::max(1, (r1 - r0 + ph - 1) / ph);
     const int w = (c1 - c0 + fx - 1) / fx, h = (r1 - r0 + fy - 1) / fy;
-    QImage image(w, h, QImage::Format_RGB32);
-    const double scale = m_hi > m_lo ? 255.0 / (m_hi - m_lo) : 0.0;
-    std::vector<float> columns(static_cast<std::size_t>(c1 - c0)),
-        best(static_cast<std::size_t>(w));
-    for (int y = 0; y < h; ++y) {
-      // Down the block's rows first, a loop the compiler vectorises (maxps: NaN never wins, so
-      // masked cells lose to any real value), then across each pixel's columns.
-      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
-      float* acc = columns.data();
-      for (int r = r0 + y * fy; r < std::min(r1, r0 + (y + 1) * fy); ++r) {
-        const float* row = m.values.data() + static_cast<std::size_t>(r) * m.cols + c0;
-        for (int c = 0; c < c1 - c0; ++c) acc[c] = row[c] > acc[c] ? row[c] : acc[c];
-      }
-      for (int x = 0; x < w; ++x) {
-        float v = -std::numeric_limits<float>::infinity();
-        for (int c = x * fx; c < std::min(c1 - c0, (x + 1) * fx); ++c) v = std::max(v, acc[c]);
-        best[static_cast<std::size_t>(x)] = v;
-      }
-      auto* line = reinterpret_cast<unsigned int*>(image.scanLine(y));
-      for (int x = 0; x < w; ++x) {
-        const float v = best[static_cast<std::size_t>(x)];
-        // + 0.5 and truncation: lround for these non-negative values, without a libm call for
-        // each of a few million pixels.
-        line[x] = std::isfinite(v)
-                      ? m_lut[static_cast<int>(std::clamp((v - m_lo) * scale, 0.0, 255.0) + 0.5)]
-                      : m_masked;
+    // A lazy (on-demand) matrix recomputes the visible cells: the last image is kept, so that a
+    // replot for a pinned row or a tooltip does not recompute the head.
+    const HeatmapView::PooledImage key{
+        m.lazyGroup, m.lazyLayer, m.lazyItem, m.lazyHead, m.droppedSink, r0,       r1, c0, c1, fx,
+        fy,          m_lo,        m_hi,       m_log,      paletteKey(),  QImage(), 0};
+    QImage image;
+    if (m.lazy && m_cache && m_cache->sameAs(key)) {
+      image = m_cache->image;
+    } else {
+      image = pool(r0, r1, c0, c1, fx, fy, w, h);
+      if (m.lazy && m_cache) {
+        const int recomputes = m_cache->recomputes;
+        *m_cache = key;
+        m_cache->image = image;
+        m_cache->recomputes = recomputes + 1;
       }
     }
     painter->save();
@@ -131,12 +135,60 @@ class CellMap final : public QCPColorMap {
   }
 
  private:
+  unsigned int paletteKey() const {
+    return m_lut.size() < 256 ? 0u : m_lut[0] ^ (m_lut[128] * 31u) ^ (m_lut[255] * 7u) ^ m_masked;
+  }
+  // The cells [r0, r1) × [c0, c1) max-pooled by fy × fx into a w × h image.
+  QImage pool(int r0, int r1, int c0, int c1, int fx, int fy, int w, int h) const {
+    const HeadMatrix& m = m_matrix;
+    QImage image(w, h, QImage::Format_RGB32);
+    const double scale = m_hi > m_lo ? 255.0 / (m_hi - m_lo) : 0.0;
+    std::vector<float> columns(static_cast<std::size_t>(c1 - c0)),
+        best(static_cast<std::size_t>(w)), rows;
+    for (int y = 0; y < h; ++y) {
+      // Down the block's rows first, a loop the compiler vectorises (maxps: NaN never wins, so
+      // masked cells lose to any real value), then across each pixel's columns.
+      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
+      float* acc = columns.data();
+      const int ya = r0 + y * fy, yb = std::min(r1, r0 + (y + 1) * fy);
+      if (m.lazy) {  // this pixel row's matrix rows, recomputed: fy × visible keys
+        rows.resize(static_cast<std::size_t>(yb - ya) * (c1 - c0));
+        m.block(ya, yb, c0, c1, rows.data());
+      }
+      for (int r = ya; r < yb; ++r) {
+        const float* row = m.lazy ? rows.data() + static_cast<std::size_t>(r - ya) * (c1 - c0)
+                                  : m.values.data() + static_cast<std::size_t>(r) * m.cols + c0;
+        for (int c = 0; c < c1 - c0; ++c) acc[c] = row[c] > acc[c] ? row[c] : acc[c];
+      }
+      for (int x = 0; x < w; ++x) {
+        float v = -std::numeric_limits<float>::infinity();
+        for (int c = x * fx; c < std::min(c1 - c0, (x + 1) * fx); ++c) v = std::max(v, acc[c]);
+        best[static_cast<std::size_t>(x)] = v;
+      }
+      auto* line = reinterpret_cast<unsigned int*>(image.scanLine(y));
+      for (int x = 0; x < w; ++x) {
+        float v = best[static_cast<std::size_t>(x)];
+        // The log scale colours log10(v); 0 and the floor's decades below it take the first
+        // colour (log10 of 0 is −inf, clamped like any value under the floor).
+        if (m_log && std::isfinite(v)) v = v > 0 ? static_cast<float>(std::log10(v)) : -1e30f;
+        // + 0.5 and truncation: lround for these non-negative values, without a libm call for
+        // each of a few million pixels.
+        line[x] = std::isfinite(v)
+                      ? m_lut[static_cast<int>(std::clamp((v - m_lo) * scale, 0.0, 255.0) + 0.5)]
+                      : m_masked;
+      }
+    }
+    return image;
+  }
+
   const HeadMatrix& m_matrix;  // the view's, alive while the plot that holds this map is
   Palette m_palette;
   QVector<unsigned int> m_lut;
   unsigned int m_masked;
-  double m_lo, m_hi;
+  double m_lo, m_hi;  // log10 of the range with the log scale
   bool m_vector;
+  bool m_log;
+  HeatmapView::PooledImage* m_cache;  // the view's, for lazy matrices; may be null
 };
 
 // Zooming out stops at the whole matrix, and panning stays over it.
@@ -215,7 +267,10 @@ void addColorScale(QCustomPlot& plot, QCPAxisRect& rect, QCPColorMap& map, const
   plot.plotLayout()->addElement(0, 1, scale);
   scale->setType(QCPAxis::atRight);
   scale->setGradient(map.gradient());
+  scale->setDataScaleType(map.dataScaleType());
   scale->setDataRange(map.dataRange());
+  if (map.dataScaleType() == QCPAxis::stLogarithmic)
+    scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
   scale->setBarWidth(14);
   PlotPainter::styleAxis(scale->axis(), style);
   scale->axis()->setLabel(caption);
@@ -305,7 +360,14 @@ QRectF HeatmapView::visibleCells() const {
 
 HeatmapView::~HeatmapView() = default;
 
-void HeatmapView::rebuild(Change) { rebuildPlot(); }
+void HeatmapView::rebuild(Change change) {
+  if (change == Change::Result) {
+    // A new result may sit where the old one was: nothing lazy of the old one is reused.
+    m_matrix = HeadMatrix();
+    m_pooled = PooledImage{};
+  }
+  rebuildPlot();
+}
 
 void HeatmapView::resizeEvent(QResizeEvent* event) {
   AttentionView::resizeEvent(event);
@@ -316,8 +378,20 @@ void HeatmapView::rebuildPlot() {
   const ViewState& s = viewState();
   if (result() && validHeadSelection(*result(), s)) {
     const AttentionGroup& g = result()->group(s.group);
-    HeadMatrix::fill(m_matrix, g, s.layer, s.item, s.head, s.showScores, s.hideSpecial,
-                     s.mergeWords, scoreTermIndex(g, s.scoreTerm));
+    if (tooLongOnDemand(g, s.item)) {
+      // Recomputed when drawn: only the head's labels and range are kept (refilled only for
+      // another head, since the range reads every cell once).
+      const HeadMatrix& m = m_matrix;
+      const bool same =
+          m.lazy && m.lazyGroup == &g && m.lazyLayer == s.layer && m.lazyItem == s.item &&
+          m.lazyHead == s.head &&
+          m.droppedSink == (s.dropSink > 0 && s.dropSink < realKeys(g, s.item) ? s.dropSink : 0);
+      if (!same) HeadMatrix::fillLazy(m_matrix, g, s.layer, s.item, s.head, s.dropSink);
+    } else {
+      HeadMatrix::fill(m_matrix, g, s.layer, s.item, s.head, s.showScores, s.hideSpecial,
+                       s.mergeWords, scoreTermIndex(g, s.scoreTerm));
+      HeadMatrix::dropSink(m_matrix, s.dropSink);
+    }
   } else {
     m_matrix = HeadMatrix();
   }
@@ -383,21 +457,38 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   const PlotArea area = labelAxes(x, y, m, style, size);
 
   const Palette palette = Palette::named(viewState().palette);
-  // Weights: [0, max] so zero is the palette's first colour; scores: their finite range.
-  const double lo = m.scores ? m.minValue : 0.0;
+  // Weights: [0, max] so zero is the palette's first colour; scores: their finite range. The log
+  // scale (weights only) spans HeadMatrix::kLogDecades decades below the largest weight.
+  const bool logScale = viewState().logScale && !m.scores;
   const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
                              : std::max<double>(m.maxValue, 1e-6);
+  const double lo = m.scores ? m.minValue : logScale ? HeadMatrix::logFloor(hi) : 0.0;
   // The map only draws the cells and feeds the colour scale: no QCPColorMapData needed.
-  auto* map = new CellMap(x, y, m, palette, lo, hi, vector);
+  auto* map = new CellMap(x, y, m, palette, lo, hi, vector, logScale, &m_pooled);
   map->setGradient(gradientOf(palette));
   map->setDataRange(QCPRange(lo, hi));
+  if (logScale) map->setDataScaleType(QCPAxis::stLogarithmic);
   QString caption = valueCaption(m);
+  if (m.droppedSink > 0)
+    caption += QStringLiteral(" · first %1 key%2 hidden%3")
+                   .arg(m.droppedSink)
+                   .arg(m.droppedSink == 1 ? QString() : QStringLiteral("s"))
+                   .arg(m.distribution && !m.scores ? QStringLiteral(", renormalised") : QString());
+  if (logScale) caption += QStringLiteral(" · log scale, %1 decades").arg(HeadMatrix::kLogDecades);
   if (m.hiddenSpecial > 0)
     caption += QStringLiteral(" · ") + hiddenSpecialNote(m.scores || !m.distribution);
   if (m.mergedWords) caption += QStringLiteral(" · ") + mergedWordsNote(m.scores);
-  // More cells than pixels: CellMap shows each pixel as the largest of its cells.
-  if (!vector && (m.cols > area.width * pixelScale || m.rows > area.height * pixelScale))
+  if (m.lazy) {
+    // Recomputed on demand: the whole head is pooled to the pixels; zooming in recomputes the
+    // visible tile, at full resolution once it has fewer cells than pixels.
+    const int fy = std::max(1, static_cast<int>(std::ceil(m.rows / (area.height * pixelScale))));
+    const int fx = std::max(1, static_cast<int>(std::ceil(m.cols / (area.width * pixelScale))));
+    caption +=
+        QStringLiteral(" · on demand, max-pooled: each pixel %1 × %2 tokens").arg(fy).arg(fx);
+  } else if (!vector && (m.cols > area.width * pixelScale || m.rows > area.height * pixelScale)) {
+    // More cells than pixels: CellMap shows each pixel as the largest of its cells.
     caption += QStringLiteral(" · max-pooled: a pixel shows its largest cell");
+  }
   addColorScale(plot, *rect, *map, style, caption);
 
   if (m.rows <= kMaxAnnotated && m.cols <= kMaxAnnotated)
@@ -483,7 +574,7 @@ QPointF HeatmapView::lastCellCenter(int query, int key) const {
 
 QString HeatmapView::cellText(int query, int key) const {
   if (query < 0 || key < 0 || query >= m_matrix.rows || key >= m_matrix.cols) return {};
-  const float v = m_matrix.at(query, key);
+  const float v = m_matrix.cell(query, key);
   // NaN is how HeadMatrix keeps masked (−inf) scores.
   const QString value =
       std::isnan(v) ? QStringLiteral("−∞ (masked)") : MatrixPainter::formatValue(v);

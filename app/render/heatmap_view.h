@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QImage>
 #include <QPointF>
 #include <QRectF>
 
@@ -43,8 +44,33 @@ class HeatmapView final : public AttentionView {
   /// The part of the matrix on screen, in cell coordinates (x: keys, y: queries; a cell spans
   /// ±0.5 around its index).
   QRectF visibleCells() const;
-  /// The matrix shown (cropped to real tokens).
+  /// The matrix shown (cropped to real tokens). Lazy (HeadMatrix::lazy, no values) for an
+  /// on-demand head past HeadMatrix::kMaxOnDemandCells: the visible cells are recomputed,
+  /// max-pooled to the screen's pixels, and at full resolution once zoomed in that far.
   const HeadMatrix& matrix() const { return m_matrix; }
+
+  /// The last image a lazy matrix was drawn into, and what it shows (a replot that shows the same
+  /// cells reuses it instead of recomputing them).
+  struct PooledImage {
+    const void* group = nullptr;
+    int layer = 0, item = 0, head = 0, drop = 0;
+    int r0 = 0, r1 = 0, c0 = 0, c1 = 0, fx = 0, fy = 0;
+    double lo = 0, hi = 0;
+    bool log = false;
+    unsigned int palette = 0;
+    QImage image;
+    int recomputes = 0;  // not part of what it shows: how often a draw had to pool anew
+    bool sameAs(const PooledImage& o) const {
+      return !image.isNull() && group == o.group && layer == o.layer && item == o.item &&
+             head == o.head && drop == o.drop && r0 == o.r0 && r1 == o.r1 && c0 == o.c0 &&
+             c1 == o.c1 && fx == o.fx && fy == o.fy && lo == o.lo && hi == o.hi && log == o.log &&
+             palette == o.palette;
+    }
+  };
+  /// How many times a lazy matrix's visible cells were recomputed (tests: a replot reuses them).
+  int pooledRecomputes() const { return m_pooled.recomputes; }
+  /// The last image a lazy matrix was drawn into (one pixel per fy × fx cells), for tests.
+  const PooledImage& pooledImage() const { return m_pooled; }
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -69,6 +95,7 @@ class HeatmapView final : public AttentionView {
 
   QCustomPlot* m_plot = nullptr;
   HeadMatrix m_matrix;
+  mutable PooledImage m_pooled;  // the last image of a lazy matrix
   QRectF m_lastPlotArea;
   QPointF m_pressPos;
   bool m_doubleClicked = false;

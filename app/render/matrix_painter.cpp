@@ -251,9 +251,22 @@ void MatrixPainter::drawColorBar(QPainter& painter, const QRectF& bar, const Pal
     painter.translate(x + fm.height(), gradientRect.center().y());
     painter.rotate(-90);
     painter.setPen(style.muted);
+    // A caption longer than the bar (several notes: log scale, hidden sink, on demand) gets a
+    // smaller font, down to 8 pixels, and is then cut with an ellipsis rather than run past the
+    // bar's ends.
+    QFont captionFont = font;
+    double pixels = 11;
+    while (pixels > 8 &&
+           QFontMetricsF(captionFont).horizontalAdvance(caption) > gradientRect.height()) {
+      pixels -= 0.5;
+      captionFont = style.font(pixels);
+    }
+    painter.setFont(captionFont);
+    const QString shown =
+        QFontMetricsF(captionFont).elidedText(caption, Qt::ElideRight, gradientRect.height());
     painter.drawText(
         QRectF(-gradientRect.height() / 2, -fm.height(), gradientRect.height(), fm.height()),
-        Qt::AlignCenter, caption);
+        Qt::AlignCenter, shown);
   }
   painter.restore();
 }

@@ -112,6 +112,10 @@ void QueryKeyView::rebuild(Change) {
     m_problem = QStringLiteral("Selection out of range");
   } else if (!g.hasLayer(s.layer)) {
     m_problem = missingLayerMessage(result().get(), s.layer);
+  } else if (g.onDemand()) {
+    m_problem = QStringLiteral(
+        "This long input's attention is recomputed on demand (it did not fit the memory limit): "
+        "its queries and keys are kept inside it, not for this view");
   } else if (g.queryVectors.empty() || g.keyVectors.empty()) {
     m_problem = QStringLiteral(
         "This result has no query and key vectors: they are kept when a run asks for them "

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnscope/long_range.h"
 #include "head_matrix.h"
 #include "matrix_painter.h"
 #include "palette.h"
@@ -43,8 +44,9 @@ class NumberItem final : public QTableWidgetItem {
 };
 
 constexpr double kMinTablePixels = 9;  // the export table's smallest font, in pixels
-const char* const kColumns[] = {"layer", "head", "entropy", "distance",
-                                "max",   "prev", "diag",    "first"};
+const char* const kColumns[] = {"layer", "head", "entropy", "distance", "max",
+                                "prev",  "diag", "first",   "sink"};
+constexpr int kColumnCount = 9;
 
 }  // namespace
 
@@ -111,9 +113,14 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
 StatsView::~StatsView() = default;
 
 QStringList StatsView::statisticNames() {
-  return {QStringLiteral("entropy (nats)"), QStringLiteral("mean distance (tokens)"),
-          QStringLiteral("peak weight"),    QStringLiteral("previous-token score"),
-          QStringLiteral("diagonal score"), QStringLiteral("first-token score")};
+  return {QStringLiteral("entropy (nats)"),
+          QStringLiteral("mean distance (tokens)"),
+          QStringLiteral("peak weight"),
+          QStringLiteral("previous-token score"),
+          QStringLiteral("diagonal score"),
+          QStringLiteral("first-token score"),
+          QStringLiteral("sink share (first %1 tokens)").arg(kSinkTokens),
+          QStringLiteral("weight by distance (selected layer)")};
 }
 
 double StatsView::statisticOf(const HeadStatistics& s, int index) {
@@ -128,24 +135,46 @@ double StatsView::statisticOf(const HeadStatistics& s, int index) {
       return s.diagonal;
     case 5:
       return s.firstToken;
-    default:
+    case 0:
       return s.entropy;
+    default:
+      return std::nan("");
   }
+}
+
+double StatsView::valueOf(int index, int statistic) const {
+  const std::size_t i = static_cast<std::size_t>(index);
+  if (statistic == kSinkStatistic)
+    return i < m_profiles.size() ? m_profiles[i].sinkShare : std::nan("");
+  return i < m_stats.size() ? statisticOf(m_stats[i], statistic) : std::nan("");
 }
 
 void StatsView::setStatistic(int index) {
   m_statistic = std::clamp(index, 0, static_cast<int>(statisticNames().size()) - 1);
-  if (m_statBox->currentIndex() != m_statistic) m_statBox->setCurrentIndex(m_statistic);
+  if (m_statBox->currentIndex() != m_statistic) {
+    const QSignalBlocker blocker(m_statBox);
+    m_statBox->setCurrentIndex(m_statistic);
+  }
   m_charts->update();
+  // The choice is the document's (saved in sessions, used by exports): tell it.
+  ViewState s = viewState();
+  s.statistic = m_statistic == 0 ? QString() : statisticKeys().value(m_statistic);
+  if (s != viewState()) Q_EMIT viewStateEdited(s);
 }
 
 void StatsView::rebuild(Change change) {
   const ViewState& state = viewState();
+  m_statistic = std::max(0, statisticIndex(state.statistic));
+  if (m_statBox->currentIndex() != m_statistic) {
+    const QSignalBlocker blocker(m_statBox);
+    m_statBox->setCurrentIndex(m_statistic);
+  }
   const int item = state.item;
   const bool valid = result() && item >= 0 && item < weightsOf(*result(), state.group).batch();
   bool changed = true;
   if (!valid) {
     m_stats.clear();
+    m_profiles.clear();
     m_similarity.clear();
     m_computedItem = -1;
   } else if (change == Change::Result || m_computedItem != item ||
@@ -154,10 +183,16 @@ void StatsView::rebuild(Change change) {
     // is costly (pairs × T²): a new head selection only moves the highlight.
     const AttentionGroup& r = weightsOf(*result(), state.group);
     m_stats.clear();
+    m_profiles.clear();
+    // One pass over each head's rows gives headStatistics' numbers, the sink share and the
+    // distance profile, from the stored attention or recomputed a block at a time on demand; the
+    // similarity of every pair of heads (pairs × T²) is left out on demand.
     for (int l = 0; l < r.layers(); ++l)
-      for (int h = 0; h < r.heads(); ++h)
-        m_stats.push_back(headStatistics(headView(r, l, item, h)));
-    m_similarity = headSimilarity(r, item);
+      for (int h = 0; h < r.heads(); ++h) {
+        m_profiles.push_back(longRangeProfile(r, l, item, h, kSinkTokens));
+        m_stats.push_back(m_profiles.back().statistics);
+      }
+    m_similarity = r.onDemand() ? std::vector<double>() : headSimilarity(r, item);
     m_computedItem = item;
     m_computedGroup = r.name;
   } else {
@@ -193,7 +228,7 @@ void StatsView::fillTable() {
   const QSignalBlocker blocker(m_table);
   m_table->setSortingEnabled(false);
   m_table->clear();
-  m_table->setColumnCount(8);
+  m_table->setColumnCount(kColumnCount);
   QStringList headers;
   for (const char* c : kColumns) headers << QString::fromLatin1(c);
   m_table->setHorizontalHeaderLabels(headers);
@@ -204,8 +239,8 @@ void StatsView::fillTable() {
     auto* head = new NumberItem(i % heads, 0);
     m_table->setItem(i, 0, layer);
     m_table->setItem(i, 1, head);
-    for (int s = 0; s < 6; ++s)
-      m_table->setItem(i, 2 + s, new NumberItem(statisticOf(m_stats[i], s), 3));
+    for (int s = 0; s < kColumnCount - 2; ++s)
+      m_table->setItem(i, 2 + s, new NumberItem(valueOf(i, s), 3));
   }
   m_table->setSortingEnabled(true);
   m_table->resizeColumnsToContents();
@@ -228,6 +263,10 @@ void StatsView::resizeEvent(QResizeEvent* event) {
 
 void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
                              const RenderStyle& style) const {
+  if (m_statistic == kDistanceStatistic) {
+    drawDistanceProfile(painter, rect, style);
+    return;
+  }
   const ViewState& state = viewState();
   QCustomPlot plot;
   plot.resize(rect.size().toSize());
@@ -244,7 +283,7 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   double top = 0;
   for (int i = 0; i < n; ++i) {
     keys << i;
-    values << statisticOf(m_stats[i], m_statistic);
+    values << valueOf(i, m_statistic);
     top = std::max(top, values.back());
   }
   const Palette palette = Palette::named(state.palette);
@@ -280,9 +319,88 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   PlotPainter::draw(painter, plot, rect);
 }
 
+void StatsView::drawDistanceProfile(QPainter& painter, const QRectF& rect,
+                                    const RenderStyle& style) const {
+  const ViewState& state = viewState();
+  const int heads = result() ? std::max(1, weightsOf(*result(), state.group).heads()) : 1;
+  const int layer = state.layer;
+  QCustomPlot plot;
+  plot.resize(rect.size().toSize());
+  plot.setBackground(style.background);
+  plot.axisRect()->setBackground(style.background);
+  QCPAxis* x = plot.xAxis;
+  QCPAxis* y = plot.yAxis;
+  PlotPainter::styleAxis(x, style, 11);
+  PlotPainter::styleAxis(y, style, 11);
+  y->grid()->setVisible(true);
+  y->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
+  const Palette palette = Palette::named(state.palette);
+  std::size_t buckets = 0;
+  double top = 0;
+  for (int h = 0; h < heads; ++h) {
+    const std::size_t i = static_cast<std::size_t>(layer) * heads + h;
+    if (i >= m_profiles.size()) break;
+    const std::vector<double>& mass = m_profiles[i].distanceMass;
+    buckets = std::max(buckets, mass.size());
+    QVector<double> keys, values;
+    for (std::size_t b = 0; b < mass.size(); ++b) {
+      if (!std::isfinite(mass[b])) continue;
+      keys << double(b);
+      values << mass[b];
+      top = std::max(top, mass[b]);
+    }
+    QCPGraph* g = plot.addGraph(x, y);
+    g->setData(keys, values, true);
+    g->setName(QStringLiteral("H%1").arg(h));
+    const bool selected = h == state.head;
+    QColor c = selected ? style.accent : palette.colorAt(0.15 + 0.7 * h / std::max(1, heads - 1));
+    if (!selected) c.setAlpha(150);
+    g->setPen(QPen(c, selected ? 2.6 : 1.2));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, c, c, selected ? 6 : 3));
+  }
+  // Bucket b holds the distances [2^b − 1, 2^(b+1) − 1): "0" (the token itself), "1–2", "3–6", ….
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const long from = (1L << b) - 1, to = (1L << (b + 1)) - 2;
+    ticker->addTick(double(b),
+                    from == to ? QString::number(from) : QStringLiteral("%1–%2").arg(from).arg(to));
+  }
+  x->setTicker(ticker);
+  x->setTickLabelRotation(buckets > 8 ? -60 : 0);
+  x->setRange(-0.3, std::max<double>(1, double(buckets) - 0.7));
+  x->setLabel(QStringLiteral("tokens back (or ahead) from the query"));
+  y->setRange(0, top > 0 ? top * 1.08 : 1);
+  // Which line is which head, while there are few enough to name (a 1B model has 32 a layer) and
+  // room beside the lines (in a small chart the legend would cover them); else the axis says
+  // which line is the selected head's.
+  const bool legend = heads <= 16 && rect.width() >= 520 && rect.height() >= 260;
+  y->setLabel(
+      legend ? QStringLiteral("mean weight, layer %1").arg(layer)
+             : QStringLiteral("mean weight, layer %1 (head %2 bold)").arg(layer).arg(state.head));
+  if (legend) {
+    plot.legend->setVisible(true);
+    plot.legend->setFont(style.font(10));
+    plot.legend->setTextColor(style.text);
+    plot.legend->setBrush(style.background);
+    plot.legend->setBorderPen(QPen(style.frame, 0));
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  }
+  PlotPainter::draw(painter, plot, rect);
+}
+
 void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
                                const RenderStyle& style) const {
   const int n = static_cast<int>(m_stats.size());
+  if (n > 0 && m_similarity.empty() && result() &&
+      weightsOf(*result(), viewState().group).onDemand()) {
+    painter.setPen(style.muted);
+    painter.setFont(style.font(11));
+    painter.drawText(rect, Qt::AlignCenter | Qt::TextWordWrap,
+                     QStringLiteral("Head similarity is left out: the attention is recomputed on "
+                                    "demand, and comparing every pair of heads would recompute "
+                                    "each head once per pair"));
+    return;
+  }
   if (n == 0 || m_similarity.size() != static_cast<std::size_t>(n) * n) return;
   QStringList labels;
   for (int i = 0; i < n; ++i) labels << headName(i);
@@ -345,7 +463,7 @@ void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderSt
 
 void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
   // Columns as wide as their header or a value; the font shrinks when the table would not fit.
-  const int columns = 8;
+  const int columns = kColumnCount;
   double pixels = 11;
   double widths[columns];
   for (int attempt = 0; attempt < 6; ++attempt) {
@@ -403,7 +521,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
                      QString::number(i % heads));
     for (int s = 0; s < shownColumns - 2; ++s) {
       painter.drawText(cellRect(i + 1, 2 + s), Qt::AlignRight | Qt::AlignVCenter,
-                       MatrixPainter::formatValue(statisticOf(m_stats[i], s), 3));
+                       MatrixPainter::formatValue(valueOf(i, s), 3));
     }
   }
   if (shown < n) {
@@ -419,9 +537,10 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
       Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
       QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
                      "in tokens; max: each query's largest weight; prev, diag, first: mean weight "
-                     "on the previous token, "
-                     "the query itself and the first token.")
-          .arg(viewState().item));
+                     "on the previous token, the query itself and the first token; sink: on the "
+                     "first %2 tokens.")
+          .arg(viewState().item)
+          .arg(kSinkTokens));
 }
 
 void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle& style, bool) {
@@ -431,9 +550,10 @@ void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle&
     return;
   }
   // Table on the left, charts stacked on the right.
-  // The table gets its natural width (8 columns of a value or header), up to half the drawing.
+  // The table gets its natural width (a column per statistic, of a value or header), up to half the
+  // drawing.
   const QFontMetricsF bm(style.font(11, true));
-  const double natural = 8 * (bm.horizontalAdvance(QStringLiteral("distance")) + 10);
+  const double natural = kColumnCount * (bm.horizontalAdvance(QStringLiteral("distance")) + 10);
   if (area.width() * 0.5 < natural) {
     // Too narrow for both side by side at a readable size (a 1024-pixel window's view): the
     // table across the top, the charts below it.

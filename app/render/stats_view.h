@@ -8,6 +8,7 @@
 
 #include "attention_view.h"
 #include "attnscope/head_statistics.h"
+#include "attnscope/long_range.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -18,9 +19,11 @@ namespace attnscope::render {
 
 struct RenderStyle;
 
-/// Numbers that say what each head does (attnscope::headStatistics for the selected batch item):
-/// a sortable table of every head, a bar chart of one chosen statistic across heads, and the
-/// head-similarity matrix (1 − mean Jensen–Shannon distance) that shows redundant heads.
+/// Numbers that say what each head does (attnscope::longRangeProfile for the selected batch item:
+/// headStatistics' numbers, the attention-sink share and the weight by distance): a sortable
+/// table of every head, a bar chart of one chosen statistic across heads (or the selected layer's
+/// heads' weight by log-distance, one line each), and the head-similarity matrix (1 − mean
+/// Jensen–Shannon distance) that shows redundant heads.
 /// Clicking a table row selects that head (viewStateEdited); double-clicking opens it
 /// (headActivated).
 class StatsView final : public AttentionView {
@@ -31,9 +34,20 @@ class StatsView final : public AttentionView {
 
   ViewKind kind() const override { return ViewKind::Stats; }
 
-  /// "entropy (nats)", "mean distance (tokens)", …, in the order of setStatistic's index.
+  /// "entropy (nats)", "mean distance (tokens)", …, "sink share (first 4 tokens)", then the
+  /// distance profile, in the order of setStatistic's index.
   static QStringList statisticNames();
+  /// The statistic of that index for the head statistics' six (NaN for the sink share and the
+  /// distance profile, which are not in HeadStatistics).
   static double statisticOf(const HeadStatistics& s, int index);
+  /// The keys a head's attention sink is counted over: the first four, as StreamingLLM keeps.
+  static constexpr int kSinkTokens = 4;
+  static constexpr int kSinkStatistic = 6;      // index of "sink share" in statisticNames
+  static constexpr int kDistanceStatistic = 7;  // the distance profile instead of bars
+  /// Head `index`'s (layer · heads + head) value of a statistic, the sink share included.
+  double valueOf(int index, int statistic) const;
+  /// One entry per head, layer-major: the sink share and the weight by distance bucket.
+  const std::vector<LongRangeProfile>& profiles() const { return m_profiles; }
   /// Which statistic the bar chart shows.
   void setStatistic(int index);
   int statistic() const { return m_statistic; }
@@ -58,6 +72,9 @@ class StatsView final : public AttentionView {
   /// The bar chart and the similarity matrix, side by side or stacked to fit rect.
   void drawCharts(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   void drawBarChart(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
+  /// The selected layer's heads' mean weight by log-distance bucket, a line each, the selected
+  /// head's in the accent colour: local heads fall, long-range ones stay up.
+  void drawDistanceProfile(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   void drawSimilarity(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   void drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   QString headName(int index) const;
@@ -66,6 +83,7 @@ class StatsView final : public AttentionView {
   int m_computedItem = -1;
   std::string m_computedGroup;  // the group m_stats were computed from
   std::vector<HeadStatistics> m_stats;
+  std::vector<LongRangeProfile> m_profiles;  // [layers · heads], from the same pass as m_stats
   std::vector<double> m_similarity;
   QComboBox* m_statBox = nullptr;
   QSplitter* m_split = nullptr;

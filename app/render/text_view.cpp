@@ -168,6 +168,13 @@ void TextView::fillValues(const AttentionGroup& g, const TextInputs& s, const He
       }
       break;
     case TextSource::Rollout: {
+      if (g.onDemand()) {
+        // attentionRollout multiplies stored layers; recomputing every layer whole is not done.
+        c.problem = QStringLiteral(
+            "Rollout needs every layer's stored attention: this long input's attention is "
+            "recomputed on demand (choose the head or the mean over heads)");
+        break;
+      }
       try {
         const AttentionRollout rollout = attentionRollout(g, s.item, s.layer);
         // Merged words as in HeadMatrix: a word's keys summed, its queries averaged.

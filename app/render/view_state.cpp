@@ -65,6 +65,15 @@ bool parseViewKind(const QString& s, ViewKind* out) { return parseName(kNames, s
 QString toString(TextSource source) { return nameOf(kSources, source); }
 bool parseTextSource(const QString& s, TextSource* out) { return parseName(kSources, s, out); }
 
+QStringList statisticKeys() {
+  return {QStringLiteral("entropy"), QStringLiteral("distance"),
+          QStringLiteral("max"),     QStringLiteral("prev"),
+          QStringLiteral("diag"),    QStringLiteral("first"),
+          QStringLiteral("sink"),    QStringLiteral("distance-profile")};
+}
+
+int statisticIndex(const QString& key) { return key.isEmpty() ? 0 : statisticKeys().indexOf(key); }
+
 bool ViewState::operator==(const ViewState& o) const {
   return group == o.group && layer == o.layer && head == o.head && item == o.item &&
          vsLayer == o.vsLayer && vsHead == o.vsHead && vsItem == o.vsItem && palette == o.palette &&
@@ -72,7 +81,8 @@ bool ViewState::operator==(const ViewState& o) const {
          pinnedQuery == o.pinnedQuery && classroom == o.classroom && hideSpecial == o.hideSpecial &&
          pinnedKey == o.pinnedKey && lineHeads == o.lineHeads && lineThreshold == o.lineThreshold &&
          textSource == o.textSource && queryGroup == o.queryGroup && aggregate == o.aggregate &&
-         mergeWords == o.mergeWords;
+         mergeWords == o.mergeWords && logScale == o.logScale && dropSink == o.dropSink &&
+         statistic == o.statistic;
 }
 
 std::vector<int> ViewState::selectedQueries() const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <string>
@@ -41,6 +42,12 @@ enum class QueryAggregate { Mean, Sum };
 QString toString(QueryAggregate aggregate);  // "mean" | "sum"
 bool parseQueryAggregate(const QString& s, QueryAggregate* out);
 
+/// What the stats view charts (ViewState::statistic), in the order of its menu: "entropy",
+/// "distance", "max", "prev", "diag", "first", "sink", "distance-profile".
+QStringList statisticKeys();
+/// The index of `key` in statisticKeys(); an empty key is entropy's 0; -1 for an unknown key.
+int statisticIndex(const QString& key);
+
 /// What the user has selected: shared by every view, owned by the document, saved in sessions.
 struct ViewState {
   std::string group;  // the attention kind shown: "self", "cross", ...; empty: the main one
@@ -63,6 +70,12 @@ struct ViewState {
   bool hideSpecial = false;  // leave out [CLS]/[SEP]/<s>/</s> and renormalise the rows
   bool mergeWords = false;   // subword tokens merged into words (HeadMatrix::of)
   bool classroom = false;    // large fonts for projectors
+  bool logScale = false;     // heatmap: weights coloured on a log scale (HeadMatrix::logFloor:
+                             // kLogDecades decades below the head's largest weight)
+  int dropSink = 0;   // heatmap: > 0 leaves out the first dropSink key columns (an attention sink)
+                      // and renormalises each row over the rest (HeadMatrix::dropSink)
+  QString statistic;  // stats: what the chart shows, one of statisticKeys() ("sink",
+                      // "distance-profile", …); empty: entropy
 
   bool operator==(const ViewState& o) const;
   /// The heads the lines view overlays: lineHeads within [0, heads), else the selected head.

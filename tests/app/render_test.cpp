@@ -645,6 +645,58 @@ class RenderTest : public QObject {
     QCOMPARE(view.similarity()[7], 1.0);  // head 1 with itself
   }
 
+  // Issue 33: the sink share and the weight by distance of every head, against sums written out
+  // here over the stored matrices, and the distance profile drawn in place of the bars.
+  void statsSinkShareAndDistanceProfile() {
+    StatsView view;
+    const auto r = fakeResult(2, 3, 12, true);
+    view.setResult(r);
+    ViewState state;
+    state.layer = 1;
+    state.head = 2;
+    view.setViewState(state);
+    const AttentionGroup& g = r->group();
+    QCOMPARE(static_cast<int>(view.profiles().size()), 6);
+    const int T = 12;
+    for (int i = 0; i < 6; ++i) {
+      const float* m = g.headMatrix(i / 3, 0, i % 3);
+      double sink = 0;
+      std::vector<double> mass(4, 0.0);  // distances 0, 1-2, 3-6, 7-11: floor(log2(d + 1))
+      for (int q = 0; q < T; ++q)
+        for (int k = 0; k < T; ++k) {
+          if (k < StatsView::kSinkTokens) sink += m[q * T + k] / T;
+          const int b = static_cast<int>(std::floor(std::log2(std::abs(q - k) + 1.0)));
+          mass[static_cast<std::size_t>(b)] += m[q * T + k] / T;
+        }
+      QVERIFY(std::abs(view.valueOf(i, StatsView::kSinkStatistic) - sink) < 1e-6);
+      const std::vector<double>& got = view.profiles()[static_cast<std::size_t>(i)].distanceMass;
+      QCOMPARE(got.size(), mass.size());
+      for (std::size_t b = 0; b < mass.size(); ++b) QVERIFY(std::abs(got[b] - mass[b]) < 1e-6);
+    }
+    // The distance profile replaces the bar chart, chosen through the view state (as a session
+    // or `export --statistic` sets it): another drawing, the selected head's line in the accent
+    // colour.
+    const auto draw = [&](const QString& statistic) {
+      ViewState s = state;
+      s.statistic = statistic;
+      view.setViewState(s);
+      QImage image(900, 600, QImage::Format_ARGB32);
+      QPainter painter(&image);
+      view.renderTo(painter, image.rect(), QString());
+      return image;
+    };
+    const QImage bars = draw(QString());
+    const QImage lines = draw(QStringLiteral("distance-profile"));
+    QCOMPARE(view.statistic(), StatsView::kDistanceStatistic);
+    QVERIFY(bars != lines);
+    const QColor accent = RenderStyle::forExport(state).accent;
+    int accentPixels = 0;
+    for (int y = 0; y < lines.height(); ++y)
+      for (int x = 0; x < lines.width(); ++x)
+        if (QColor(lines.pixel(x, y)) == accent) ++accentPixels;
+    QVERIFY2(accentPixels > 50, qPrintable(QStringLiteral("%1 accent pixels").arg(accentPixels)));
+  }
+
   void pipelineStacksManyHeads() {
     PipelineView view;
     view.setResult(fakeResult(1, 12, 6, true));

@@ -52,6 +52,7 @@ Session sample() {
   s.view.lineThreshold = 0.125;
   s.view.textSource = attnscope::render::TextSource::Rollout;
   s.view.mergeWords = true;
+  s.view.statistic = QStringLiteral("distance-profile");
   s.view.queryGroup = {2, 5, 6};
   s.view.aggregate = attnscope::render::QueryAggregate::Sum;
   s.currentView = attnscope::render::ViewKind::Compare;
@@ -183,6 +184,11 @@ class SessionFileTest : public QObject {
       v["palette"] = "rainbow";
       r["view"] = v;
     }) << "unknown palette \"rainbow\"";
+    QTest::newRow("bad statistic") << sampleWith([](QJsonObject& r) {
+      QJsonObject v = r["view"].toObject();
+      v["statistic"] = "median";
+      r["view"] = v;
+    }) << "unknown statistic \"median\" in view (choose entropy, distance";
     QTest::newRow("bad tab") << sampleWith([](QJsonObject& r) {
       QJsonObject v = r["view"].toObject();
       v["tab"] = "table";

@@ -35,7 +35,7 @@ template <typename T, std::size_t N>
 constexpr bool hasFields = TakesValues<T, std::make_index_sequence<N>>::value &&
                            !TakesValues<T, std::make_index_sequence<N + 1>>::value;
 
-static_assert(hasFields<ViewState, 21>,
+static_assert(hasFields<ViewState, 24>,
               "ViewState gained or lost a field: flip it in flips() below (and compare it in "
               "ViewState::operator==)");
 
@@ -69,6 +69,9 @@ std::vector<std::pair<const char*, std::function<void(ViewState&)>>> flips() {
       {"hideSpecial", [](ViewState& s) { s.hideSpecial = true; }},
       {"mergeWords", [](ViewState& s) { s.mergeWords = true; }},
       {"classroom", [](ViewState& s) { s.classroom = true; }},
+      {"logScale", [](ViewState& s) { s.logScale = true; }},
+      {"dropSink", [](ViewState& s) { s.dropSink = 1; }},
+      {"statistic", [](ViewState& s) { s.statistic = QStringLiteral("sink"); }},
   };
 }
 
@@ -86,7 +89,7 @@ class ViewRebuildTest : public QObject {
   void flipsCoverEveryFieldOnce() {
     // Each flip changes the state as operator== sees it, and no two flips change the same thing.
     const auto all = flips();
-    QCOMPARE(all.size(), std::size_t(21));
+    QCOMPARE(all.size(), std::size_t(24));
     for (std::size_t i = 0; i < all.size(); ++i) {
       ViewState a;
       all[i].second(a);

@@ -101,6 +101,19 @@ expect_exit() {  # code, description, args...
   [ "$got" = "$want" ] || fail "$what: exit $got, want $want ($(cat "$out/log.txt"))"
 }
 expect_exit 2 "bad --view" export "${toy[@]}" --view pie --out "$out/x.png"
+expect_exit 2 "--statistic outside stats" export "${toy[@]}" --statistic sink --out "$out/x.png"
+expect_exit 2 "bad --statistic" export "${toy[@]}" --view stats --statistic median --out "$out/x.png"
+grep -q "must be one of entropy, distance, max, prev, diag, first, sink, distance-profile" \
+  "$out/log.txt" || fail "bad --statistic names the choices: $(cat "$out/log.txt")"
+# The distance profile draws the selected layer's heads as named lines (H0..H3), the sink share
+# draws its name on the axis.
+acli export "${tiny[@]}" --view stats --statistic distance-profile --layer 3 --out "$out/dist.svg" \
+  >"$out/log.txt" 2>&1 || fail "stats --statistic distance-profile: $(cat "$out/log.txt")"
+grep -q "tokens back (or ahead) from the query" "$out/dist.svg" && grep -q ">H3<" "$out/dist.svg" ||
+  fail "dist.svg lacks the distance axis or the heads' legend"
+acli export "${tiny[@]}" --view stats --statistic sink --out "$out/sink.svg" >"$out/log.txt" 2>&1 ||
+  fail "stats --statistic sink: $(cat "$out/log.txt")"
+grep -q "sink share (first 4 tokens)" "$out/sink.svg" || fail "sink.svg lacks the sink axis"
 expect_exit 2 "--layer out of range" export "${toy[@]}" --layer 5 --out "$out/x.png"
 grep -q -- "--layer" "$out/log.txt" && grep -q "0..0" "$out/log.txt" || fail "--layer message must name the flag and range"
 expect_exit 2 "--head out of range" export "${toy[@]}" --head 4 --out "$out/x.png"
