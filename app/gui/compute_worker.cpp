@@ -141,10 +141,17 @@ MemoryEstimate ComputeWorker::fitToMemory(const ComputeJob& job, RunRequest& req
     estimate = m_model->estimate(request);
   }
   const uint64_t limit = request.limits.memoryLimitBytes;
-  if (estimate.total > limit && !request.attentionOnDemand) {
-    // Every layer's attention does not fit: keep, per layer, what any head's weights are
-    // recomputed from (AttentionGroup::source) when that fits, before dropping layers. The views
-    // recompute what they show; scores, value norms, q/k vectors and score terms are not kept.
+  // How many layers' attention would fit stored (the fallback below keeps those around the one
+  // on screen, with every view: scores, value norms, the Q/K vectors).
+  const uint64_t fixedPart = estimate.total - estimate.attention - estimate.scores;
+  const uint64_t storedFit =
+      estimate.perLayer > 0 && fixedPart < limit ? (limit - fixedPart) / estimate.perLayer : 0;
+  if (estimate.total > limit && !request.attentionOnDemand &&
+      2 * storedFit < static_cast<uint64_t>(estimate.layers)) {
+    // Not even half the layers' attention fits: keep, per layer, what any head's weights are
+    // recomputed from (AttentionGroup::source) when that fits, rather than drop most layers.
+    // The views recompute what they show; scores, value norms, q/k vectors and score terms are
+    // not kept. (With half the layers or more stored, those layers keep every view.)
     RunRequest onDemand = request;
     onDemand.attentionOnDemand = true;
     onDemand.keepScores = false;

@@ -132,38 +132,57 @@ void ViewSelectorBar::buildGroups() {
   second->addWidget(m_perHeadScale);
   second->addWidget(m_hideSpecial);
   second->addWidget(m_mergeWords);
-  second->addWidget(m_logScale);
-  second->addWidget(m_dropSink);
-  second->addWidget(m_sinkTokens);
   second->addStretch(1);
+  m_heatmapOptions = new QWidget(this);
+  auto* third = new QHBoxLayout(m_heatmapOptions);
+  third->setContentsMargins(0, 0, 0, 0);
+  third->addWidget(m_logScale);
+  third->addWidget(m_dropSink);
+  third->addWidget(m_sinkTokens);
   m_layout = new QGridLayout(this);
   m_layout->setContentsMargins(0, 0, 0, 0);
   m_layout->setVerticalSpacing(4);
-  arrange(true);
+  arrange(1);
 }
 
-void ViewSelectorBar::arrange(bool oneRow) {
-  if (m_layout->count() > 0 && oneRow == m_oneRow) return;
-  m_oneRow = oneRow;
+void ViewSelectorBar::arrange(int rows) {
+  if (m_layout->count() > 0 && rows == m_rows) return;
+  m_rows = rows;
   m_layout->removeWidget(m_selection);
   m_layout->removeWidget(m_display);
-  m_layout->addWidget(m_selection, 0, 0);
-  m_layout->addWidget(m_display, oneRow ? 0 : 1, oneRow ? 1 : 0);
+  m_layout->removeWidget(m_heatmapOptions);
+  m_layout->addWidget(m_selection, 0, 0, 1, rows == 2 ? 2 : 1);
+  if (rows == 1) {
+    m_layout->addWidget(m_display, 0, 1);
+    m_layout->addWidget(m_heatmapOptions, 0, 2);
+  } else if (rows == 2) {
+    m_layout->addWidget(m_display, 1, 0);
+    m_layout->addWidget(m_heatmapOptions, 1, 1);
+  } else {
+    m_layout->addWidget(m_display, 1, 0);
+    m_layout->addWidget(m_heatmapOptions, 2, 0);
+  }
   m_layout->setColumnStretch(0, 1);
-  m_layout->setColumnStretch(1, oneRow ? 0 : 0);
+  m_layout->setColumnStretch(1, 0);
+  m_layout->setColumnStretch(2, 0);
 }
 
 QSize ViewSelectorBar::minimumSizeHint() const {
-  // The stacked arrangement: as narrow as the wider group.
-  const QSize a = m_selection->minimumSizeHint(), b = m_display->minimumSizeHint();
-  return {std::max(a.width(), b.width()), a.height()};
+  // Three rows: as narrow as the widest of them.
+  const QSize a = m_selection->minimumSizeHint(), b = m_display->minimumSizeHint(),
+              c = m_heatmapOptions->minimumSizeHint();
+  return {std::max({a.width(), b.width(), c.width()}), a.height()};
 }
 
 void ViewSelectorBar::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  const int oneRowWidth = m_selection->sizeHint().width() + m_display->sizeHint().width() +
-                          m_layout->horizontalSpacing();
-  arrange(width() >= oneRowWidth);
+  const int spacing = m_layout->horizontalSpacing();
+  const int selection = m_selection->sizeHint().width(), display = m_display->sizeHint().width(),
+            options = m_heatmapOptions->sizeHint().width();
+  const int w = width();
+  arrange(w >= selection + display + options + 2 * spacing        ? 1
+          : w >= std::max(selection, display + options + spacing) ? 2
+                                                                  : 3);
 }
 
 void ViewSelectorBar::setResult(const render::ResultPtr& result, const QStringList& texts) {

@@ -25,7 +25,7 @@ class ViewSelectorBar final : public QWidget {
   /// As narrow as the controls stacked in two rows.
   QSize minimumSizeHint() const override;
   /// Whether the controls fit on one row (else the display options go below the selection).
-  bool isOneRow() const { return m_oneRow; }
+  bool isOneRow() const { return m_rows == 1; }
 
  Q_SIGNALS:
   void viewStateEdited(const attnscope::render::ViewState& state);
@@ -39,7 +39,9 @@ class ViewSelectorBar final : public QWidget {
   /// The selection (layer, head, sentence) and display (palette, options) groups, arranged.
   void buildGroups();
   void emitEdit();
-  void arrange(bool oneRow);
+  /// The controls on 1, 2 or 3 rows: selection, display and heatmap options side by side; the
+  /// selection above the other two; or each on its own row (a narrow window).
+  void arrange(int rows);
 
   /// Layer and head ranges of the attention kind shown (an encoder-decoder's decoder has its own).
   void updateRanges();
@@ -60,10 +62,12 @@ class ViewSelectorBar final : public QWidget {
   QCheckBox* m_logScale;  // heatmap: ViewState::logScale
   QCheckBox* m_dropSink;  // heatmap: ViewState::dropSink = m_sinkTokens when checked, else 0
   QSpinBox* m_sinkTokens;
-  QWidget* m_selection = nullptr;  // layer, head, sentence
-  QWidget* m_display = nullptr;    // palette and drawing options
+  QWidget* m_selection = nullptr;       // layer, head, sentence
+  QWidget* m_display = nullptr;         // palette and drawing options
+  QWidget* m_heatmapOptions = nullptr;  // log scale and hidden sink: a row of their own when
+                                        // the window is narrow, so 1024 pixels still fit
   QGridLayout* m_layout = nullptr;
-  bool m_oneRow = true;
+  int m_rows = 1;
 };
 
 }  // namespace attnscope::gui

@@ -286,7 +286,9 @@ void annotateCells(QCustomPlot& plot, QCPAxis* x, QCPAxis* y, const HeadMatrix& 
                    const Palette& palette, double lo, double hi, const RenderStyle& style,
                    double cellPixels) {
   const double px = std::min(13.0, cellPixels / 3.3);
-  if (px < 6) return;
+  // Below 8 pixels the numbers cannot be read (the walkthrough's audit flags text under 7.5):
+  // the colours alone, and the hover, give the values then.
+  if (px < 8) return;
   QFont f = style.font(px / style.fontScale);
   for (int q = 0; q < m.rows; ++q) {
     for (int k = 0; k < m.cols; ++k) {

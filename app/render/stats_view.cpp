@@ -43,6 +43,17 @@ class NumberItem final : public QTableWidgetItem {
   double m_value;
 };
 
+// A chart of the view's size in its colours, the value axis with a dotted grid.
+void preparePlot(QCustomPlot& plot, const QRectF& rect, const RenderStyle& style) {
+  plot.resize(rect.size().toSize());
+  plot.setBackground(style.background);
+  plot.axisRect()->setBackground(style.background);
+  PlotPainter::styleAxis(plot.xAxis, style, 11);
+  PlotPainter::styleAxis(plot.yAxis, style, 11);
+  plot.yAxis->grid()->setVisible(true);
+  plot.yAxis->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
+}
+
 constexpr double kMinTablePixels = 9;  // the export table's smallest font, in pixels
 const char* const kColumns[] = {"layer", "head", "entropy", "distance", "max",
                                 "prev",  "diag", "first",   "sink"};
@@ -269,15 +280,9 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   }
   const ViewState& state = viewState();
   QCustomPlot plot;
-  plot.resize(rect.size().toSize());
-  plot.setBackground(style.background);
-  plot.axisRect()->setBackground(style.background);
+  preparePlot(plot, rect, style);
   QCPAxis* x = plot.xAxis;
   QCPAxis* y = plot.yAxis;
-  PlotPainter::styleAxis(x, style, 11);
-  PlotPainter::styleAxis(y, style, 11);
-  y->grid()->setVisible(true);
-  y->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
   const int n = static_cast<int>(m_stats.size());
   QVector<double> keys, values;
   double top = 0;
@@ -325,15 +330,9 @@ void StatsView::drawDistanceProfile(QPainter& painter, const QRectF& rect,
   const int heads = result() ? std::max(1, weightsOf(*result(), state.group).heads()) : 1;
   const int layer = state.layer;
   QCustomPlot plot;
-  plot.resize(rect.size().toSize());
-  plot.setBackground(style.background);
-  plot.axisRect()->setBackground(style.background);
+  preparePlot(plot, rect, style);
   QCPAxis* x = plot.xAxis;
   QCPAxis* y = plot.yAxis;
-  PlotPainter::styleAxis(x, style, 11);
-  PlotPainter::styleAxis(y, style, 11);
-  y->grid()->setVisible(true);
-  y->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
   const Palette palette = Palette::named(state.palette);
   std::size_t buckets = 0;
   double top = 0;
@@ -490,7 +489,21 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   const QFontMetricsF fm(font);
   const double rowH = fm.height() * 1.35;
   const int heads = weightsOf(*result(), viewState().group).heads();
-  const int fit = std::max(1, static_cast<int>(rect.height() / rowH) - 2);
+  const QString note =
+      QStringLiteral(
+          "Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
+          "in tokens; max: each query's largest weight; prev, diag, first, sink: mean "
+          "weight on the previous token, the query itself, the first token and the "
+          "first %2 tokens.")
+          .arg(viewState().item)
+          .arg(kSinkTokens);
+  // The note below the rows takes what its wrapped lines need; the rows get the rest (the
+  // header and a "… more heads" line among them), so the note never runs into what is drawn
+  // below the table.
+  const double noteHeight =
+      fm.boundingRect(QRectF(0, 0, rect.width(), 1e6), Qt::AlignLeft | Qt::TextWordWrap, note)
+          .height();
+  const int fit = std::max(1, static_cast<int>((rect.height() - noteHeight - 4) / rowH) - 2);
   const int n = static_cast<int>(m_stats.size());
   const int shown = n > fit ? fit - 1 : n;
   auto cellRect = [&](int row, int col) {
@@ -533,14 +546,8 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
   painter.setPen(style.muted);
   painter.drawText(
       QRectF(rect.left(), rect.top() + (std::min(shown, n) + (shown < n ? 2 : 1)) * rowH + 4,
-             rect.width(), rowH * 3),
-      Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-      QStringLiteral("Means over real queries of item %1. entropy in nats; distance: Σ a·|q−k| "
-                     "in tokens; max: each query's largest weight; prev, diag, first: mean weight "
-                     "on the previous token, the query itself and the first token; sink: on the "
-                     "first %2 tokens.")
-          .arg(viewState().item)
-          .arg(kSinkTokens));
+             rect.width(), noteHeight + 2),
+      Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
 }
 
 void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle& style, bool) {

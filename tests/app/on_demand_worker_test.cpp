@@ -78,7 +78,8 @@ class OnDemandWorkerTest : public QObject {
     const MemoryEstimate kept = opened->estimate(onDemand);
     QVERIFY2(kept.total * 2 < stored.total, "the fixture must be one whose attention dominates");
 
-    // Between the two: the window used to keep fewer layers here.
+    // A tenth of the way from the on-demand estimate to the stored one: not one layer's attention
+    // fits stored, where the window used to keep a single layer.
     ComputeWorker worker(std::make_shared<std::atomic<quint64>>(0));
     QSignalSpy computed(&worker, &ComputeWorker::computed);
     ComputeJob job;
@@ -86,7 +87,7 @@ class OnDemandWorkerTest : public QObject {
     job.spec = model;
     job.model = opened;
     job.request = request;
-    job.request.limits.memoryLimitBytes = (kept.total + stored.total) / 2;
+    job.request.limits.memoryLimitBytes = kept.total + (stored.total - kept.total) / 10;
     worker.compute(job);
     QCOMPARE(computed.count(), 1);
     const ComputeOutcome outcome = computed.at(0).at(0).value<ComputeOutcome>();
