@@ -439,23 +439,8 @@ int exportCommand(const std::vector<std::string>& args) {
       plan.kind == render::ViewKind::Text;
   if (onDemandView && !p.has("--model-b") && !request.keepValueNorms && !request.keepScoreTerms &&
       !plan.state.showScores) {
-    const MemoryEstimate stored = model->estimate(request);
-    if (stored.total > request.limits.memoryLimitBytes) {
-      RunRequest onDemand = request;
-      onDemand.attentionOnDemand = true;
-      onDemand.keepScores = false;
-      onDemand.keepQueryKey = false;
-      const MemoryEstimate kept = model->estimate(onDemand);
-      if (kept.total <= request.limits.memoryLimitBytes) {
-        std::fprintf(stderr,
-                     "notice: attention recomputed on demand: %.1f MB kept instead of %.1f MB "
-                     "(over the memory limit of %.0f MB)\n",
-                     static_cast<double>(kept.attention) / 1e6,
-                     static_cast<double>(stored.attention + stored.scores) / 1e6,
-                     static_cast<double>(request.limits.memoryLimitBytes) / 1e6);
-        request = onDemand;
-      }
-    }
+    if (std::optional<RunRequest> onDemand = onDemandIfTooLarge(*model, request))
+      request = std::move(*onDemand);
   }
   const std::shared_ptr<AttentionResult> result = runModel(*model, request);
   if (!plan.state.scoreTerm.isEmpty() &&

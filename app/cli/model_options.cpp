@@ -183,6 +183,33 @@ void applyContextLength(const ArgParser& p, const Model& model, RunRequest& requ
     request.limits.maxTokens = std::max(request.limits.maxTokens, model.info().maxPositions);
 }
 
+RunRequest onDemandRequest(const RunRequest& request) {
+  RunRequest onDemand = request;
+  onDemand.attentionOnDemand = true;
+  onDemand.keepScores = false;
+  onDemand.keepQueryKey = false;
+  onDemand.limits.outputBytesPerAttentionValue = 0;
+  return onDemand;
+}
+
+std::optional<RunRequest> onDemandIfTooLarge(const Model& model, const RunRequest& request,
+                                             bool notice) {
+  if (request.attentionOnDemand) return std::nullopt;
+  const MemoryEstimate stored = model.estimate(request);
+  if (stored.total <= request.limits.memoryLimitBytes) return std::nullopt;
+  RunRequest onDemand = onDemandRequest(request);
+  const MemoryEstimate kept = model.estimate(onDemand);
+  if (kept.total > request.limits.memoryLimitBytes) return std::nullopt;
+  if (notice)
+    std::fprintf(stderr,
+                 "notice: attention recomputed on demand: %.1f MB kept instead of %.1f MB "
+                 "(over the memory limit of %.0f MB)\n",
+                 static_cast<double>(kept.attention) / 1e6,
+                 static_cast<double>(stored.attention + stored.scores) / 1e6,
+                 static_cast<double>(request.limits.memoryLimitBytes) / 1e6);
+  return onDemand;
+}
+
 std::vector<int> layerListFromFlag(const std::string& list) {
   return indexListFromFlag("--layers", list, "layer");
 }

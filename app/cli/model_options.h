@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "arg_parser.h"
@@ -28,6 +29,15 @@ RunRequest requestFromFlags(const ArgParser& parser);
 /// takes the inputs it was trained for, and the memory estimate still guards. A shorter context
 /// keeps 4096, so a longer text is cut to the model's last positions with a notice, not refused.
 void applyContextLength(const ArgParser& parser, const Model& model, RunRequest& request);
+/// The request that recomputes attention on demand (RunRequest::attentionOnDemand: each layer's
+/// queries, keys and rows' normalisers are kept; no scores, no kept q and k, no matrix written
+/// out).
+RunRequest onDemandRequest(const RunRequest& request);
+/// A long input whose attention would not fit the memory limit stored but does on demand:
+/// onDemandRequest(request) with a notice on stderr that says so; nullopt otherwise (the run
+/// refuses as before, or fits). notice false: only the answer.
+std::optional<RunRequest> onDemandIfTooLarge(const Model& model, const RunRequest& request,
+                                             bool notice = true);
 /// The sampling flags of `generate` (and `export --view step`): --temperature, --top-k, --top-p,
 /// --seed, --repetition-penalty. withSeed false where the model flags declare --seed already
 /// (export: the toy layer's seed, read as the sampling seed by --view step).

@@ -39,13 +39,15 @@ void printSummary(const AttentionResult& r) {
   std::printf("model %s on %s: %d layer(s), batch %d, %d head(s), %d queries x %d keys\n",
               printable(r.modelName).c_str(), r.device.c_str(), r.group().layers(),
               r.group().batch(), r.group().heads(), r.group().queries(), r.group().keys());
+  const auto shape = [](const AttentionGroup& g) {
+    return FloatTensor::formatShape(attentionShape(g)) + (g.onDemand() ? " on demand" : "");
+  };
   for (const AttentionGroup& g : r.groups) {
     if (&g == &r.groups.front()) continue;
-    std::printf("%s attention %s\n", g.name.c_str(), g.attention.shapeString().c_str());
+    std::printf("%s attention %s\n", g.name.c_str(), shape(g).c_str());
   }
-  std::printf("attention %s, output %s, forward %.2f ms\n",
-              r.group().attention.shapeString().c_str(), r.output.shapeString().c_str(),
-              r.timings.forwardMs);
+  std::printf("attention %s, output %s, forward %.2f ms\n", shape(r.group()).c_str(),
+              r.output.shapeString().c_str(), r.timings.forwardMs);
   if (!r.logitLensIds.empty())
     std::printf("logit lens %s (layers x batch x positions x top tokens)\n",
                 r.logitLensIds.shapeString().c_str());
@@ -182,6 +184,11 @@ int runCommand(const std::vector<std::string>& args) {
             "also compute the logit lens (causal language models with a head): each layer's top "
             "5 tokens and the next token's probability at every position, written by --dump as "
             "logit_lens_{ids,probs,next}.npy")
+      .flag("--on-demand",
+            "keep each layer's queries and keys instead of its attention, which is recomputed "
+            "from them (long inputs; a run over the memory limit does this by itself unless "
+            "--json or --dump asks for the weights): --json then holds no weights and says "
+            "\"attention_on_demand\": true")
       .option("--generate", "N",
               "first append N greedy tokens (at most 256, within the model's positions) to each "
               "text, then run on the result (causal language models); encoder-decoders: the "
@@ -221,7 +228,29 @@ int runCommand(const std::vector<std::string>& args) {
       std::printf("generated after text %zu: %s\n", i + 1, added.c_str());
     }
   }
-  const AttentionResult result = model->run(request);
+  // A long input: the summary, predictions and trace need no stored attention, so a run whose
+  // attention would not fit recomputes it on demand. --json and --dump are asked for the weights:
+  // they refuse, and --on-demand writes the JSON without them ("attention_on_demand": true).
+  bool onDemandFits = false;
+  if (p.has("--on-demand")) {
+    if (p.has("--dump")) throw UsageError("--on-demand keeps no attention for --dump to write");
+    request = onDemandRequest(request);
+  } else if (!p.has("--json") && !p.has("--dump")) {
+    if (std::optional<RunRequest> onDemand = onDemandIfTooLarge(*model, request))
+      request = std::move(*onDemand);
+  } else if (p.has("--json")) {
+    onDemandFits = onDemandIfTooLarge(*model, request, /*notice=*/false).has_value();
+  }
+  const AttentionResult result = [&] {
+    try {
+      return model->run(request);
+    } catch (const Error& e) {
+      if (!onDemandFits || e.kind() != ErrorKind::ResourceLimit) throw;
+      throw Error(e.kind(), std::string(e.what()) +
+                                "; --on-demand recomputes the attention instead of storing it "
+                                "and writes the JSON without the weights");
+    }
+  }();
   for (std::size_t i = 0; i < result.generated.size() && request.generate > 0; ++i) {
     std::string added;
     for (const Token& t : result.generated[i]) added += t.special ? t.label : t.text;

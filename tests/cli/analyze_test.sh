@@ -24,6 +24,9 @@ acli analyze "${model[@]}" --measure ablation --estimate --json "$out/estimate.j
   >"$out/log.txt" 2>&1 || fail "ablation --estimate exited $?: $(cat "$out/log.txt")"
 acli run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
   fail "run exited $?: $(cat "$out/log.txt")"
+# The same run with its attention recomputed on demand: the JSON without the weights.
+acli run "${model[@]}" --on-demand --json "$out/run-on-demand.json" >"$out/log.txt" 2>&1 ||
+  fail "run --on-demand exited $?: $(cat "$out/log.txt")"
 acli analyze "${model[@]}" --measure rollout --layer 0 --json "$out/rollout0.json" \
   >"$out/log.txt" 2>&1 || fail "rollout --layer 0 exited $?: $(cat "$out/log.txt")"
 acli analyze "${model[@]}" --measure long-range --sink-tokens 2 --thumbnail 4 \
@@ -84,6 +87,14 @@ run = load("run")
 top = run["next_token"][0] if "next_token" in run else None
 check(top is not None and top["id"] == a["token"] and abs(top["p"] - a["baseline"]) < 1e-6,
       f"ablation: the baseline is the run's top prediction ({top} vs {a['token']}, {a['baseline']})")
+lazy = load("run-on-demand")
+check(lazy.get("attention_on_demand") is True and "attention" not in lazy and
+      "attention_on_demand" not in run and "attention" in run, "run --on-demand: no weights, said so")
+check(lazy["shapes"] == run["shapes"] and lazy["tokens"] == run["tokens"],
+      f"run --on-demand: shapes and tokens {lazy['shapes']} vs {run['shapes']}")
+check([p["id"] for p in lazy["next_token"]] == [p["id"] for p in run["next_token"]] and
+      max(abs(a["p"] - b["p"]) for a, b in zip(lazy["next_token"], run["next_token"])) < 1e-6,
+      "run --on-demand: the same predictions")
 # long-range computes its attention on demand (never stored): every number against the stored
 # attention of `run`, recomputed here by its definition.
 import math

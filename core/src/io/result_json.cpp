@@ -74,6 +74,12 @@ std::string tokensJson(const AttentionResult& result, const std::string& group) 
       .dump(2, ' ', false, json::error_handler_t::replace);
 }
 
+std::vector<int64_t> attentionShape(const AttentionGroup& g) {
+  if (!g.onDemand()) return g.attention.shape;
+  const std::array<int64_t, 5> s = g.source->shape();
+  return {s.begin(), s.end()};
+}
+
 std::string resultJson(const AttentionResult& r, bool includeAttention) {
   json j;
   j["model"] = r.modelName;
@@ -82,7 +88,7 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
   if (!r.group().contextTokens.empty()) j["context_tokens"] = tokensToJson(r.group().contextTokens);
   j["query_lengths"] = r.group().queryLengths;
   j["key_lengths"] = r.group().keyLengths;
-  j["shapes"] = {{"attention", r.group().attention.shape},
+  j["shapes"] = {{"attention", attentionShape(r.group())},
                  {"output", r.output.shape},
                  {"input", r.input.shape}};
   // The attention's first axis holds these model layers when the run kept only some.
@@ -91,9 +97,9 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
     // Encoder-decoders: the decoder's inputs (start token first) and the two decoder groups.
     j["decoder_tokens"] = tokensToJson(decoder->tokens);
     j["decoder_lengths"] = decoder->queryLengths;
-    j["shapes"]["decoder_attention"] = decoder->attention.shape;
+    j["shapes"]["decoder_attention"] = attentionShape(*decoder);
     if (const AttentionGroup* cross = r.findGroup("cross"))
-      j["shapes"]["cross_attention"] = cross->attention.shape;
+      j["shapes"]["cross_attention"] = attentionShape(*cross);
     j["shapes"]["decoder_output"] = r.decoderOutput.shape;
     if (!r.generated.empty()) j["generated"] = tokensToJson(r.generated);
   }
@@ -130,6 +136,8 @@ std::string resultJson(const AttentionResult& r, bool includeAttention) {
   }
   if (includeAttention && !r.group().attention.empty())
     j["attention"] = nested(r.group().attention, 0, 0);
+  // Not stored: read with export (heatmap, grid, stats) or analyze (long-range, retrieval).
+  if (r.group().onDemand()) j["attention_on_demand"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

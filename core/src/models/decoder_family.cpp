@@ -30,7 +30,7 @@ int rotaryMaxPositions(const RopeScalingConfig& scaling, int maxPositions) {
   return maxPositions;
 }
 
-torch::Tensor DecoderFamily::windowMask(const LayerContext& ctx, int window) {
+AttentionMask DecoderFamily::windowMask(const LayerContext& ctx, int window) {
   // Tq queries over Tk keys: equal in a run; with a key/value cache (generation) the new queries
   // come after Tk - Tq cached keys.
   const int64_t Tq = ctx.positions.size(0);

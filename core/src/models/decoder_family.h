@@ -53,7 +53,7 @@ class DecoderFamily : public FolderFamily {
   /// it), padding as ctx.mask has it: for the windowed layers of a family whose other layers see
   /// every key (Qwen, Gemma 2/3), so ctx.mask has no window. ctx.mask itself where the window
   /// hides nothing this run. -> [B, 1, T, T] on the run's device
-  static torch::Tensor windowMask(const LayerContext& ctx, int window);
+  static AttentionMask windowMask(const LayerContext& ctx, int window);
   /// The language-model head on hidden [B, T, C] -> [B, T, V]: the checkpoint's own `head`, else
   /// the input embedding when the config ties them, else none (an undefined tensor: a base model).
   /// tiedBias: a tied head's own bias (GPT-J's and Phi's lm_head.bias), or undefined.

@@ -64,8 +64,7 @@ HeadAblator::HeadAblator(TransformerFamily& family, const BatchInput& batch,
   o.keys = batch.maxKey;
   o.causal = mi.causal;
   o.slidingWindow = mi.slidingWindow;
-  m_mask = buildMask(o);
-  if (m_mask.defined()) m_mask = m_mask.to(device);
+  m_mask = buildMask(o).to(device);
   m_positions =
       torch::arange(batch.maxQuery, torch::TensorOptions().dtype(torch::kLong).device(device));
 }

@@ -45,8 +45,9 @@ class HeadAblator final {
   const BatchInput& m_batch;
   torch::Device m_device;
   int m_layers = 0, m_heads = 0;
-  torch::Tensor m_mask, m_positions;  // the run's attention mask and positions
-  torch::Tensor m_context;            // cross-attention keys and values; undefined otherwise
+  AttentionMask m_mask;       // the run's attention mask
+  torch::Tensor m_positions;  // and positions
+  torch::Tensor m_context;    // cross-attention keys and values; undefined otherwise
   int m_position = 0;
   bool m_maskFill = false;
   int64_t m_target = 0;

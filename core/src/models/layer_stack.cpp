@@ -56,12 +56,12 @@ torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
   return x;
 }
 
-torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+AttentionMask deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev) {
   return deviceMask(keyLengths, Tq, Tk, causal, slidingWindow, dev, 0);
 }
 
-torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+AttentionMask deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev, int64_t queryOffset) {
   MaskOptions o;
   o.queryOffset = queryOffset;
@@ -70,8 +70,7 @@ torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t
   o.keys = Tk;
   o.causal = causal;
   o.slidingWindow = slidingWindow;
-  torch::Tensor mask = buildMask(o);
-  return mask.defined() ? mask.to(dev) : mask;
+  return buildMask(o).to(dev);
 }
 
 }  // namespace attnscope

@@ -23,8 +23,9 @@ namespace attnscope {
 /// (attention groups, traces, progress).
 struct LayerStack {
   int64_t layers = 0;
-  std::string name;                                   // LayerTrace::stack
-  torch::Tensor mask, positions, context, crossMask;  // as LayerContext has them
+  std::string name;                  // LayerTrace::stack
+  AttentionMask mask, crossMask;     // as LayerContext has them
+  torch::Tensor positions, context;  // likewise
   const std::vector<int>* queryLengths = nullptr;
   const std::vector<int>* keyLengths = nullptr;
   const std::vector<int>* contextLengths = nullptr;
@@ -54,11 +55,11 @@ struct LayerStack {
 
 /// The additive [B, 1, Tq, Tk] mask of a stack on dev (undefined when nothing is masked): padded
 /// keys, and with `causal` later keys; slidingWindow > 0: query i sees only keys j > i - window.
-torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+AttentionMask deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev);
 /// The same for Tq queries at positions queryOffset.. (generation with a key/value cache: the new
 /// queries after queryOffset cached keys).
-torch::Tensor deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
+AttentionMask deviceMask(const std::vector<int>& keyLengths, int64_t Tq, int64_t Tk, bool causal,
                          int slidingWindow, const torch::Device& dev, int64_t queryOffset);
 
 }  // namespace attnscope

@@ -176,18 +176,20 @@ class ModernBertFamily final : public EncoderFamily {
 
   /// The padding of ctx.mask and the two-sided window of a local layer, [B, 1, T, T] on the
   /// device (undefined when nothing is masked). Built once per run and shared by its local layers
-  /// (at T = 8192 one is 256 MB): rebuilt when the lengths, T, the device or the inference mode
-  /// change.
-  const torch::Tensor& windowMask(const LayerContext& ctx, int64_t T) {
+  /// (its tensor, where a path makes one, is 256 MB at T = 8192): rebuilt when the lengths, T, the
+  /// device or the inference mode change (a tensor made in inference mode cannot be used
+  /// outside it).
+  const AttentionMask& windowMask(const LayerContext& ctx, int64_t T) {
     const torch::Device device = ctx.positions.device();
+    const bool inference = c10::InferenceMode::is_enabled();
     if (m_windowT != T || m_windowLengths != *ctx.keyLengths || m_windowDevice != device ||
-        (m_window.defined() && m_window.is_inference() && !c10::InferenceMode::is_enabled())) {
+        m_windowInference != inference) {
       MaskOptions o;
       o.keyLengths = *ctx.keyLengths;
       o.queries = o.keys = T;
       o.windowRadius = m_c.windowRadius();
-      m_window = buildMask(o);
-      if (m_window.defined()) m_window = m_window.to(device);
+      m_window = buildMask(o).to(device);
+      m_windowInference = inference;
       m_windowT = T;
       m_windowLengths = *ctx.keyLengths;
       m_windowDevice = device;
@@ -226,7 +228,8 @@ class ModernBertFamily final : public EncoderFamily {
   std::vector<ModernBertLayer> m_layers;
   Linear m_headDense{nullptr}, m_decoder{nullptr};
   torch::Tensor m_decoderBias;
-  torch::Tensor m_window;  // windowMask's, for m_windowLengths at T = m_windowT on m_windowDevice
+  AttentionMask m_window;  // windowMask's, for m_windowLengths at T = m_windowT on m_windowDevice
+  bool m_windowInference = false;  // made in inference mode
   std::vector<int> m_windowLengths;
   int64_t m_windowT = -1;
   torch::Device m_windowDevice = torch::kCPU;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/run_estimate.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -42,13 +44,15 @@ MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPe
   transient += layerAttention * terms;
   if (shape.onDemand) {
     // Per kept layer: q and k ([B, H, T, hd] each, about d_model floats a token) and [B, H, Tq]
-    // normalisers; the mask is one [B, 1, Tq, Tk] float tensor (the model's, shared by the
-    // layers), and a block of 48 rows of scores per thread is all the kernel adds.
+    // normalisers; the mask is each row's run of visible keys (two ints a row, shared by the
+    // layers: no [B, 1, Tq, Tk] tensor), and a block of at most 256 rows of scores and their
+    // softmax per thread is all the kernel adds.
     const double keptPerLayer =
         static_cast<double>(B) * ((Tq + Tk) * static_cast<double>(mi.dModel) + mi.heads * Tq) * 4;
     attention = keptPerLayer * keptLayers;
     perLayer = keptPerLayer;
-    transient = static_cast<double>(B) * Tq * Tk * 4;
+    transient =
+        static_cast<double>(B) * Tq * 8 + 2.0 * 256 * Tk * 4 * std::max(1, at::get_num_threads());
   }
   const double scores =
       shape.onDemand ? 0.0 : (keepScores ? attention : 0) + layerAttention * keptLayers * terms;

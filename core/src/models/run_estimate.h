@@ -33,8 +33,8 @@ struct RunShape {
 /// attention afterwards (shape.outputBytesPerValue per kept value) counts in the total too. Sizes
 /// that overflow saturate.
 /// On demand (shape.onDemand) no [.., Tq, Tk] tensor is held: each kept layer keeps its queries
-/// and keys (d_model floats per token each, as above) and its rows' normalisers, and the run holds
-/// one [B, 1, Tq, Tk] mask, shared by the layers.
+/// and keys (d_model floats per token each, as above) and its rows' normalisers; the mask is held
+/// as runs of visible keys (AttentionMask), not as a [B, 1, Tq, Tk] tensor.
 MemoryEstimate estimateRunMemory(const ModelInfo& mi, uint64_t activationBytesPerToken,
                                  uint64_t widening, const RunShape& shape);
 

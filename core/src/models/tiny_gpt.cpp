@@ -31,7 +31,7 @@ TinyGptBlockImpl::TinyGptBlockImpl(int nEmbd, int nHead)
   ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({nEmbd})));
 }
 
-torch::Tensor TinyGptBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask,
+torch::Tensor TinyGptBlockImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
                                         TraceRecorder& rec, const AttentionBuffers* buffers) {
   const int xStep = rec.record("x", "x", "input", x);
   AttentionInput in;

@@ -24,7 +24,7 @@ class TinyGptBlockImpl : public torch::nn::Module {
   TinyGptBlockImpl(int nEmbd, int nHead);
   /// x: [B, T, C]; mask: [B, 1, T, T] additive -> [B, T, C]. With buffers ([B, H, T, T] each) the
   /// attention is written there; rec records the whole block when active.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask, TraceRecorder& rec,
+  torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, TraceRecorder& rec,
                         const AttentionBuffers* buffers = nullptr);
 
   PerHeadAttention sa{nullptr};

@@ -26,7 +26,7 @@ struct Embedded {
 /// Everything one layer call needs besides the hidden states.
 struct LayerContext {
   int layer = 0;
-  torch::Tensor mask;       // [B, 1, Tq, Tk] additive (0 / -inf); undefined when nothing is masked
+  AttentionMask mask;       // [B, 1, Tq, Tk] additive (0 / -inf); undefined when nothing is masked
   torch::Tensor positions;  // [Tq] int64: 0..Tq-1
   // Generation: the length of the sequence the step covers (the prompt and the tokens so far),
   // which the step may run in two passes (the prompt but its last token, then that token).
@@ -47,7 +47,7 @@ struct LayerContext {
 
   // Decoder layers of an encoder-decoder only (TransformerFamily::decoderLayer): `mask` is then
   // the causal self-attention mask over the decoder inputs and `context` the encoder's output.
-  torch::Tensor crossMask;  // [B, 1, Tq, Ts] additive: the source's padding
+  AttentionMask crossMask;  // [B, 1, Tq, Ts] additive: the source's padding
   const std::vector<int>* contextLengths = nullptr;  // [B] real source tokens per item
   AttentionBuffers crossBuffers;  // the layer writes its [B, H, Tq, Ts] cross-attention here
 };

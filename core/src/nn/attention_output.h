@@ -5,6 +5,8 @@
 
 #include <functional>
 
+#include "nn/attention_mask.h"
+
 namespace attnscope {
 
 class LayerKvCache;  // generation/layer_kv_cache.h
@@ -26,7 +28,7 @@ struct KeptQueryKey {
   // Attention on demand (AttentionBuffers::onDemand) also keeps the rest of the score and the
   // softmax's normaliser, so that any weight is exp(cap(q·k·scale) + bias + mask − rowLogSumExp):
   torch::Tensor bias;          // handle of SdpaOptions::bias (broadcastable), or undefined
-  torch::Tensor mask;          // handle of SdpaOptions::mask (broadcastable), or undefined
+  AttentionMask mask;          // handle of SdpaOptions::mask (broadcastable), or undefined
   torch::Tensor rowLogSumExp;  // [B, H, Tq] log Σ_k exp(score_qk)
 };
 
@@ -61,7 +63,7 @@ struct AttentionBuffers {
 struct AttentionInput {
   torch::Tensor x;            // [B, Tq, in]
   torch::Tensor context;      // [B, Tk, in] for cross-attention; undefined for self-attention
-  torch::Tensor mask;         // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
+  AttentionMask mask;         // [B, 1, Tq, Tk] additive (0 or -inf); undefined for none
   double scale = 1.0;         // multiplies q·kᵀ
   std::string scaleText;      // how the scale was derived, for the trace: "hd**-0.5"
   bool keepAttention = true;  // false while training: skip stacking [B, H, Tq, Tk] copies

@@ -112,7 +112,7 @@ int64_t rowsPerBlock(int64_t Tq, bool kernels) { return std::min<int64_t>(Tq, ke
 // otherwise be passed between pieces that only make sense in this order.
 std::optional<BlockedAttention> blockedAttention(
     const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
-    const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
+    const torch::Tensor& bias, const AttentionMask& maskIn, const torch::Tensor& attentionOut,
     const torch::Tensor& scoresOut, bool wantScores, double softcap,
     const torch::Tensor& rowLogSumExpOut) {
   for (const torch::Tensor* t : {&q, &k, &v}) {
@@ -130,6 +130,15 @@ std::optional<BlockedAttention> blockedAttention(
   std::vector<int64_t> full(lead.begin(), lead.end());
   full.push_back(Tq);
   full.push_back(Tk);
+  // A mask of runs ([batch or 1, 1, Tq, Tk]) over [..., items, heads] leading axes is read as
+  // runs: no [Tq, Tk] tensor at all. Any other mask is added as a tensor.
+  const AttentionMask::Ranges* const runs =
+      maskIn.ranges() && lead.size() >= 2 && maskIn.ranges()->queries == Tq &&
+              maskIn.ranges()->keys == Tk &&
+              (maskIn.ranges()->items == 1 || maskIn.ranges()->items == lead[lead.size() - 2])
+          ? maskIn.ranges()
+          : nullptr;
+  const torch::Tensor mask = runs ? torch::Tensor() : maskIn.dense();
   if (!expandable(mask, full) || !expandable(bias, full)) return std::nullopt;
   if (rowLogSumExpOut.defined() &&
       (rowLogSumExpOut.sizes() != at::IntArrayRef(full).slice(0, full.size() - 1) ||
@@ -158,7 +167,18 @@ std::optional<BlockedAttention> blockedAttention(
   // over the heads repeats its matrix H times).
   std::vector<std::size_t> rangeOf(static_cast<std::size_t>(N), 0);
   std::vector<std::vector<int32_t>> firsts, ends;
-  if (mask.defined()) {
+  if (runs) {
+    // Leading index n = (..., item, head): its item is (n / heads) % items.
+    const int64_t heads = lead.back(), items = lead[lead.size() - 2];
+    for (int64_t b = 0; b < runs->items; ++b) {
+      const auto at = static_cast<std::ptrdiff_t>(b * Tq);
+      firsts.emplace_back(runs->first.begin() + at, runs->first.begin() + at + Tq);
+      ends.emplace_back(runs->end.begin() + at, runs->end.begin() + at + Tq);
+    }
+    for (int64_t n = 0; n < N; ++n)
+      rangeOf[static_cast<std::size_t>(n)] =
+          runs->items == 1 ? 0 : static_cast<std::size_t>((n / heads) % items);
+  } else if (mask.defined()) {
     const float* base = maskE.data_ptr<float>();
     const int64_t rowStride = maskE.stride(-2);
     int64_t seen = -1;
@@ -229,13 +249,25 @@ std::optional<BlockedAttention> blockedAttention(
     for (int64_t job = begin; job < end; ++job) {
       const int64_t n = job / blocks, r0 = (job % blocks) * R, rows = std::min(R, Tq - r0);
       int64_t kb = 0, ke = Tk;
-      if (maskData) {
+      const int32_t *runFirst = nullptr, *runEnd = nullptr;  // the row's visible keys (runs)
+      if (!firsts.empty()) {
         const std::vector<int32_t>& f = firsts[rangeOf[static_cast<std::size_t>(n)]];
         const std::vector<int32_t>& e = ends[rangeOf[static_cast<std::size_t>(n)]];
         kb = *std::min_element(f.begin() + r0, f.begin() + r0 + rows);
         ke = *std::max_element(e.begin() + r0, e.begin() + r0 + rows);
+        if (runs) {
+          runFirst = f.data() + r0;
+          runEnd = e.data() + r0;
+        }
       }
       const int64_t nk = ke - kb;
+      // Keys of the block's span [kb, ke) that row i does not see: -inf, as the mask's tensor
+      // would add (x + −inf = −inf for the finite scores).
+      const auto hideOutsideRun = [&](float* x, int64_t i) {
+        if (!runFirst) return;
+        std::fill(x, x + (runFirst[i] - kb), kNegInf);
+        std::fill(x + (runEnd[i] - kb), x + nk, kNegInf);
+      };
       const Matrix qm{qData + qAt[static_cast<std::size_t>(n)], q.stride(-2), q.stride(-1)};
       const Matrix km{kData + kAt[static_cast<std::size_t>(n)], k.stride(-2), k.stride(-1)};
       const Matrix vm{vData + vAt[static_cast<std::size_t>(n)], v.stride(-2), v.stride(-1)};
@@ -267,6 +299,7 @@ std::optional<BlockedAttention> blockedAttention(
           if (softcap > 0) capRow(x, nk, static_cast<float>(softcap));
           attention_kernels::addRow(x, biasRows ? biasRows + (r0 + i) * biasStride + kb : nullptr,
                                     maskRows ? maskRows + (r0 + i) * maskStride + kb : nullptr, nk);
+          hideOutsideRun(x, i);
           if (scores) {
             float* const row = scoreRows + (r0 + i) * Tk;
             attention_kernels::streamFill(row, kb, kNegInf);
@@ -299,6 +332,8 @@ std::optional<BlockedAttention> blockedAttention(
         s.add_(Matrix{const_cast<float*>(biasRows), biasStride, 1}.view(r0, rows, kb, nk));
       if (maskRows)
         s.add_(Matrix{const_cast<float*>(maskRows), maskStride, 1}.view(r0, rows, kb, nk));
+      for (int64_t i = 0; i < rows && runFirst; ++i)
+        hideOutsideRun(s.data_ptr<float>() + i * nk, i);
       if (scores) {
         const Matrix sm{scoreRows, Tk, 1};
         sm.view(r0, rows, kb, nk).copy_(s);

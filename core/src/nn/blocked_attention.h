@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "nn/attention_mask.h"
+
 namespace attnscope {
 
 /// What blockedAttention computes: the same tensors as the step-by-step scaledDotProduct.
@@ -26,9 +28,10 @@ struct BlockedAttention {
 ///
 /// q: [..., Tq, hd], k: [..., Tk, hd], v: [..., Tk, hdv] with the same leading axes (no
 /// broadcasting; any strides). mask and bias (either undefined): additive, broadcastable to
-/// [..., Tq, Tk]. attentionOut / scoresOut: [..., Tq, Tk] with contiguous rows (any leading
-/// strides: a head of a [B, H, Tq, Tk] buffer) to write into, or undefined
-/// (allocated here; scores are only computed when `wantScores`).
+/// [..., Tq, Tk]; a mask of runs (buildMask) is read as runs when the leading axes end in
+/// [items, heads], so no [Tq, Tk] mask tensor is made. attentionOut / scoresOut: [..., Tq, Tk] with
+/// contiguous rows (any leading strides: a head of a [B, H, Tq, Tk] buffer) to write into, or
+/// undefined (allocated here; scores are only computed when `wantScores`).
 ///
 /// softcap > 0: cap(s) = softcap·tanh(s / softcap) (Gemma 2), else the identity.
 ///
@@ -44,7 +47,7 @@ struct BlockedAttention {
 /// softmax is NaN). The caller then runs the step-by-step path.
 std::optional<BlockedAttention> blockedAttention(
     const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
-    const torch::Tensor& bias, const torch::Tensor& mask, const torch::Tensor& attentionOut,
+    const torch::Tensor& bias, const AttentionMask& mask, const torch::Tensor& attentionOut,
     const torch::Tensor& scoresOut, bool wantScores, double softcap = 0.0,
     const torch::Tensor& rowLogSumExpOut = {});
 

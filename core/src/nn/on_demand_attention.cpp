@@ -69,8 +69,13 @@ void OnDemandAttention::setLayer(int64_t slot, const KeptQueryKey& kept,
   std::vector<int64_t> full{B, H, Tq, Tk};
   l.bias = onCpu(kept.bias);
   if (l.bias.defined()) l.bias.expand(full);  // throws now, not at the first tile
-  if (kept.mask.defined()) {
-    const torch::Tensor mask = onCpu(kept.mask);
+  if (const auto runs = kept.mask.sharedRanges()) {
+    if (runs->queries != Tq || runs->keys != Tk || (runs->items != 1 && runs->items != B))
+      throw Error(ErrorKind::Internal, "layer " + std::to_string(slot) +
+                                           " kept a mask of another shape than its attention's");
+    l.ranges = runs;
+  } else if (kept.mask.defined()) {
+    const torch::Tensor mask = onCpu(kept.mask.dense());
     mask.expand(full);
     l.ranges = rangesOf(mask);
     if (!l.ranges) l.mask = mask;
@@ -79,7 +84,7 @@ void OnDemandAttention::setLayer(int64_t slot, const KeptQueryKey& kept,
   l.softcap = kept.softcap;
 }
 
-std::shared_ptr<const OnDemandAttention::KeyRanges> OnDemandAttention::rangesOf(
+std::shared_ptr<const AttentionMask::Ranges> OnDemandAttention::rangesOf(
     const torch::Tensor& mask) {
   if (m_lastMask.defined() && mask.data_ptr() == m_lastMask.data_ptr() &&
       mask.sizes() == m_lastMask.sizes() && mask.strides() == m_lastMask.strides())
@@ -90,8 +95,11 @@ std::shared_ptr<const OnDemandAttention::KeyRanges> OnDemandAttention::rangesOf(
   sizes.insert(sizes.end(), mask.sizes().begin(), mask.sizes().end());
   if (sizes.size() != 4 || sizes[1] != 1) return nullptr;
   const torch::Tensor m = mask.reshape(sizes).expand({sizes[0], 1, Tq, Tk});
-  auto r = std::make_shared<KeyRanges>();
+  auto r = std::make_shared<AttentionMask::Ranges>();
+  r->batch = B;
   r->items = sizes[0] == 1 ? 1 : B;
+  r->queries = Tq;
+  r->keys = Tk;
   r->first.resize(static_cast<std::size_t>(r->items * Tq));
   r->end.resize(r->first.size());
   const float* base = m.data_ptr<float>();
@@ -155,7 +163,7 @@ void OnDemandAttention::tile(int slot, int item, int head, int q0, int q1, int k
   s.sub_(l.rowLogSumExp[item][head].narrow(0, q0, live).unsqueeze(1)).exp_();
   if (l.ranges) {
     // exp(−inf) = 0 is what the masked cells' weights are; set, not added.
-    const KeyRanges& r = *l.ranges;
+    const AttentionMask::Ranges& r = *l.ranges;
     const int64_t at = (r.items == 1 ? 0 : item) * Tq;
     for (int64_t i = 0; i < live; ++i) {
       float* row = out + i * cols;

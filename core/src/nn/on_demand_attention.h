@@ -37,22 +37,16 @@ class OnDemandAttention final : public AttentionSource {
   uint64_t bytes() const override;
 
  private:
-  /// A mask of 0 and −inf whose visible keys are one run per query row (causal, sliding or
-  /// two-sided windows, padding: every mask buildMask makes), kept as each row's first and
-  /// one-past-last visible key: O(T) where the mask tensor is O(T²).
-  struct KeyRanges {
-    int64_t items = 0;           // 1 when the mask is the same for every batch item
-    std::vector<int32_t> first;  // [items, Tq]
-    std::vector<int32_t> end;    // [items, Tq]
-  };
   struct Layer {
-    torch::Tensor q, k, bias, mask, rowLogSumExp;  // mask: only when it is not KeyRanges-shaped
+    // mask: only when it is not one run of visible keys per row (every mask buildMask makes is,
+    // and is kept as its runs: O(T) where the mask tensor is O(T²))
+    torch::Tensor q, k, bias, mask, rowLogSumExp;
     int64_t headsPerKey = 1;  // query heads that share each kept key head (k: [B, H / it, Tk, hd])
-    std::shared_ptr<const KeyRanges> ranges;
+    std::shared_ptr<const AttentionMask::Ranges> ranges;
     double scale = 1.0, softcap = 0.0;
   };
-  /// The ranges of a mask, or null when it is not made of one visible run per row.
-  std::shared_ptr<const KeyRanges> rangesOf(const torch::Tensor& mask);
+  /// The runs of a mask tensor, or null when it is not made of one visible run per row.
+  std::shared_ptr<const AttentionMask::Ranges> rangesOf(const torch::Tensor& mask);
   std::array<int64_t, 5> m_shape;
   int64_t m_kvHeads = 0;
   std::vector<int> m_queryLengths;
@@ -60,7 +54,7 @@ class OnDemandAttention final : public AttentionSource {
   // The last mask compressed: the layers of a run usually share one mask tensor. Held, so that its
   // address cannot be reused by another mask, until the run is done (doneKeeping).
   torch::Tensor m_lastMask;
-  std::shared_ptr<const KeyRanges> m_lastRanges;
+  std::shared_ptr<const AttentionMask::Ranges> m_lastRanges;
 };
 
 }  // namespace attnscope

@@ -22,7 +22,7 @@ AttentionOutput PerHeadAttentionImpl::forward(const AttentionInput& in, TraceRec
       in.context.defined() ? rec.record("context", "context", "input", in.context) : xStep;
   const std::string kvName = in.context.defined() ? "context" : "x";
   // A per-head mask is [B, Tq, Tk]: drop the broadcast head axis of the shared one.
-  const torch::Tensor mask = in.mask.defined() ? in.mask.squeeze(1) : torch::Tensor();
+  const torch::Tensor mask = in.mask.defined() ? in.mask.dense().squeeze(1) : torch::Tensor();
 
   // Each head writes its [B, Tq, Tk] straight into its slice of the caller's [B, H, Tq, Tk]
   // buffers (no per-head temporaries to fault in, no stacking copy). Not while autograd records
@@ -130,7 +130,7 @@ AttentionOutput PerHeadAttentionImpl::forwardBatched(const AttentionInput& in) {
   const torch::Tensor q = split(in.x, wq, Tq), k = split(kvSource, wk, Tk),
                       v = split(kvSource, wv, Tk);
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * in.scale;
-  if (in.mask.defined()) scores = scores + in.mask;
+  if (in.mask.defined()) scores = scores + in.mask.dense();
   torch::Tensor values = torch::matmul(torch::softmax(scores, -1), v);
   if (in.buffers.headMask.defined()) values = values * in.buffers.headMask.view({-1, 1, 1});
   return {proj(values.transpose(1, 2).reshape({B, Tq, m_dModel})), {}, {}};

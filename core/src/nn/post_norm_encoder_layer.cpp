@@ -42,7 +42,7 @@ PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string
 }
 
 torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& p,
-                                   int64_t heads, Activation act, const torch::Tensor& mask,
+                                   int64_t heads, Activation act, const AttentionMask& mask,
                                    const AttentionBuffers& buffers, TraceRecorder& rec,
                                    const torch::Tensor& valueNorms) {
   const auto name = [&](std::size_t i) { return "self." + p.names[i]; };

@@ -47,7 +47,7 @@ PostNormEncoderParts addPostNormLayer(torch::nn::Module& root, const std::string
 /// [B, H, T, T] attention; valueNorms, when defined, [B, H, T] receives each head's
 /// ‖(x_k W_V^h + b_V^h) W_O^h‖. Returns [B, T, C]; every step is recorded.
 torch::Tensor postNormEncoderLayer(const torch::Tensor& x, const PostNormEncoderParts& parts,
-                                   int64_t heads, Activation act, const torch::Tensor& mask,
+                                   int64_t heads, Activation act, const AttentionMask& mask,
                                    const AttentionBuffers& buffers, TraceRecorder& rec,
                                    const torch::Tensor& valueNorms = {});
 

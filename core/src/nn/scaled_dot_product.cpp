@@ -111,7 +111,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& n
   if (onDemand) {
     if (!kept) throw Error(ErrorKind::Internal, "attention on demand without a place to keep q, k");
     kept->bias = o.bias.defined() ? o.bias.detach() : o.bias;
-    kept->mask = o.mask.defined() ? o.mask.detach() : o.mask;
+    kept->mask = o.mask;
     std::vector<int64_t> rows(q.sizes().begin(), q.sizes().end() - 1);
     kept->rowLogSumExp = torch::empty(rows, q.options().requires_grad(false));
   }
@@ -176,7 +176,7 @@ ScaledDotProduct scaledDotProduct(const torch::Tensor& q, const torch::Tensor& n
                    "position_bias", scaled, {s}, head);
   }
   if (o.mask.defined()) {
-    scaled.add_(o.mask);
+    scaled.add_(o.mask.dense());
     s = rec.record("masked", perHead ? "wei.masked_fill(tril == 0, float('-inf'))" : maskText(o),
                    "mask", scaled, {s}, head);
   }

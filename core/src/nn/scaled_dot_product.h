@@ -17,7 +17,7 @@ enum class SdpaKernel {
 
 /// What one scaled dot-product attention computes from, besides q, k and v.
 struct SdpaOptions {
-  torch::Tensor mask;        // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
+  AttentionMask mask;        // additive (0 / -inf), broadcastable to [..., Tq, Tk]; undefined: none
   torch::Tensor bias;        // additive position bias (ALiBi, T5's relative bias), broadcastable to
                              // [..., Tq, Tk], added after the scale; undefined: none
   double scale = 1.0;        // multiplies q·kᵀ (T5: 1, unscaled)

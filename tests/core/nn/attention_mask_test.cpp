@@ -39,7 +39,7 @@ std::vector<double> loopMask(const MaskOptions& o) {
 }
 
 void expectMask(const MaskOptions& o, const std::string& what) {
-  const torch::Tensor m = buildMask(o);
+  const torch::Tensor m = buildMask(o).dense();
   ASSERT_TRUE(m.defined()) << what;
   EXPECT_EQ(m.scalar_type(), torch::kFloat) << what;
   EXPECT_EQ(test::shapeOf(m),
@@ -70,7 +70,7 @@ MaskOptions options(std::vector<int> lengths, int64_t Tq, int64_t Tk, bool causa
 TEST(AttentionMask, CausalHidesFutureKeys) {
   const MaskOptions o = options({6, 6}, 6, 6, true);
   expectMask(o, "causal");
-  const torch::Tensor m = buildMask(o);
+  const torch::Tensor m = buildMask(o).dense();
   EXPECT_EQ(m[0][0][2][3].item<float>(), -std::numeric_limits<float>::infinity());
   EXPECT_EQ(m[0][0][3][3].item<float>(), 0.0f);
   EXPECT_EQ(m[1][0][5][0].item<float>(), 0.0f);
@@ -79,7 +79,7 @@ TEST(AttentionMask, CausalHidesFutureKeys) {
 TEST(AttentionMask, PaddingHidesKeysAtAndPastTheLength) {
   expectMask(options({6, 3, 1}, 6, 6, false), "padding");
   expectMask(options({6, 2}, 3, 6, false), "padding, Tq < Tk");
-  const torch::Tensor m = buildMask(options({6, 3}, 4, 6, false));
+  const torch::Tensor m = buildMask(options({6, 3}, 4, 6, false)).dense();
   EXPECT_EQ(m[1][0][0][2].item<float>(), 0.0f);
   EXPECT_EQ(m[1][0][0][3].item<float>(), -std::numeric_limits<float>::infinity());
   EXPECT_EQ(m[0][0][3][5].item<float>(), 0.0f);
@@ -89,7 +89,7 @@ TEST(AttentionMask, SlidingWindowKeepsTheLastWindowKeys) {
   // Query i sees keys j with i - window < j <= i.
   const MaskOptions o = options({8}, 8, 8, true, 3);
   expectMask(o, "causal sliding window");
-  const torch::Tensor m = buildMask(o);
+  const torch::Tensor m = buildMask(o).dense();
   const auto a = m.accessor<float, 4>();
   for (int64_t i = 0; i < 8; ++i)
     for (int64_t j = 0; j < 8; ++j)
@@ -97,8 +97,8 @@ TEST(AttentionMask, SlidingWindowKeepsTheLastWindowKeys) {
   // Without causal: only keys too far in the past are hidden.
   expectMask(options({8}, 8, 8, false, 3), "sliding window alone");
   // A window as long as the sequence hides nothing beyond the causal mask.
-  test::expectAllNear(buildMask(options({5}, 5, 5, true, 5)), loopMask(options({5}, 5, 5, true)),
-                      0.0, "window == T");
+  test::expectAllNear(buildMask(options({5}, 5, 5, true, 5)).dense(),
+                      loopMask(options({5}, 5, 5, true)), 0.0, "window == T");
 }
 
 TEST(AttentionMask, CausalPaddingAndWindowCombine) {
@@ -112,7 +112,7 @@ TEST(AttentionMask, TwoSidedWindowKeepsKeysWithinTheRadius) {
   MaskOptions o = options({8}, 8, 8, false);
   o.windowRadius = 2;
   expectMask(o, "two-sided window");
-  const torch::Tensor m = buildMask(o);
+  const torch::Tensor m = buildMask(o).dense();
   const auto a = m.accessor<float, 4>();
   for (int64_t i = 0; i < 8; ++i)
     for (int64_t j = 0; j < 8; ++j)
@@ -133,7 +133,7 @@ TEST(AttentionMask, TwoSidedWindowKeepsKeysWithinTheRadius) {
 
 TEST(AttentionMask, RowsWithNothingVisibleKeepKeyZero) {
   // Item 1 has no real key: every row of it would be all -inf.
-  const torch::Tensor m = buildMask(options({4, 0}, 4, 4, true));
+  const torch::Tensor m = buildMask(options({4, 0}, 4, 4, true)).dense();
   const auto a = m.accessor<float, 4>();
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_EQ(a[1][0][i][0], 0.0f) << i;
@@ -141,12 +141,12 @@ TEST(AttentionMask, RowsWithNothingVisibleKeepKeyZero) {
       EXPECT_EQ(a[1][0][i][j], -std::numeric_limits<float>::infinity());
   }
   // Padded queries past the length of a causal item: keys 0..len-1 stay visible as usual.
-  const torch::Tensor padded = buildMask(options({2}, 4, 4, true));
+  const torch::Tensor padded = buildMask(options({2}, 4, 4, true)).dense();
   const auto b = padded.accessor<float, 4>();
   EXPECT_EQ(b[0][0][3][1], 0.0f);
   EXPECT_EQ(b[0][0][3][2], -std::numeric_limits<float>::infinity());
   // In a window, key 0 is hidden from queries that see other keys (Mistral).
-  const torch::Tensor windowed = buildMask(options({6}, 6, 6, true, 2));
+  const torch::Tensor windowed = buildMask(options({6}, 6, 6, true, 2)).dense();
   const auto w = windowed.accessor<float, 4>();
   EXPECT_EQ(w[0][0][5][0], -std::numeric_limits<float>::infinity());
   EXPECT_EQ(w[0][0][5][4], 0.0f);

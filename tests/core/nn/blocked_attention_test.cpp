@@ -138,11 +138,12 @@ TEST(BlockedAttention, SlidingWindowWritesEveryEntryOfTheGivenBuffers) {
     mo.queries = mo.keys = T;
     mo.causal = true;
     mo.slidingWindow = 100;
-    const torch::Tensor mask = buildMask(mo);
+    const AttentionMask runs = buildMask(mo);  // read as runs: no mask tensor in the kernel
+    const torch::Tensor mask = runs.dense();
     const torch::Tensor attention = torch::full({L, B, H, T, T}, NAN),
                         scores = torch::full({L, B, H, T, T}, NAN);
     const std::optional<BlockedAttention> r = blockedAttention(
-        in.q, in.k, in.v, scale, {}, mask, attention[1], scores[1], /*wantScores=*/true);
+        in.q, in.k, in.v, scale, {}, runs, attention[1], scores[1], /*wantScores=*/true);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->attention.data_ptr(), attention[1].data_ptr());
     EXPECT_EQ(r->scores.data_ptr(), scores[1].data_ptr());
@@ -154,6 +155,68 @@ TEST(BlockedAttention, SlidingWindowWritesEveryEntryOfTheGivenBuffers) {
     expectAllNear(attention[1], want.attention, 1e-5, "attention");
     expectAllNear(r->values, want.values, valuesTolerance(hd), "values");
     expectExactZerosWhereMasked(attention[1], scores[1], mask);
+  }
+}
+
+// A mask of runs (what buildMask makes) is read as runs: the same bits as adding its tensor, for
+// every kind of run (causal, padding of unequal items, sliding and two-sided windows, queries
+// after cached keys) and both products, and no [B, 1, Tq, Tk] tensor is made on the way.
+TEST(BlockedAttention, MaskRunsGiveTheBitsOfTheirTensorWithoutMakingIt) {
+  struct Case {
+    const char* what;
+    std::vector<int> lengths;
+    int64_t Tq, Tk;
+    bool causal;
+    int64_t window, radius, offset;
+  };
+  const std::vector<Case> cases = {
+      {"causal", {150, 150}, 150, 150, true, 0, -1, 0},
+      {"causal, padded items", {150, 97}, 150, 150, true, 0, -1, 0},
+      {"sliding window, padded", {150, 120}, 150, 150, true, 40, -1, 0},
+      {"two-sided window, padded", {150, 70}, 150, 150, false, 0, 9, 0},
+      {"queries after cached keys", {180, 180}, 60, 180, true, 50, -1, 120},
+  };
+  for (const int64_t hd : kHeadDims) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.what) + ", head_dim " + std::to_string(hd));
+      const int64_t B = 2, H = 3;
+      MaskOptions mo;
+      mo.keyLengths = c.lengths;
+      mo.queries = c.Tq;
+      mo.keys = c.Tk;
+      mo.causal = c.causal;
+      mo.slidingWindow = c.window;
+      mo.windowRadius = c.radius;
+      mo.queryOffset = c.offset;
+      const Qkv kv = fusedViews(B, H, c.Tk, hd, 5);
+      const torch::Tensor q = kv.q.narrow(2, c.Tk - c.Tq, c.Tq);
+      const AttentionMask runs = buildMask(mo);
+      ASSERT_NE(runs.ranges(), nullptr);
+      const uint64_t made = AttentionMask::tensorsMade();
+      const torch::Tensor lse = torch::empty({B, H, c.Tq});
+      const std::optional<BlockedAttention> r =
+          blockedAttention(q, kv.k, kv.v, 0.4, {}, runs, torch::empty({B, H, c.Tq, c.Tk}), {},
+                           /*wantScores=*/true, 0.0, lse);
+      ASSERT_TRUE(r.has_value());
+      EXPECT_EQ(AttentionMask::tensorsMade(), made) << "the runs were made into a tensor";
+      const torch::Tensor dense = runs.dense();  // checked against the loops in attention_mask_test
+      const torch::Tensor lseDense = torch::empty({B, H, c.Tq});
+      const std::optional<BlockedAttention> d =
+          blockedAttention(q, kv.k, kv.v, 0.4, {}, AttentionMask(dense),
+                           torch::empty({B, H, c.Tq, c.Tk}), {}, true, 0.0, lseDense);
+      ASSERT_TRUE(d.has_value());
+      EXPECT_TRUE(torch::equal(r->attention, d->attention));
+      EXPECT_TRUE(torch::equal(r->scores, d->scores));
+      EXPECT_TRUE(torch::equal(r->values, d->values));
+      EXPECT_TRUE(torch::equal(lse, lseDense));
+      expectExactZerosWhereMasked(r->attention, r->scores, dense);
+      // Not a mask that hides nothing: the rows see different keys.
+      EXPECT_GT(dense.isinf().sum().item<int64_t>(), 0);
+      if (c.window == 0 && c.radius < 0 && c.offset == 0) {
+        EXPECT_TRUE(torch::equal(dense, loopMask(B, c.Tq, c.Tk, c.causal, c.lengths)))
+            << "the loops' causal and padding mask";
+      }
+    }
   }
 }
 
@@ -230,7 +293,7 @@ TEST(BlockedAttention, ScaledDotProductKernelsAgreeAndTraceTheSameSteps) {
   // by twice that. A wrong mask, scale or bias is off by 1e-3 or more.
   SdpaOptions exact = o;
   exact.kernel = SdpaKernel::Reference;
-  exact.mask = o.mask.to(torch::kDouble);
+  exact.mask = o.mask.dense().to(torch::kDouble);
   exact.bias = o.bias.to(torch::kDouble);
   TraceRecorder noTrace(nullptr);
   const ScaledDotProduct truth =

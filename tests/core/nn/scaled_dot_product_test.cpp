@@ -147,7 +147,7 @@ TEST(ScaledDotProduct, WritesIntoTheGivenBuffers) {
   EXPECT_EQ(r.attention.data_ptr(), o.buffers.attention.data_ptr());
   EXPECT_EQ(r.scores.data_ptr(), o.buffers.scores.data_ptr());
   EXPECT_EQ(r.valuesStep, -1);
-  const Reference want = referenceSdpa(in.q, in.k, in.v, 0.5, {}, o.mask);
+  const Reference want = referenceSdpa(in.q, in.k, in.v, 0.5, {}, o.mask.dense());
   expectAllNear(allAttention[1], want.attention, 1e-5, "attention buffer");
   expectAllNear(allScores[1], want.scores, 1e-5, "scores buffer");
   expectAllNear(r.values, want.values, 1e-5, "values");
@@ -181,7 +181,7 @@ TEST(ScaledDotProduct, MoreKeysThanQueriesWithPaddingAndNoScaleStep) {
   TraceRecorder rec(&trace);
   const ScaledDotProduct r = scaledDotProduct(in.q, in.k, in.v, o, rec, -1, -1, -1);
 
-  const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, o.bias, o.mask);
+  const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, o.bias, o.mask.dense());
   EXPECT_EQ(shapeOf(r.attention), (std::vector<int64_t>{B, H, Tq, Tk}));
   EXPECT_EQ(shapeOf(r.values), (std::vector<int64_t>{B, H, Tq, hd}));
   expectAllNear(r.scores, want.scores, 1e-5, "scores");
@@ -261,17 +261,17 @@ TEST(ScaledDotProduct, SoftcapCapsTheKeptScoresBeforeTheMaskInBothKernels) {
       const std::string where =
           "hd " + std::to_string(hd) + ", kernel " + std::to_string(static_cast<int>(kernel));
 
-      const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask, cap);
+      const Reference want = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask.dense(), cap);
       expectAllNear(r.scores, want.scores, 1e-5, "capped scores, " + where);
       expectAllNear(r.attention, want.attention, 1e-5, "attention, " + where);
       expectAllNear(r.values, want.values, 1e-5, "values, " + where);
       const torch::Tensor finite = r.scores.masked_select(torch::isfinite(r.scores));
       EXPECT_LE(finite.abs().max().item<float>(), cap) << where;
       EXPECT_EQ(r.scores.isneginf().sum().item<int64_t>(),
-                o.mask.isneginf().sum().item<int64_t>() * H)
+                o.mask.dense().isneginf().sum().item<int64_t>() * H)
           << "the mask still hides its cells, " << where;
       // Uncapped, these scores reach far past the cap: leaving the cap out is a visible mistake.
-      const Reference uncapped = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask);
+      const Reference uncapped = referenceSdpa(in.q, in.k, in.v, 1.0, {}, o.mask.dense());
       double diff = 0;
       for (std::size_t i = 0; i < uncapped.attention.size(); ++i)
         diff = std::max(diff, std::abs(uncapped.attention[i] - want.attention[i]));
