@@ -121,7 +121,8 @@ fi
 # Issue 33, long inputs with the attention on demand, fresh processes on 2 threads: a
 # Llama-3.2-1B-shaped model at T = 8192 (forward, then every head's long-range profile and 64 x 64
 # thumbnail; target peak RSS <= weights + 3 GB) and its width with 2 layers at T = 32768 (512 x 512
-# tiles; target <= 1 s; memory limit 18 GiB: the run builds one 4 GiB mask). Alone:
+# tiles; target <= 1 s; memory limit 18 GiB: the estimate, an upper bound, says 12.1 GiB where
+# the run peaks at 5.4 GB). Alone:
 # ATTNSCOPE_BENCH_FILTER=LongContext.
 if [[ -z "${ATTNSCOPE_BENCH_FILTER:-}" || LongContext =~ $ATTNSCOPE_BENCH_FILTER ]]; then
   for row in 8192,llama1b 32768,llama2l,18432; do
