@@ -6,6 +6,7 @@
 #include <QThreadPool>
 
 #include <QPointer>
+#include <QTimer>
 
 #include <QFontMetricsF>
 #include <QMouseEvent>
@@ -27,6 +28,16 @@ namespace attnscope::render {
 GridView::GridView(QWidget* parent) : AttentionView(parent) {
   setMouseTracking(true);
   setMinimumSize(200, 160);
+  m_progressTimer = new QTimer(this);
+  m_progressTimer->setInterval(150);
+  connect(m_progressTimer, &QTimer::timeout, this, [this] { update(); });
+}
+
+QString GridView::progressText() const {
+  if (!m_progress || m_computing == 0) return {};
+  const long long done =
+      m_progress->headRows.load() / std::max(1LL, m_progress->rowsPerHead.load());
+  return QStringLiteral("%1 / %2 heads").arg(done).arg(m_progress->heads);
 }
 
 GridView::TileInputs GridView::TileInputs::of(const ViewState& s) {
@@ -46,6 +57,11 @@ void GridView::rebuild(Change change) {
     m_tileInputs = inputs;
     m_dirty = true;
     ++m_generation;
+    // A running job for older tiles stops within one head; its tiles are never installed.
+    if (m_progress) m_progress->cancelled.store(true);
+    m_progress.reset();
+    m_computing = 0;
+    m_progressTimer->stop();
   }
   update();
 }
@@ -103,10 +119,12 @@ PooledTile pooled(const float* m, int rows, int cols, std::size_t stride) {
 
 /// Every head of one layer of an on-demand group and their mean, pooled as pooled() pools the
 /// stored matrices, from blocks of rows recomputed through attentionRows: never a head's T × T.
-/// tiles gets heads + 1 entries (the mean last).
-void poolOnDemandLayer(const AttentionGroup& r, int layer, int item, int rows, int cols,
-                       PooledTile* tiles) {
-  const int heads = r.heads(), stride = r.keys();
+/// tiles gets heads + 1 entries (the mean last). lazy, when given (a lazy HeadMatrix of this
+/// group and item), supplies the rows instead, with its hidden special tokens and merged words
+/// (rows × cols are then its). False when progress was cancelled (checked between heads).
+bool poolOnDemandLayer(const AttentionGroup& r, int layer, int item, int rows, int cols,
+                       PooledTile* tiles, HeadMatrix* lazy, GridView::Progress* progress) {
+  const int heads = r.heads(), stride = lazy ? cols : r.keys();
   const int fy = std::max(1, (rows + kMaxTileSide - 1) / kMaxTileSide);
   const int block = fy * std::max(1, 64 / fy);  // whole tile rows a block
   for (int h = 0; h <= heads; ++h) tiles[h] = emptyTile(rows, cols);
@@ -117,14 +135,23 @@ void poolOnDemandLayer(const AttentionGroup& r, int layer, int item, int rows, i
     const std::size_t n = static_cast<std::size_t>(q1 - q0) * stride;
     std::fill(mean.begin(), mean.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
     for (int h = 0; h < heads; ++h) {
-      attentionRows(r, layer, item, h, q0, q1, buffer.data());
+      if (progress && progress->cancelled.load(std::memory_order_relaxed)) return false;
+      if (lazy) {
+        lazy->lazyLayer = layer;
+        lazy->lazyHead = h;
+        lazy->lazyRows(q0, q1, buffer.data());
+      } else {
+        attentionRows(r, layer, item, h, q0, q1, buffer.data());
+      }
       poolRows(tiles[h], buffer.data(), q0, q1, rows, cols, static_cast<std::size_t>(stride));
       for (std::size_t i = 0; i < n; ++i) mean[i] += buffer[i] / heads;
+      if (progress) progress->headRows.fetch_add(q1 - q0, std::memory_order_relaxed);
     }
     poolRows(tiles[heads], mean.data(), q0, q1, rows, cols, static_cast<std::size_t>(stride));
   }
   for (int h = 0; h <= heads; ++h)
     for (float v : tiles[h].values) tiles[h].max = std::max(tiles[h].max, v);
+  return true;
 }
 
 // Weights to pool above which a window's grid is prepared off the UI thread: 4 M weights take
@@ -139,31 +166,52 @@ qint64 workOf(const ResultPtr& result, const std::string& group) {
 
 }  // namespace
 
-GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs& inputs) {
+GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs& inputs,
+                                       Progress* progress) {
   Tiles out;
   if (!result || inputs.item < 0 || inputs.item >= result->group(inputs.group).batch()) return out;
   const AttentionGroup& r = result->group(inputs.group);
   const int layers = r.layers(), heads = r.heads(), item = inputs.item;
+  if (progress) progress->rowsPerHead = std::max(1, realQueries(r, item));
   // Crop (and hide special tokens) through HeadMatrix like every other matrix view, pool every
   // head and each layer's mean, then colour with one scale or one per cell.
   std::vector<PooledTile> tiles(static_cast<std::size_t>(layers) * (heads + 1));
   std::vector<float> mean;
   // On demand: each head recomputed a block of rows at a time and pooled as it goes (a head of
-  // 8,192 tokens would be 256 MB whole). Special tokens and words go through HeadMatrix, which
-  // recomputes a head whole up to HeadMatrix::kMaxOnDemandCells (past it they are not applied).
-  const bool blocks =
-      r.onDemand() && (tooLongOnDemand(r, item) || !(inputs.hideSpecial || inputs.mergeWords));
+  // 8,192 tokens would be 256 MB whole). Special tokens and words go through HeadMatrix: whole up
+  // to HeadMatrix::kMaxOnDemandCells, past it a lazy matrix's rows (its groups, never T × T).
+  const bool grouped = inputs.hideSpecial || inputs.mergeWords;
+  const bool blocks = r.onDemand() && (tooLongOnDemand(r, item) || !grouped);
   if (blocks) {
-    out.rows = realQueries(r, item);
-    out.cols = realKeys(r, item);
-    for (int l = 0; l < layers; ++l)
-      poolOnDemandLayer(r, l, item, out.rows, out.cols,
-                        &tiles[static_cast<std::size_t>(l) * (heads + 1)]);
+    HeadMatrix lazy;
+    if (grouped) {
+      HeadMatrix::fillLazy(lazy, r, 0, item, 0, 0, inputs.hideSpecial, inputs.mergeWords, false);
+      out.rows = lazy.rows;
+      out.cols = lazy.cols;
+      out.rowSegment =
+          lazy.rows > 0 && lazy.rowSegmentStart > 0 ? double(lazy.rowSegmentStart) / lazy.rows : 0;
+      out.colSegment =
+          lazy.cols > 0 && lazy.colSegmentStart > 0 ? double(lazy.colSegmentStart) / lazy.cols : 0;
+      out.hiddenSpecial = lazy.hiddenSpecial;
+      if (progress) progress->rowsPerHead = std::max(1, lazy.rows);
+    } else {
+      out.rows = realQueries(r, item);
+      out.cols = realKeys(r, item);
+    }
+    for (int l = 0; l < layers; ++l) {
+      lazy.missing = !r.hasLayer(l);
+      if (!poolOnDemandLayer(r, l, item, out.rows, out.cols,
+                             &tiles[static_cast<std::size_t>(l) * (heads + 1)],
+                             grouped ? &lazy : nullptr, progress))
+        return out;  // cancelled: a newer state's tiles follow
+    }
   }
   for (int l = 0; l < layers && !blocks; ++l) {
     for (int h = 0; h < heads; ++h) {
+      if (progress && progress->cancelled.load(std::memory_order_relaxed)) return out;
       const HeadMatrix m =
           HeadMatrix::of(r, l, item, h, false, inputs.hideSpecial, inputs.mergeWords);
+      if (progress) progress->headRows.fetch_add(progress->rowsPerHead.load());
       if (l == 0 && h == 0) {
         mean.assign(m.values.size(), 0.0f);
         out.rows = m.rows;
@@ -212,24 +260,36 @@ void GridView::startTilesInBackground() {
   if (m_computing == m_generation) return;
   m_computing = m_generation;
   const quint64 generation = m_generation;
+  auto progress = std::make_shared<Progress>();
+  if (result())
+    progress->heads =
+        result()->group(m_tileInputs.group).layers() * result()->group(m_tileInputs.group).heads();
+  m_progress = progress;
+  m_progressTimer->start();
   // The QPointer is read on the UI thread only, where the view may be deleted; the pool thread
   // just carries a handle to it.
   const auto self = std::make_shared<QPointer<GridView>>(this);
-  QThreadPool::globalInstance()->start([self, generation, shown = result(), inputs = m_tileInputs] {
-    Tiles tiles = computeTiles(shown, inputs);
-    // Back on the UI thread (qApp outlives every view): kept only if nothing changed meanwhile.
-    QMetaObject::invokeMethod(
-        qApp,
-        [self, generation, tiles = std::move(tiles)]() mutable {
-          GridView* view = *self;
-          if (!view) return;
-          if (view->m_computing == generation) view->m_computing = 0;
-          if (generation != view->m_generation) return;
-          view->install(std::move(tiles));
-          view->update();
-        },
-        Qt::QueuedConnection);
-  });
+  QThreadPool::globalInstance()->start(
+      [self, generation, progress, shown = result(), inputs = m_tileInputs] {
+        Tiles tiles = computeTiles(shown, inputs, progress.get());
+        if (progress->cancelled.load()) return;  // a newer state: never installed
+        // Back on the UI thread (qApp outlives every view): kept only if nothing changed meanwhile.
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, generation, tiles = std::move(tiles)]() mutable {
+              GridView* view = *self;
+              if (!view) return;
+              if (view->m_computing == generation) {
+                view->m_computing = 0;
+                view->m_progress.reset();
+                view->m_progressTimer->stop();
+              }
+              if (generation != view->m_generation) return;
+              view->install(std::move(tiles));
+              view->update();
+            },
+            Qt::QueuedConnection);
+      });
 }
 
 GridView::Layout GridView::layoutFor(const QRect& area, const RenderStyle& style) const {
@@ -283,10 +343,12 @@ void GridView::draw(QPainter& painter, const QRect& area, const RenderStyle& sty
   if (m_dirty) {
     if (onScreen && workOf(result(), state.group) > kBackgroundWork) {
       startTilesInBackground();
-      style.drawMessage(
-          painter, area,
-          QStringLiteral("Drawing %1 heads…")
-              .arg(result()->group(state.group).layers() * result()->group(state.group).heads()));
+      const QString done = progressText();
+      style.drawMessage(painter, area,
+                        done.isEmpty() ? QStringLiteral("Drawing %1 heads…")
+                                             .arg(result()->group(state.group).layers() *
+                                                  result()->group(state.group).heads())
+                                       : QStringLiteral("Drawing heads… %1").arg(done));
       return;
     }
     updateTiles();

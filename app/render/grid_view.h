@@ -5,9 +5,13 @@
 #include <QRectF>
 #include <QVector>
 
+#include <atomic>
+#include <memory>
 #include <string>
 
 #include "attention_view.h"
+
+class QTimer;
 
 namespace attnscope::render {
 
@@ -37,6 +41,15 @@ class GridView final : public AttentionView {
 
   /// The cell of (layer, head) when drawn into rect; head == heads() is the mean column.
   QRectF cellRect(const QRect& rect, const QString& title, int layer, int head) const;
+
+  /// What a pool thread and the view share while the tiles are made: a cancel flag checked
+  /// between heads, and how far it is (in heads' worth of rows).
+  struct Progress {
+    std::atomic<bool> cancelled{false};
+    std::atomic<long long> headRows{0};  // rows of heads pooled (a head counts its shown rows)
+    std::atomic<long long> rowsPerHead{1};
+    int heads = 0;  // layers × heads, set before the job starts
+  };
 
  protected:
   void rebuild(Change change) override;
@@ -84,7 +97,8 @@ class GridView final : public AttentionView {
     double rowSegment = 0, colSegment = 0;
     int hiddenSpecial = 0;
   };
-  static Tiles computeTiles(const ResultPtr& result, const TileInputs& inputs);
+  static Tiles computeTiles(const ResultPtr& result, const TileInputs& inputs,
+                            Progress* progress = nullptr);
   void install(Tiles tiles);
   void updateTiles();
   /// Starts computeTiles on a pool thread unless one for the current state is running.
@@ -97,8 +111,14 @@ class GridView final : public AttentionView {
   double m_rowSegment = 0, m_colSegment = 0;  // segment B's start as a fraction of a side; 0: none
   int m_hiddenSpecial = 0;                    // special tokens left out
   bool m_dirty = true;
-  quint64 m_generation = 1;  // bumped whenever the tiles must be redone
-  quint64 m_computing = 0;   // the generation a pool thread is working on; 0: none
+  quint64 m_generation = 1;              // bumped whenever the tiles must be redone
+  quint64 m_computing = 0;               // the generation a pool thread is working on; 0: none
+  std::shared_ptr<Progress> m_progress;  // that job's
+  QTimer* m_progressTimer = nullptr;     // repaints the progress while it runs
+
+ public:
+  /// "12 / 32 heads" while a pool thread makes the tiles, else empty.
+  QString progressText() const;
 };
 
 }  // namespace attnscope::render

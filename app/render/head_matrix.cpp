@@ -472,65 +472,192 @@ bool tooLongOnDemand(const AttentionGroup& g, int item) {
 }
 
 void HeadMatrix::fillLazy(HeadMatrix& m, const AttentionGroup& r, int layer, int item, int head,
-                          int dropSink) {
+                          int dropSink, bool hideSpecial, bool mergeWords, bool prepare) {
   m = HeadMatrix();
   const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
   const std::vector<Token>* keyTokens =
       r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
   const int realRows = realQueries(r, item), realCols = realKeys(r, item);
-  const int drop = dropSink > 0 && dropSink < realCols ? dropSink : 0;
+  // The same rows and columns fill() shows, as groups of token positions (never T × T).
+  const std::vector<int> shownRows = shownPositions(queryTokens, realRows, hideSpecial);
+  const std::vector<int> shownCols = shownPositions(keyTokens, realCols, hideSpecial);
+  const auto rowGroups = groupsOf(queryTokens, realRows, shownRows, mergeWords);
+  auto colGroups = groupsOf(keyTokens, realCols, shownCols, mergeWords);
+  m.mergedWords = rowGroups.size() < shownRows.size() || colGroups.size() < shownCols.size();
+  // The sink, as dropSink(): the leading columns that start inside the first dropSink tokens.
+  std::size_t dropped = 0;
+  while (dropSink > 0 && dropped < colGroups.size() && colGroups[dropped].front() < dropSink)
+    ++dropped;
+  if (dropped >= colGroups.size()) dropped = 0;
+  m.droppedSink = dropped > 0 ? colGroups[dropped - 1].back() + 1 : 0;
+  colGroups.erase(colGroups.begin(), colGroups.begin() + static_cast<std::ptrdiff_t>(dropped));
   m.lazy = true;
   m.lazyGroup = &r;
   m.lazyLayer = layer;
   m.lazyItem = item;
   m.lazyHead = head;
-  m.droppedSink = drop;
+  m.lazyHideSpecial = hideSpecial;
+  m.lazyMergeWords = mergeWords;
   m.distribution = r.distribution;
   m.missing = !r.hasLayer(layer);
-  m.rows = realRows;
-  m.cols = realCols - drop;
+  m.rows = static_cast<int>(rowGroups.size());
+  m.cols = static_cast<int>(colGroups.size());
+  m.hiddenSpecial = realRows - static_cast<int>(shownRows.size());
   const QStringList rowAll = queryLabels(r, item), colAll = keyLabels(r, item);
-  for (int q = 0; q < m.rows; ++q) {
-    m.rowTokens.push_back(q);
-    m.rowTexts << rowAll.value(q);
-    m.rowLabels << axisLabel(rowAll.value(q));
+  for (const auto& g : rowGroups) {
+    m.rowTokens.push_back(g.front());
+    m.rowLast.push_back(g.back());
+    m.rowTexts << groupText(queryTokens, rowAll, g);
+    m.rowLabels << axisLabel(m.rowTexts.back());
   }
-  for (int c = 0; c < m.cols; ++c) {
-    m.colTokens.push_back(c + drop);
-    m.colTexts << colAll.value(c + drop);
-    m.colLabels << axisLabel(colAll.value(c + drop));
+  for (const auto& g : colGroups) {
+    m.colTokens.push_back(g.front());
+    m.colLast.push_back(g.back());
+    m.colTexts << groupText(keyTokens, colAll, g);
+    m.colLabels << axisLabel(m.colTexts.back());
   }
-  m.rowLast = m.rowTokens;
-  m.colLast = m.colTokens;
   m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
   m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
-  if (m.missing || m.rows == 0 || m.cols == 0) return;
-  const AttentionSource& source = *r.source;
-  const int slot = r.slotOf(layer);
-  if (drop > 0) {
-    // Each row's weight on the sink: T × k cells, read once.
-    std::vector<float> sink(static_cast<std::size_t>(m.rows) * drop);
-    source.tile(slot, item, head, 0, m.rows, 0, drop, sink.data());
-    m.sinkShare.assign(static_cast<std::size_t>(m.rows), 0.0f);
-    for (int q = 0; q < m.rows; ++q) {
-      double total = 0;
-      for (int k = 0; k < drop; ++k) total += sink[static_cast<std::size_t>(q) * drop + k];
-      m.sinkShare[static_cast<std::size_t>(q)] = static_cast<float>(total);
-    }
+  if (m.rows != realRows || m.cols != realCols) {
+    // Not one token per row and column in order: block() reads the groups.
+    const auto flatten = [](const std::vector<std::vector<int>>& groups, std::vector<int>& start,
+                            std::vector<int>& tokens) {
+      start.push_back(0);
+      for (const auto& g : groups) {
+        tokens.insert(tokens.end(), g.begin(), g.end());
+        start.push_back(static_cast<int>(tokens.size()));
+      }
+    };
+    flatten(rowGroups, m.lazyRowStart, m.lazyRowTokens);
+    flatten(colGroups, m.lazyColStart, m.lazyColTokens);
+  }
+  if (prepare) prepareLazy(m);
+}
+
+void HeadMatrix::prepareLazy(HeadMatrix& m, const std::atomic<bool>* cancel,
+                             const std::function<void(int, const float*)>& row) {
+  if (!m.lazy || m.lazyGroup == nullptr) return;
+  if (m.missing || m.rows == 0 || m.cols == 0) {
+    m.lazyPrepared = true;
+    return;
+  }
+  const bool identity = m.lazyIdentity();
+  if (!identity) {
+    m.lazyTokenScale.assign(static_cast<std::size_t>(realQueries(*m.lazyGroup, m.lazyItem)), 1.0);
+    m.lazyRowScale.assign(static_cast<std::size_t>(m.rows), 1.0);
   }
   // The range of the weights: the head read once, a block of rows at a time (the largest weight
   // of a distribution; what the colour scale spans).
   float hi = 0;
   constexpr int kRows = 64;
   std::vector<float> buffer(static_cast<std::size_t>(std::min(kRows, m.rows)) * m.cols);
-  for (int q0 = 0; q0 < m.rows; q0 += kRows) {
-    const int q1 = std::min(m.rows, q0 + kRows);
-    m.block(q0, q1, 0, m.cols, buffer.data());
-    for (std::size_t i = 0; i < static_cast<std::size_t>(q1 - q0) * m.cols; ++i)
+  for (int r0 = 0; r0 < m.rows; r0 += kRows) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return;
+    const int r1 = std::min(m.rows, r0 + kRows);
+    m.lazyRows(r0, r1, buffer.data(), identity ? nullptr : m.lazyTokenScale.data(),
+               identity ? nullptr : m.lazyRowScale.data());
+    const std::size_t n = static_cast<std::size_t>(r1 - r0) * m.cols;
+    for (std::size_t i = 0; i < n; ++i)
       if (std::isfinite(buffer[i])) hi = std::max(hi, buffer[i]);
+    if (row)
+      for (int r = r0; r < r1; ++r)
+        row(r, buffer.data() + static_cast<std::size_t>(r - r0) * m.cols);
   }
   m.minValue = 0;
   m.maxValue = hi;
+  m.lazyPrepared = true;
+}
+
+namespace {
+
+/// The shown rows [r0, r1) of a grouped lazy matrix over columns [c0, c1): each row's tokens'
+/// weights a (rows q0.. of `keys` floats from key k0) summed over a column's tokens, scaled by
+/// the token's factor, averaged over the row's tokens, then scaled by the row's factor.
+/// tokenScale(q) and rowScale(g) give the factors.
+template <typename TokenScale, typename RowScale>
+void combineGroups(const HeadMatrix& m, const float* a, int q0, int k0, int keys, int r0, int r1,
+                   int c0, int c1, float* out, TokenScale tokenScale, RowScale rowScale) {
+  const std::size_t width = static_cast<std::size_t>(c1 - c0);
+  std::vector<double> acc(width);
+  for (int g = r0; g < r1; ++g) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    const int t0 = m.lazyRowStart[static_cast<std::size_t>(g)],
+              t1 = m.lazyRowStart[static_cast<std::size_t>(g) + 1];
+    for (int t = t0; t < t1; ++t) {
+      const int q = m.lazyRowTokens[static_cast<std::size_t>(t)];
+      const float* in = a + static_cast<std::size_t>(q - q0) * keys;  // key k at in[k − k0]
+      const double scale = tokenScale(q, in);
+      for (int c = c0; c < c1; ++c) {
+        double sum = 0;
+        for (int i = m.lazyColStart[static_cast<std::size_t>(c)];
+             i < m.lazyColStart[static_cast<std::size_t>(c) + 1]; ++i) {
+          const float v = in[m.lazyColTokens[static_cast<std::size_t>(i)] - k0];
+          if (std::isfinite(v)) sum += v;
+        }
+        acc[static_cast<std::size_t>(c - c0)] += sum * scale;
+      }
+    }
+    const double n = std::max(1, t1 - t0);
+    for (double& v : acc) v /= n;
+    const double scale = rowScale(g, acc);
+    float* o = out + static_cast<std::size_t>(g - r0) * width;
+    for (std::size_t c = 0; c < width; ++c) o[c] = static_cast<float>(acc[c] * scale);
+  }
+}
+
+}  // namespace
+
+void HeadMatrix::lazyRows(int r0, int r1, float* out, double* tokenScale, double* rowScale) const {
+  if (!lazy || lazyGroup == nullptr || missing || r1 <= r0 || cols == 0) return;
+  const AttentionSource& source = *lazyGroup->source;
+  const int slot = lazyGroup->slotOf(lazyLayer);
+  if (lazyIdentity()) {
+    source.tile(slot, lazyItem, lazyHead, r0, r1, 0, cols, out);
+    return;
+  }
+  // The rows' tokens over every real key: what a row's weight on the shown keys is summed from.
+  const int keys = realKeys(*lazyGroup, lazyItem);
+  const int q0 =
+      lazyRowTokens[static_cast<std::size_t>(lazyRowStart[static_cast<std::size_t>(r0)])];
+  const int q1 =
+      lazyRowTokens[static_cast<std::size_t>(lazyRowStart[static_cast<std::size_t>(r1)] - 1)] + 1;
+  std::vector<float> a(static_cast<std::size_t>(q1 - q0) * keys);
+  source.tile(slot, lazyItem, lazyHead, q0, q1, 0, keys, a.data());
+  const bool renormalise = lazyHideSpecial && distribution;
+  std::vector<char> shownKey;
+  if (renormalise) {
+    const std::vector<Token>* keyTokens = lazyGroup->contextTokens.empty()
+                                              ? tokensOf(lazyGroup->tokens, lazyItem)
+                                              : tokensOf(lazyGroup->contextTokens, lazyItem);
+    shownKey.assign(static_cast<std::size_t>(keys), 1);
+    for (int k = 0; keyTokens && k < keys && k < static_cast<int>(keyTokens->size()); ++k)
+      shownKey[static_cast<std::size_t>(k)] = !(*keyTokens)[static_cast<std::size_t>(k)].special;
+  }
+  combineGroups(
+      *this, a.data(), q0, 0, keys, r0, r1, 0, cols, out,
+      [&](int q, const float* in) {
+        double scale = 1.0;
+        if (renormalise) {
+          // As fill(): a row whose every shown key was special has nothing to renormalise.
+          double total = 0;
+          for (int k = 0; k < keys; ++k)
+            if (shownKey[static_cast<std::size_t>(k)] && std::isfinite(in[k])) total += in[k];
+          scale = total > 0 ? 1.0 / total : 1.0;
+        }
+        if (tokenScale) tokenScale[q] = scale;
+        return scale;
+      },
+      [&](int g, const std::vector<double>& values) {
+        double scale = 1.0;
+        if (droppedSink > 0 && distribution) {
+          // As dropSink(): the row renormalised over the columns left; none left stays 0.
+          double total = 0;
+          for (double v : values) total += v;
+          scale = total > 0 ? 1.0 / total : 0.0;
+        }
+        if (rowScale) rowScale[g] = scale;
+        return scale;
+      });
 }
 
 void HeadMatrix::block(int r0, int r1, int c0, int c1, float* out) const {
@@ -544,17 +671,41 @@ void HeadMatrix::block(int r0, int r1, int c0, int c1, float* out) const {
   }
   if (lazyGroup == nullptr || missing || r1 <= r0 || c1 <= c0) return;
   const int slot = lazyGroup->slotOf(lazyLayer);
-  lazyGroup->source->tile(slot, lazyItem, lazyHead, r0, r1, c0 + droppedSink, c1 + droppedSink,
-                          out);
-  if (droppedSink > 0 && distribution) {
-    for (int q = r0; q < r1; ++q) {
-      const double rest = 1.0 - sinkShare[static_cast<std::size_t>(q)];
-      float* row = out + static_cast<std::size_t>(q - r0) * width;
-      // A row with no weight left past the sink stays 0 (as HeadMatrix::dropSink).
-      const double scale = rest > 1e-12 ? 1.0 / rest : 0.0;
-      for (std::size_t c = 0; c < width; ++c) row[c] = static_cast<float>(row[c] * scale);
-    }
+  if (lazyIdentity()) {
+    lazyGroup->source->tile(slot, lazyItem, lazyHead, r0, r1, c0, c1, out);
+    return;
   }
+  const bool factors = (lazyHideSpecial || droppedSink > 0) && distribution;
+  if (factors && !lazyPrepared) {
+    // The factors need whole rows: read them (a tooltip's one row, an export's pooling).
+    std::vector<float> whole(static_cast<std::size_t>(r1 - r0) * cols);
+    lazyRows(r0, r1, whole.data());
+    for (int r = r0; r < r1; ++r)
+      std::copy(whole.begin() + static_cast<std::ptrdiff_t>(r - r0) * cols + c0,
+                whole.begin() + static_cast<std::ptrdiff_t>(r - r0) * cols + c1,
+                out + static_cast<std::size_t>(r - r0) * width);
+    return;
+  }
+  // Only the tokens of the rows and columns asked for, with the factors prepareLazy kept.
+  const auto token = [](const std::vector<int>& start, const std::vector<int>& tokens, int i) {
+    return tokens[static_cast<std::size_t>(start[static_cast<std::size_t>(i)])];
+  };
+  const int q0 = token(lazyRowStart, lazyRowTokens, r0);
+  const int q1 =
+      lazyRowTokens[static_cast<std::size_t>(lazyRowStart[static_cast<std::size_t>(r1)] - 1)] + 1;
+  const int k0 = token(lazyColStart, lazyColTokens, c0);
+  const int k1 =
+      lazyColTokens[static_cast<std::size_t>(lazyColStart[static_cast<std::size_t>(c1)] - 1)] + 1;
+  std::vector<float> a(static_cast<std::size_t>(q1 - q0) * (k1 - k0));
+  lazyGroup->source->tile(slot, lazyItem, lazyHead, q0, q1, k0, k1, a.data());
+  combineGroups(
+      *this, a.data(), q0, k0, k1 - k0, r0, r1, c0, c1, out,
+      [&](int q, const float*) {
+        return factors && lazyHideSpecial ? lazyTokenScale[static_cast<std::size_t>(q)] : 1.0;
+      },
+      [&](int g, const std::vector<double>&) {
+        return factors && droppedSink > 0 ? lazyRowScale[static_cast<std::size_t>(g)] : 1.0;
+      });
 }
 
 float HeadMatrix::cell(int r, int c) const {

@@ -3,6 +3,8 @@
 
 #include <QStringList>
 
+#include <atomic>
+#include <functional>
 #include <vector>
 
 #include "attnscope/attention_result.h"
@@ -39,11 +41,25 @@ struct HeadMatrix {
   int droppedSink = 0;  // dropSink(): the first droppedSink keys are left out, rows renormalised
 
   /// fillLazy: no values at all (values is empty, at() must not be called). rows × cols are the
-  /// real queries and keys (after droppedSink); cells are recomputed on demand through block().
+  /// real queries and keys (after hidden special tokens, merged words and droppedSink); cells are
+  /// recomputed on demand through block().
   bool lazy = false;
   const AttentionGroup* lazyGroup = nullptr;  // alive while the result is
   int lazyLayer = 0, lazyItem = 0, lazyHead = 0;
-  std::vector<float> sinkShare;  // lazy with droppedSink: each row's weight on the dropped keys
+  bool lazyHideSpecial = false, lazyMergeWords = false;  // what the groups below were made for
+  /// Lazy rows and columns as groups of token positions, row g holding lazyRowTokens[
+  /// lazyRowStart[g], lazyRowStart[g + 1]) (one token each unless words are merged; special tokens
+  /// left out when hidden); likewise the columns, which start after droppedSink. Empty when every
+  /// row and column is one token in order with nothing hidden or dropped (block() is then a tile).
+  std::vector<int> lazyRowStart, lazyRowTokens, lazyColStart, lazyColTokens;
+  /// prepareLazy: maxValue is the head's range, and these hold what renormalises a block of rows
+  /// without reading whole rows: each query token's factor (1 / its weight on the shown keys when
+  /// special tokens are hidden, else 1) and each shown row's (1 / its weight left on the kept keys
+  /// when a sink is dropped, else 1).
+  bool lazyPrepared = false;
+  std::vector<double> lazyTokenScale, lazyRowScale;
+  /// The lazy matrix's (q0, q1) cells are a plain tile: no groups, nothing renormalised.
+  bool lazyIdentity() const { return lazyRowStart.empty(); }
 
   /// On-demand heads are recomputed whole (attentionRows) up to this many real cells, 4096 ×
   /// 4096 (64 MB, as a stored head of that length); no view allocates T × T past it.
@@ -78,10 +94,26 @@ struct HeadMatrix {
                    bool scores, bool hideSpecial = false, bool mergeWords = false,
                    int scoreTerm = -1);
   /// One head of an on-demand group past kMaxOnDemandCells, as a lazy matrix: labels, tokens and
-  /// lengths as fill() gives them (no special tokens hidden, no words merged), values computed
-  /// by block(). dropSink > 0 leaves out that many first keys and renormalises each row.
+  /// lengths as fill() gives them (special tokens hidden and words merged as there: hidden rows
+  /// and columns are left out and each row renormalised over the shown keys, a word's columns
+  /// summed and its rows averaged), values computed by block(), never T × T. dropSink > 0 leaves
+  /// out the columns that start in the first dropSink tokens (as dropSink()) and renormalises
+  /// each row. prepare: run prepareLazy (every cell read once) before returning.
   static void fillLazy(HeadMatrix& out, const AttentionGroup& group, int layer, int item, int head,
-                       int dropSink = 0);
+                       int dropSink = 0, bool hideSpecial = false, bool mergeWords = false,
+                       bool prepare = true);
+  /// Reads a lazy matrix's every cell once, a block of rows at a time: its range (maxValue) and
+  /// the row factors (lazyTokenScale, lazyRowScale) that let block() read partial rows. Stops
+  /// early (lazyPrepared stays false) once *cancel is set. row, when given, sees every row's
+  /// values over all columns as they are computed (a pool thread pools them on the way).
+  static void prepareLazy(HeadMatrix& m, const std::atomic<bool>* cancel = nullptr,
+                          const std::function<void(int row, const float* values)>& row = {});
+  /// The shown rows [r0, r1) of a lazy matrix over all its columns, row-major into out
+  /// (rows × cols floats), from the head's whole query rows (so a matrix need not be prepared):
+  /// renormalised and merged as block() gives them. tokenScale and rowScale, when given (of
+  /// realQueries and rows entries), receive the factors prepareLazy keeps.
+  void lazyRows(int r0, int r1, float* out, double* tokenScale = nullptr,
+                double* rowScale = nullptr) const;
   /// The cells [r0, r1) × [c0, c1) of a lazy matrix (or of a filled one), row-major into out:
   /// recomputed a block of rows at a time through AttentionSource::tile, never T × T.
   void block(int r0, int r1, int c0, int c1, float* out) const;

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "heatmap_view.h"
 
+#include <QCoreApplication>
 #include <QFontMetricsF>
+#include <QPointer>
+#include <QThreadPool>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -43,6 +47,81 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int ste
   return ticker;
 }
 
+// Rows of a matrix max-pooled by fy × fx as they arrive (in increasing order): down a pixel
+// row's matrix rows first, a loop the compiler vectorises (maxps: NaN never wins, so masked
+// cells lose to any real value), then across each pixel's columns.
+class Pooler {
+ public:
+  Pooler(int r0, int c0, int c1, int fx, int fy, int w, int h)
+      : m_r0(r0),
+        m_width(c1 - c0),
+        m_fx(fx),
+        m_fy(fy),
+        m_w(w),
+        m_acc(static_cast<std::size_t>(c1 - c0), -std::numeric_limits<float>::infinity()),
+        m_cells(static_cast<std::size_t>(w) * h, -std::numeric_limits<float>::infinity()) {}
+  /// Matrix row r over the pooled columns (from c0).
+  void row(int r, const float* v) {
+    const int y = (r - m_r0) / m_fy;
+    if (y != m_y) flush(y);
+    float* acc = m_acc.data();
+    for (int c = 0; c < m_width; ++c) acc[c] = v[c] > acc[c] ? v[c] : acc[c];
+  }
+  std::vector<float> finish() {
+    flush(-1);
+    return std::move(m_cells);
+  }
+
+ private:
+  void flush(int next) {
+    if (m_y >= 0) {
+      float* out = m_cells.data() + static_cast<std::size_t>(m_y) * m_w;
+      for (int x = 0; x < m_w; ++x) {
+        float v = -std::numeric_limits<float>::infinity();
+        for (int c = x * m_fx; c < std::min(m_width, (x + 1) * m_fx); ++c)
+          v = std::max(v, m_acc[c]);
+        out[x] = v;
+      }
+      std::fill(m_acc.begin(), m_acc.end(), -std::numeric_limits<float>::infinity());
+    }
+    m_y = next;
+  }
+  int m_r0, m_width, m_fx, m_fy, m_w, m_y = -1;
+  std::vector<float> m_acc, m_cells;
+};
+
+// The cells [r0, r1) × [c0, c1) of m max-pooled by fy × fx into w × h values, a pixel row at a
+// time (a lazy matrix's rows recomputed: fy × visible keys). prepare: a lazy matrix's range and
+// row factors are read in the same pass (every cell once). False when *cancel stopped it.
+bool poolCells(HeadMatrix& m, const HeatmapView::PooledImage& k, int w, int h, bool prepare,
+               const std::atomic<bool>* cancel, std::vector<float>& cells) {
+  Pooler pooler(k.r0, k.c0, k.c1, k.fx, k.fy, w, h);
+  if (prepare) {
+    HeadMatrix::prepareLazy(m, cancel, [&](int r, const float* v) {
+      if (r >= k.r0 && r < k.r1) pooler.row(r, v + k.c0);
+    });
+    if (!m.lazyPrepared) return false;
+  } else {
+    std::vector<float> rows;
+    for (int y = 0; y < h; ++y) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+      const int ya = k.r0 + y * k.fy, yb = std::min(k.r1, k.r0 + (y + 1) * k.fy);
+      const float* data = nullptr;
+      if (m.lazy) {
+        rows.resize(static_cast<std::size_t>(yb - ya) * (k.c1 - k.c0));
+        m.block(ya, yb, k.c0, k.c1, rows.data());
+      }
+      for (int r = ya; r < yb; ++r) {
+        data = m.lazy ? rows.data() + static_cast<std::size_t>(r - ya) * (k.c1 - k.c0)
+                      : m.values.data() + static_cast<std::size_t>(r) * m.cols + k.c0;
+        pooler.row(r, data);
+      }
+    }
+  }
+  cells = pooler.finish();
+  return true;
+}
+
 // The cells of one head. QCPColorMap would draw one bitmap into every device; this draws the
 // cells through MatrixPainter, so SVG and PDF exports get one vector rectangle per cell (up to
 // MatrixPainter::kMaxVectorCells). On screen and in PNGs it colours only what is visible, and when
@@ -51,7 +130,8 @@ QSharedPointer<QCPAxisTickerText> tokenTicker(const QStringList& labels, int ste
 class CellMap final : public QCPColorMap {
  public:
   CellMap(QCPAxis* key, QCPAxis* value, const HeadMatrix& matrix, const Palette& palette, double lo,
-          double hi, bool vector, bool logScale, HeatmapView::PooledImage* cache)
+          double hi, bool vector, bool logScale, HeatmapView::PooledImage* cache,
+          std::function<void(const HeatmapView::PooledImage&)> request)
       : QCPColorMap(key, value),
         m_matrix(matrix),
         m_palette(palette),
@@ -61,7 +141,8 @@ class CellMap final : public QCPColorMap {
         m_hi(logScale ? std::log10(hi) : hi),
         m_vector(vector && !matrix.lazy),
         m_log(logScale),
-        m_cache(cache) {}
+        m_cache(cache),
+        m_request(std::move(request)) {}
 
  protected:
   void draw(QCPPainter* painter) override {
@@ -105,21 +186,51 @@ class CellMap final : public QCPColorMap {
     const int ph = std::max(1, static_cast<int>(std::ceil(visible.height() * sy)));
     const int fx = std::max(1, (c1 - c0 + pw - 1) / pw), fy = std::max(1, (r1 - r0 + ph - 1) / ph);
     const int w = (c1 - c0 + fx - 1) / fx, h = (r1 - r0 + fy - 1) / fy;
-    // A lazy (on-demand) matrix recomputes the visible cells: the last image is kept, so that a
-    // replot for a pinned row or a tooltip does not recompute the head.
-    const HeatmapView::PooledImage key{
-        m.lazyGroup, m.lazyLayer, m.lazyItem, m.lazyHead, m.droppedSink, r0,       r1, c0, c1, fx,
-        fy,          m_lo,        m_hi,       m_log,      paletteKey(),  QImage(), 0};
+    // A lazy (on-demand) matrix recomputes the visible cells: the last pooled cells are kept, so
+    // that a replot for a pinned row or a tooltip does not recompute the head, and a new colour
+    // scale only recolours them. In a shown window they are pooled on a pool thread.
+    HeatmapView::PooledImage key;
+    key.group = m.lazyGroup;
+    key.layer = m.lazyLayer;
+    key.item = m.lazyItem;
+    key.head = m.lazyHead;
+    key.drop = m.droppedSink;
+    key.hideSpecial = m.lazyHideSpecial;
+    key.mergeWords = m.lazyMergeWords;
+    key.r0 = r0;
+    key.r1 = r1;
+    key.c0 = c0;
+    key.c1 = c1;
+    key.fx = fx;
+    key.fy = fy;
+    key.lo = m_lo;
+    key.hi = m_hi;
+    key.log = m_log;
+    key.palette = paletteKey();
     QImage image;
     if (m.lazy && m_cache && m_cache->sameAs(key)) {
       image = m_cache->image;
+    } else if (m.lazy && m_cache && m_cache->sameCells(key) && m.lazyPrepared) {
+      image = colour(m_cache->cells, w, h);
+      m_cache->lo = m_lo;
+      m_cache->hi = m_hi;
+      m_cache->log = m_log;
+      m_cache->palette = key.palette;
+      m_cache->image = image;
+    } else if (m.lazy && m_request) {
+      m_request(key);
+      drawPending(painter, target, visible, cw, ch);
+      return;
     } else {
-      image = pool(r0, r1, c0, c1, fx, fy, w, h);
+      std::vector<float> cells;
+      poolCells(const_cast<HeadMatrix&>(m), key, w, h, false, nullptr, cells);
+      image = colour(cells, w, h);
       if (m.lazy && m_cache) {
         const int recomputes = m_cache->recomputes;
-        *m_cache = key;
-        m_cache->image = image;
-        m_cache->recomputes = recomputes + 1;
+        key.cells = std::move(cells);
+        key.image = image;
+        key.recomputes = recomputes + 1;
+        *m_cache = std::move(key);
       }
     }
     painter->save();
@@ -138,38 +249,15 @@ class CellMap final : public QCPColorMap {
   unsigned int paletteKey() const {
     return m_lut.size() < 256 ? 0u : m_lut[0] ^ (m_lut[128] * 31u) ^ (m_lut[255] * 7u) ^ m_masked;
   }
-  // The cells [r0, r1) × [c0, c1) max-pooled by fy × fx into a w × h image.
-  QImage pool(int r0, int r1, int c0, int c1, int fx, int fy, int w, int h) const {
-    const HeadMatrix& m = m_matrix;
+  // Pooled cells (w × h) coloured: the log scale colours log10(v); 0 and the floor's decades
+  // below it take the first colour (log10 of 0 is −inf, clamped like any value under the floor).
+  QImage colour(const std::vector<float>& cells, int w, int h) const {
     QImage image(w, h, QImage::Format_RGB32);
     const double scale = m_hi > m_lo ? 255.0 / (m_hi - m_lo) : 0.0;
-    std::vector<float> columns(static_cast<std::size_t>(c1 - c0)),
-        best(static_cast<std::size_t>(w)), rows;
     for (int y = 0; y < h; ++y) {
-      // Down the block's rows first, a loop the compiler vectorises (maxps: NaN never wins, so
-      // masked cells lose to any real value), then across each pixel's columns.
-      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
-      float* acc = columns.data();
-      const int ya = r0 + y * fy, yb = std::min(r1, r0 + (y + 1) * fy);
-      if (m.lazy) {  // this pixel row's matrix rows, recomputed: fy × visible keys
-        rows.resize(static_cast<std::size_t>(yb - ya) * (c1 - c0));
-        m.block(ya, yb, c0, c1, rows.data());
-      }
-      for (int r = ya; r < yb; ++r) {
-        const float* row = m.lazy ? rows.data() + static_cast<std::size_t>(r - ya) * (c1 - c0)
-                                  : m.values.data() + static_cast<std::size_t>(r) * m.cols + c0;
-        for (int c = 0; c < c1 - c0; ++c) acc[c] = row[c] > acc[c] ? row[c] : acc[c];
-      }
-      for (int x = 0; x < w; ++x) {
-        float v = -std::numeric_limits<float>::infinity();
-        for (int c = x * fx; c < std::min(c1 - c0, (x + 1) * fx); ++c) v = std::max(v, acc[c]);
-        best[static_cast<std::size_t>(x)] = v;
-      }
       auto* line = reinterpret_cast<unsigned int*>(image.scanLine(y));
       for (int x = 0; x < w; ++x) {
-        float v = best[static_cast<std::size_t>(x)];
-        // The log scale colours log10(v); 0 and the floor's decades below it take the first
-        // colour (log10 of 0 is −inf, clamped like any value under the floor).
+        float v = cells[static_cast<std::size_t>(y) * w + x];
         if (m_log && std::isfinite(v)) v = v > 0 ? static_cast<float>(std::log10(v)) : -1e30f;
         // + 0.5 and truncation: lround for these non-negative values, without a libm call for
         // each of a few million pixels.
@@ -180,6 +268,38 @@ class CellMap final : public QCPColorMap {
     }
     return image;
   }
+  // While a pool thread computes the visible cells: the last image of the same head where its
+  // cells lie (zooming and panning move it), and a note.
+  void drawPending(QCPPainter* painter, const QRectF& target, const QRectF& visible, double cw,
+                   double ch) const {
+    const HeatmapView::PooledImage* last = m_cache;
+    const HeadMatrix& m = m_matrix;
+    painter->save();
+    painter->setClipRect(visible, Qt::IntersectClip);
+    if (last && !last->image.isNull() && last->group == m.lazyGroup && last->layer == m.lazyLayer &&
+        last->item == m.lazyItem && last->head == m.lazyHead && last->drop == m.droppedSink &&
+        last->hideSpecial == m.lazyHideSpecial && last->mergeWords == m.lazyMergeWords) {
+      painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+      const int w = last->image.width(), h = last->image.height();
+      painter->drawImage(QRectF(target.left() + last->c0 * cw, target.top() + last->r0 * ch,
+                                w * last->fx * cw, h * last->fy * ch),
+                         last->image);
+    }
+    QFont font = painter->font();
+    font.setPixelSize(15);
+    painter->setFont(font);
+    const QString text = QStringLiteral("computing…");
+    const QFontMetricsF fm(font);
+    const QRectF box(visible.center().x() - fm.horizontalAdvance(text) / 2 - 10,
+                     visible.center().y() - fm.height() / 2 - 6, fm.horizontalAdvance(text) + 20,
+                     fm.height() + 12);
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(QColor(0, 0, 0, 150));
+    painter->drawRoundedRect(box, 4, 4);
+    painter->setPen(Qt::white);
+    painter->drawText(box, Qt::AlignCenter, text);
+    painter->restore();
+  }
 
   const HeadMatrix& m_matrix;  // the view's, alive while the plot that holds this map is
   Palette m_palette;
@@ -189,6 +309,8 @@ class CellMap final : public QCPColorMap {
   bool m_vector;
   bool m_log;
   HeatmapView::PooledImage* m_cache;  // the view's, for lazy matrices; may be null
+  // Set for the window's plot: pools a lazy matrix's cells off the UI thread.
+  std::function<void(const HeatmapView::PooledImage&)> m_request;
 };
 
 // Zooming out stops at the whole matrix, and panning stays over it.
@@ -365,6 +487,7 @@ HeatmapView::~HeatmapView() = default;
 void HeatmapView::rebuild(Change change) {
   if (change == Change::Result) {
     // A new result may sit where the old one was: nothing lazy of the old one is reused.
+    cancelPooled();
     m_matrix = HeadMatrix();
     m_pooled = PooledImage{};
   }
@@ -381,14 +504,18 @@ void HeatmapView::rebuildPlot() {
   if (result() && validHeadSelection(*result(), s)) {
     const AttentionGroup& g = result()->group(s.group);
     if (tooLongOnDemand(g, s.item)) {
-      // Recomputed when drawn: only the head's labels and range are kept (refilled only for
-      // another head, since the range reads every cell once).
-      const HeadMatrix& m = m_matrix;
-      const bool same =
-          m.lazy && m.lazyGroup == &g && m.lazyLayer == s.layer && m.lazyItem == s.item &&
-          m.lazyHead == s.head &&
-          m.droppedSink == (s.dropSink > 0 && s.dropSink < realKeys(g, s.item) ? s.dropSink : 0);
-      if (!same) HeadMatrix::fillLazy(m_matrix, g, s.layer, s.item, s.head, s.dropSink);
+      // Recomputed when drawn: only the head's labels, range and row factors are kept (refilled
+      // only for another head, since the range reads every cell once). In a shown window that
+      // read runs on a pool thread with the first image (requestPooled).
+      const LazyInputs inputs{&g, s.layer, s.item, s.head, s.dropSink, s.hideSpecial, s.mergeWords};
+      if (!(m_matrix.lazy && inputs == m_lazyInputs)) {
+        cancelPooled();
+        m_lazyInputs = inputs;
+        HeadMatrix::fillLazy(m_matrix, g, s.layer, s.item, s.head, s.dropSink, s.hideSpecial,
+                             s.mergeWords, !asyncLazy());
+      } else if (!m_matrix.lazyPrepared && !asyncLazy()) {
+        HeadMatrix::prepareLazy(m_matrix);  // the window was hidden before its job came back
+      }
     } else {
       HeadMatrix::fill(m_matrix, g, s.layer, s.item, s.head, s.showScores, s.hideSpecial,
                        s.mergeWords, scoreTermIndex(g, s.scoreTerm));
@@ -408,7 +535,7 @@ void HeatmapView::rebuildPlot() {
     yr = old->axis(QCPAxis::atLeft)->range();
   }
   buildPlot(*m_plot, RenderStyle::forWidget(*this, viewState()), m_plot->size(), false,
-            devicePixelRatioF());
+            devicePixelRatioF(), true);
   if (m_plot->axisRectCount() && m_matrix.rows > 0 && m_matrix.cols > 0) {
     QCPAxis* x = m_plot->axisRect()->axis(QCPAxis::atBottom);
     QCPAxis* y = m_plot->axisRect()->axis(QCPAxis::atLeft);
@@ -423,7 +550,7 @@ void HeatmapView::rebuildPlot() {
 }
 
 void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size,
-                            bool vector, double pixelScale) const {
+                            bool vector, double pixelScale, bool onScreen) const {
   plot.clearItems();
   plot.clearPlottables();
   plot.plotLayout()->clear();
@@ -462,11 +589,16 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
   // Weights: [0, max] so zero is the palette's first colour; scores: their finite range. The log
   // scale (weights only) spans HeadMatrix::kLogDecades decades below the largest weight.
   const bool logScale = viewState().logScale && !m.scores;
-  const double hi = m.scores ? std::max<double>(m.maxValue, m.minValue + 1e-6)
-                             : std::max<double>(m.maxValue, 1e-6);
+  // A lazy head whose range a pool thread still reads: a neutral [0, 1] until it is known.
+  const double hi = m.scores                    ? std::max<double>(m.maxValue, m.minValue + 1e-6)
+                    : m.lazy && !m.lazyPrepared ? 1.0
+                                                : std::max<double>(m.maxValue, 1e-6);
   const double lo = m.scores ? m.minValue : logScale ? HeadMatrix::logFloor(hi) : 0.0;
   // The map only draws the cells and feeds the colour scale: no QCPColorMapData needed.
-  auto* map = new CellMap(x, y, m, palette, lo, hi, vector, logScale, &m_pooled);
+  std::function<void(const PooledImage&)> request;
+  if (onScreen && m.lazy && asyncLazy())
+    request = [this](const PooledImage& key) { requestPooled(key); };
+  auto* map = new CellMap(x, y, m, palette, lo, hi, vector, logScale, &m_pooled, request);
   map->setGradient(gradientOf(palette));
   map->setDataRange(QCPRange(lo, hi));
   if (logScale) map->setDataScaleType(QCPAxis::stLogarithmic);
@@ -485,8 +617,11 @@ void HeatmapView::buildPlot(QCustomPlot& plot, const RenderStyle& style, const Q
     // visible tile, at full resolution once it has fewer cells than pixels.
     const int fy = std::max(1, static_cast<int>(std::ceil(m.rows / (area.height * pixelScale))));
     const int fx = std::max(1, static_cast<int>(std::ceil(m.cols / (area.width * pixelScale))));
-    caption +=
-        QStringLiteral(" · on demand, max-pooled: each pixel %1 × %2 tokens").arg(fy).arg(fx);
+    caption += QStringLiteral(" · on demand, max-pooled: each pixel %1 × %2 %3")
+                   .arg(fy)
+                   .arg(fx)
+                   .arg(m.mergedWords ? QStringLiteral("cells") : QStringLiteral("tokens"));
+    if (!m.lazyPrepared) caption += QStringLiteral(" · computing the range…");
   } else if (!vector && (m.cols > area.width * pixelScale || m.rows > area.height * pixelScale)) {
     // More cells than pixels: CellMap shows each pixel as the largest of its cells.
     caption += QStringLiteral(" · max-pooled: a pixel shows its largest cell");
@@ -555,7 +690,76 @@ void HeatmapView::addSelectionStrip(QCustomPlot& plot, const RenderStyle& style,
                   .arg(rows.size()));
 }
 
+bool HeatmapView::asyncLazy() const { return window() && window()->isVisible(); }
+
+void HeatmapView::cancelPooled() const {
+  if (m_lazyCancel) m_lazyCancel->store(true);
+  m_lazyCancel.reset();
+  m_lazyRunning = false;
+  ++m_lazyGeneration;
+}
+
+void HeatmapView::requestPooled(const PooledImage& key) const {
+  if (m_lazyRunning && m_lazyJob.sameHead(key) && m_lazyJob.r0 == key.r0 &&
+      m_lazyJob.r1 == key.r1 && m_lazyJob.c0 == key.c0 && m_lazyJob.c1 == key.c1 &&
+      m_lazyJob.fx == key.fx && m_lazyJob.fy == key.fy)
+    return;
+  cancelPooled();  // a zoom, a pan or another head: the older cells are not wanted any more
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  m_lazyCancel = cancel;
+  m_lazyJob = key;
+  m_lazyRunning = true;
+  const quint64 generation = m_lazyGeneration;
+  // The QPointer is read on the UI thread only, where the view may be deleted; the job holds the
+  // result, so the matrix copy's group stays alive.
+  const auto self = std::make_shared<QPointer<HeatmapView>>(const_cast<HeatmapView*>(this));
+  QThreadPool::globalInstance()->start([self, generation, cancel, key, matrix = m_matrix,
+                                        shown = result()]() mutable {
+    const int w = (key.c1 - key.c0 + key.fx - 1) / key.fx;
+    const int h = (key.r1 - key.r0 + key.fy - 1) / key.fy;
+    std::vector<float> cells;
+    if (!poolCells(matrix, key, w, h, !matrix.lazyPrepared, cancel.get(), cells)) return;
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, generation, key, matrix = std::move(matrix), cells = std::move(cells)]() mutable {
+          HeatmapView* view = *self;
+          if (!view || generation != view->m_lazyGeneration) return;
+          view->m_lazyRunning = false;
+          view->m_lazyCancel.reset();
+          HeadMatrix& m = view->m_matrix;
+          const bool sameHead =
+              m.lazy && m.lazyGroup == matrix.lazyGroup && m.lazyLayer == matrix.lazyLayer &&
+              m.lazyItem == matrix.lazyItem && m.lazyHead == matrix.lazyHead &&
+              m.droppedSink == matrix.droppedSink && m.lazyHideSpecial == matrix.lazyHideSpecial &&
+              m.lazyMergeWords == matrix.lazyMergeWords;
+          if (!sameHead) return;
+          const bool newRange = !m.lazyPrepared;
+          if (newRange) {
+            m.minValue = matrix.minValue;
+            m.maxValue = matrix.maxValue;
+            m.lazyTokenScale = std::move(matrix.lazyTokenScale);
+            m.lazyRowScale = std::move(matrix.lazyRowScale);
+            m.lazyPrepared = true;
+          }
+          const int recomputes = view->m_pooled.recomputes;
+          view->m_pooled = key;
+          view->m_pooled.cells = std::move(cells);
+          view->m_pooled.image = QImage();
+          view->m_pooled.recomputes = recomputes + 1;
+          // A new range changes the colour scale and its caption: the plot is rebuilt.
+          if (newRange)
+            view->rebuildPlot();
+          else
+            view->m_plot->replot();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
 void HeatmapView::draw(QPainter& painter, const QRect& area, const RenderStyle& style, bool) {
+  // An export needs the finished image: a lazy head's range is read here when a pool thread has
+  // not done it yet.
+  if (m_matrix.lazy && !m_matrix.lazyPrepared) HeadMatrix::prepareLazy(m_matrix);
   // A private plot: exporting must not disturb the zoom of the one on screen.
   QCustomPlot plot;
   plot.resize(area.size());

@@ -5,6 +5,10 @@
 #include <QPointF>
 #include <QRectF>
 
+#include <atomic>
+#include <memory>
+#include <vector>
+
 #include "attention_view.h"
 #include "head_matrix.h"
 
@@ -50,7 +54,7 @@ class HeatmapView final : public AttentionView {
   const HeadMatrix& matrix() const { return m_matrix; }
 
   /// The last image a lazy matrix was drawn into, and what it shows (a replot that shows the same
-  /// cells reuses it instead of recomputing them).
+  /// cells reuses it instead of recomputing them; another colour scale only recolours them).
   struct PooledImage {
     const void* group = nullptr;
     int layer = 0, item = 0, head = 0, drop = 0;
@@ -60,10 +64,20 @@ class HeatmapView final : public AttentionView {
     unsigned int palette = 0;
     QImage image;
     int recomputes = 0;  // not part of what it shows: how often a draw had to pool anew
+    bool hideSpecial = false, mergeWords = false;
+    std::vector<float> cells;  // [h, w] each pixel's largest weight (−inf: none finite)
+    /// The same head with the same rows and columns shown.
+    bool sameHead(const PooledImage& o) const {
+      return group == o.group && layer == o.layer && item == o.item && head == o.head &&
+             drop == o.drop && hideSpecial == o.hideSpecial && mergeWords == o.mergeWords;
+    }
+    /// The same cells pooled the same way (the colours aside).
+    bool sameCells(const PooledImage& o) const {
+      return !cells.empty() && sameHead(o) && r0 == o.r0 && r1 == o.r1 && c0 == o.c0 &&
+             c1 == o.c1 && fx == o.fx && fy == o.fy;
+    }
     bool sameAs(const PooledImage& o) const {
-      return !image.isNull() && group == o.group && layer == o.layer && item == o.item &&
-             head == o.head && drop == o.drop && r0 == o.r0 && r1 == o.r1 && c0 == o.c0 &&
-             c1 == o.c1 && fx == o.fx && fy == o.fy && lo == o.lo && hi == o.hi && log == o.log &&
+      return !image.isNull() && sameCells(o) && lo == o.lo && hi == o.hi && log == o.log &&
              palette == o.palette;
     }
   };
@@ -71,6 +85,9 @@ class HeatmapView final : public AttentionView {
   int pooledRecomputes() const { return m_pooled.recomputes; }
   /// The last image a lazy matrix was drawn into (one pixel per fy × fx cells), for tests.
   const PooledImage& pooledImage() const { return m_pooled; }
+  /// In a shown window a lazy matrix's range and visible cells are computed on a pool thread (the
+  /// last image, or a note, is shown meanwhile): true while that runs.
+  bool pooledComputing() const { return m_lazyRunning; }
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -83,8 +100,16 @@ class HeatmapView final : public AttentionView {
   void rebuildPlot();
   /// vector: cells as rectangles (SVG, PDF) rather than one bitmap; pixelScale: device pixels per
   /// logical pixel (the caption says when cells are max-pooled into fewer pixels).
+  /// onScreen: the window's own plot, whose lazy cells are pooled off the UI thread when shown.
   void buildPlot(QCustomPlot& plot, const RenderStyle& style, const QSize& size, bool vector,
-                 double pixelScale = 1.0) const;
+                 double pixelScale = 1.0, bool onScreen = false) const;
+  /// Whether a lazy matrix is read on a pool thread: in a window that is shown.
+  bool asyncLazy() const;
+  /// Starts pooling `key`'s cells (and the head's range while it is not known) on a pool thread
+  /// unless that already runs; cancels an older job.
+  void requestPooled(const PooledImage& key) const;
+  /// Stops the running job (a new head, a new result) at its next block of rows.
+  void cancelPooled() const;
   /// Under the matrix: the selected rows combined (ViewState::aggregate), one bar per key.
   void addSelectionStrip(QCustomPlot& plot, const RenderStyle& style, QCPAxisRect& main,
                          const std::vector<int>& rows) const;
@@ -96,6 +121,21 @@ class HeatmapView final : public AttentionView {
   QCustomPlot* m_plot = nullptr;
   HeadMatrix m_matrix;
   mutable PooledImage m_pooled;  // the last image of a lazy matrix
+  /// What the lazy matrix was filled for (a new head, sink or grouping refills it).
+  struct LazyInputs {
+    const void* group = nullptr;
+    int layer = 0, item = 0, head = 0, drop = 0;
+    bool hideSpecial = false, mergeWords = false;
+    bool operator==(const LazyInputs& o) const {
+      return group == o.group && layer == o.layer && item == o.item && head == o.head &&
+             drop == o.drop && hideSpecial == o.hideSpecial && mergeWords == o.mergeWords;
+    }
+  };
+  LazyInputs m_lazyInputs;
+  mutable PooledImage m_lazyJob;  // what the running job pools
+  mutable std::shared_ptr<std::atomic<bool>> m_lazyCancel;
+  mutable quint64 m_lazyGeneration = 0;
+  mutable bool m_lazyRunning = false;
   QRectF m_lastPlotArea;
   QPointF m_pressPos;
   bool m_doubleClicked = false;

@@ -2,15 +2,20 @@
 #include "stats_view.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QPointer>
+#include <QProgressBar>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QThreadPool>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -54,6 +59,10 @@ void preparePlot(QCustomPlot& plot, const QRectF& rect, const RenderStyle& style
   plot.yAxis->grid()->setPen(QPen(style.frame, 0, Qt::DotLine));
 }
 
+// Cells of attention above which a group recomputed on demand gets its statistics on a pool
+// thread in the window (the grid's threshold): a head of T = 8,192 on a 1B model takes ~1 s.
+constexpr qint64 kBackgroundCells = qint64(4) << 20;
+
 constexpr double kMinTablePixels = 9;  // the export table's smallest font, in pixels
 const char* const kColumns[] = {"layer", "head", "entropy", "distance", "max",
                                 "prev",  "diag", "first",   "sink"};
@@ -78,6 +87,13 @@ class StatsView::Charts final : public QWidget {
   StatsView* m_view;
 };
 
+/// What a pool thread and the view share while the profiles are computed.
+struct StatsView::Job {
+  std::atomic<bool> cancelled{false};
+  std::atomic<int> done{0};
+  int total = 0;
+};
+
 StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
@@ -86,6 +102,19 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   top->addWidget(new QLabel(tr("Bar chart of"), this));
   top->addWidget(m_statBox);
   top->addStretch(1);
+  // While a pool thread computes the numbers: how far it is.
+  m_progress = new QLabel(this);
+  m_progress->setObjectName(QStringLiteral("statsProgress"));
+  m_progressBar = new QProgressBar(this);
+  m_progressBar->setTextVisible(false);
+  m_progressBar->setMaximumWidth(220);
+  m_progress->hide();
+  m_progressBar->hide();
+  top->addWidget(m_progress);
+  top->addWidget(m_progressBar);
+  m_progressTimer = new QTimer(this);
+  m_progressTimer->setInterval(150);
+  connect(m_progressTimer, &QTimer::timeout, this, &StatsView::updateProgress);
   layout->addLayout(top);
   auto* split = new QSplitter(Qt::Horizontal, this);
   m_split = split;
@@ -121,7 +150,7 @@ StatsView::StatsView(QWidget* parent) : AttentionView(parent) {
   });
 }
 
-StatsView::~StatsView() = default;
+StatsView::~StatsView() { cancelJob(); }
 
 QStringList StatsView::statisticNames() {
   return {QStringLiteral("entropy (nats)"),
@@ -155,9 +184,97 @@ double StatsView::statisticOf(const HeadStatistics& s, int index) {
 
 double StatsView::valueOf(int index, int statistic) const {
   const std::size_t i = static_cast<std::size_t>(index);
-  if (statistic == kSinkStatistic)
-    return i < m_profiles.size() ? m_profiles[i].sinkShare : std::nan("");
-  return i < m_stats.size() ? statisticOf(m_stats[i], statistic) : std::nan("");
+  if (i >= m_profiles.size()) return std::nan("");
+  return statistic == kSinkStatistic ? m_profiles[i].sinkShare
+                                     : statisticOf(m_profiles[i].statistics, statistic);
+}
+
+std::vector<HeadStatistics> StatsView::statistics() const {
+  std::vector<HeadStatistics> out;
+  out.reserve(m_profiles.size());
+  for (const LongRangeProfile& p : m_profiles) out.push_back(p.statistics);
+  return out;
+}
+
+std::vector<LongRangeProfile> StatsView::computeProfiles(const AttentionGroup& r, int item,
+                                                         const std::atomic<bool>* cancel,
+                                                         std::atomic<int>* done) {
+  // One pass over each head's rows gives headStatistics' numbers, the sink share and the
+  // distance profile, from the stored attention or recomputed a block at a time on demand.
+  std::vector<LongRangeProfile> out;
+  for (int l = 0; l < r.layers(); ++l)
+    for (int h = 0; h < r.heads(); ++h) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) return out;
+      out.push_back(longRangeProfile(r, l, item, h, kSinkTokens));
+      if (done) done->fetch_add(1, std::memory_order_relaxed);
+    }
+  return out;
+}
+
+bool StatsView::computeInBackground(const AttentionGroup& r) const {
+  return r.onDemand() && window() && window()->isVisible() &&
+         qint64(r.layers()) * r.heads() * r.queries() * r.keys() > kBackgroundCells;
+}
+
+void StatsView::cancelJob() {
+  if (m_job) m_job->cancelled.store(true);
+  m_job.reset();
+  if (m_progressTimer) m_progressTimer->stop();
+  if (m_progress) {
+    m_progress->hide();
+    m_progressBar->hide();
+  }
+}
+
+void StatsView::startInBackground(const AttentionGroup& r, int item) {
+  auto job = std::make_shared<Job>();
+  job->total = r.layers() * r.heads();
+  m_job = job;
+  const quint64 generation = m_generation;
+  // The QPointer is read on the UI thread only, where the view may be deleted; the job holds the
+  // result alive.
+  const auto self = std::make_shared<QPointer<StatsView>>(this);
+  QThreadPool::globalInstance()->start(
+      [self, generation, job, shown = result(), group = r.name, item] {
+        std::vector<LongRangeProfile> profiles =
+            computeProfiles(weightsOf(*shown, group), item, &job->cancelled, &job->done);
+        if (job->cancelled.load()) return;  // a newer result, group or item: never installed
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, generation, profiles = std::move(profiles)]() mutable {
+              StatsView* view = *self;
+              if (!view || generation != view->m_generation) return;
+              view->install(std::move(profiles));
+            },
+            Qt::QueuedConnection);
+      });
+  updateProgress();
+  m_progress->show();
+  m_progressBar->show();
+  m_progressTimer->start();
+}
+
+void StatsView::install(std::vector<LongRangeProfile> profiles) {
+  cancelJob();  // done: the progress goes
+  m_profiles = std::move(profiles);
+  fillTable();
+  selectCurrentRow();
+  m_charts->update();
+}
+
+QString StatsView::progressText() const {
+  if (!m_job) return {};
+  return QStringLiteral("Computing statistics… %1 / %2 heads")
+      .arg(m_job->done.load())
+      .arg(m_job->total);
+}
+
+void StatsView::updateProgress() {
+  if (!m_job) return;
+  m_progress->setText(progressText());
+  m_progressBar->setRange(0, m_job->total);
+  m_progressBar->setValue(m_job->done.load());
+  m_charts->update();
 }
 
 void StatsView::setStatistic(int index) {
@@ -184,7 +301,8 @@ void StatsView::rebuild(Change change) {
   const bool valid = result() && item >= 0 && item < weightsOf(*result(), state.group).batch();
   bool changed = true;
   if (!valid) {
-    m_stats.clear();
+    cancelJob();
+    ++m_generation;
     m_profiles.clear();
     m_similarity.clear();
     m_computedItem = -1;
@@ -193,17 +311,15 @@ void StatsView::rebuild(Change change) {
     // The numbers depend on the result, the group and the item alone, and the similarity matrix
     // is costly (pairs × T²): a new head selection only moves the highlight.
     const AttentionGroup& r = weightsOf(*result(), state.group);
-    m_stats.clear();
+    cancelJob();  // a running job for older numbers stops within one head
+    ++m_generation;
     m_profiles.clear();
-    // One pass over each head's rows gives headStatistics' numbers, the sink share and the
-    // distance profile, from the stored attention or recomputed a block at a time on demand; the
-    // similarity of every pair of heads (pairs × T²) is left out on demand.
-    for (int l = 0; l < r.layers(); ++l)
-      for (int h = 0; h < r.heads(); ++h) {
-        m_profiles.push_back(longRangeProfile(r, l, item, h, kSinkTokens));
-        m_stats.push_back(m_profiles.back().statistics);
-      }
+    // The similarity of every pair of heads (pairs × T²) is left out on demand.
     m_similarity = r.onDemand() ? std::vector<double>() : headSimilarity(r, item);
+    if (computeInBackground(r))
+      startInBackground(r, item);  // meanwhile no numbers, the progress instead
+    else
+      m_profiles = computeProfiles(r, item);
     m_computedItem = item;
     m_computedGroup = r.name;
   } else {
@@ -243,9 +359,9 @@ void StatsView::fillTable() {
   QStringList headers;
   for (const char* c : kColumns) headers << QString::fromLatin1(c);
   m_table->setHorizontalHeaderLabels(headers);
-  m_table->setRowCount(static_cast<int>(m_stats.size()));
+  m_table->setRowCount(static_cast<int>(m_profiles.size()));
   const int heads = result() ? weightsOf(*result(), viewState().group).heads() : 1;
-  for (int i = 0; i < static_cast<int>(m_stats.size()); ++i) {
+  for (int i = 0; i < static_cast<int>(m_profiles.size()); ++i) {
     auto* layer = new NumberItem(i / heads, 0);
     auto* head = new NumberItem(i % heads, 0);
     m_table->setItem(i, 0, layer);
@@ -283,7 +399,7 @@ void StatsView::drawBarChart(QPainter& painter, const QRectF& rect,
   preparePlot(plot, rect, style);
   QCPAxis* x = plot.xAxis;
   QCPAxis* y = plot.yAxis;
-  const int n = static_cast<int>(m_stats.size());
+  const int n = static_cast<int>(m_profiles.size());
   QVector<double> keys, values;
   double top = 0;
   for (int i = 0; i < n; ++i) {
@@ -389,7 +505,7 @@ void StatsView::drawDistanceProfile(QPainter& painter, const QRectF& rect,
 
 void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
                                const RenderStyle& style) const {
-  const int n = static_cast<int>(m_stats.size());
+  const int n = static_cast<int>(m_profiles.size());
   if (n > 0 && m_similarity.empty() && result() &&
       weightsOf(*result(), viewState().group).onDemand()) {
     painter.setPen(style.muted);
@@ -438,10 +554,11 @@ void StatsView::drawSimilarity(QPainter& painter, const QRectF& rect,
 }
 
 void StatsView::drawCharts(QPainter& painter, const QRectF& rect, const RenderStyle& style) const {
-  if (m_stats.empty()) {
-    style.drawMessage(
-        painter, rect,
-        result() ? QStringLiteral("Batch item out of range") : QStringLiteral("No result yet"));
+  if (m_profiles.empty()) {
+    style.drawMessage(painter, rect,
+                      computing() ? progressText()
+                      : result()  ? QStringLiteral("Batch item out of range")
+                                  : QStringLiteral("No result yet"));
     return;
   }
   // Side by side when wide, stacked when tall.
@@ -504,7 +621,7 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
       fm.boundingRect(QRectF(0, 0, rect.width(), 1e6), Qt::AlignLeft | Qt::TextWordWrap, note)
           .height();
   const int fit = std::max(1, static_cast<int>((rect.height() - noteHeight - 4) / rowH) - 2);
-  const int n = static_cast<int>(m_stats.size());
+  const int n = static_cast<int>(m_profiles.size());
   const int shown = n > fit ? fit - 1 : n;
   auto cellRect = [&](int row, int col) {
     double x = rect.left();
@@ -552,7 +669,17 @@ void StatsView::drawTable(QPainter& painter, const QRectF& rect, const RenderSty
 
 void StatsView::draw(QPainter& painter, const QRect& drawing, const RenderStyle& style, bool) {
   const QRect area = drawing.adjusted(8, 4, -8, -8);
-  if (m_stats.empty()) {
+  // An export needs the finished numbers: computed here when a pool thread has not yet.
+  if (computing() && result()) {
+    const int item = viewState().item;
+    cancelJob();
+    ++m_generation;
+    m_profiles = computeProfiles(weightsOf(*result(), viewState().group), item);
+    fillTable();
+    selectCurrentRow();
+    m_charts->update();
+  }
+  if (m_profiles.empty()) {
     drawCharts(painter, area, style);
     return;
   }

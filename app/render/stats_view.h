@@ -3,6 +3,8 @@
 
 #include <QStringList>
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,11 @@
 
 class QComboBox;
 class QCustomPlot;
+class QLabel;
+class QProgressBar;
 class QSplitter;
 class QTableWidget;
+class QTimer;
 
 namespace attnscope::render {
 
@@ -51,8 +56,18 @@ class StatsView final : public AttentionView {
   /// Which statistic the bar chart shows.
   void setStatistic(int index);
   int statistic() const { return m_statistic; }
-  /// One entry per head, layer-major ([layer * heads + head]).
-  const std::vector<HeadStatistics>& statistics() const { return m_stats; }
+  /// One entry per head, layer-major ([layer * heads + head]): the profiles' statistics.
+  std::vector<HeadStatistics> statistics() const;
+  /// In a shown window, the profiles of a group recomputed on demand are computed on a pool
+  /// thread (a progress bar says how far; no numbers are shown meanwhile): true while that runs.
+  bool computing() const { return m_job != nullptr; }
+  /// "Computing statistics… 37 / 512 heads" while computing(), else empty.
+  QString progressText() const;
+  /// Every head's profile of one batch item, layer-major, as the view shows them. Stops early
+  /// (fewer entries) once *cancel is set, checked between heads; *done counts the heads finished.
+  static std::vector<LongRangeProfile> computeProfiles(const AttentionGroup& group, int item,
+                                                       const std::atomic<bool>* cancel = nullptr,
+                                                       std::atomic<int>* done = nullptr);
   /// [heads × heads] row-major, heads numbered layer * heads + head.
   const std::vector<double>& similarity() const { return m_similarity; }
 
@@ -79,12 +94,28 @@ class StatsView final : public AttentionView {
   void drawTable(QPainter& painter, const QRectF& rect, const RenderStyle& style) const;
   QString headName(int index) const;
 
+  /// Whether the profiles of this group are computed on a pool thread (on demand, in a shown
+  /// window, more than a few heads' worth of cells).
+  bool computeInBackground(const AttentionGroup& group) const;
+  /// Starts computeProfiles on a pool thread for the current result, group and item.
+  void startInBackground(const AttentionGroup& group, int item);
+  /// Stops the running job (checked between heads); its result is never installed.
+  void cancelJob();
+  /// The job's numbers, back on the UI thread.
+  void install(std::vector<LongRangeProfile> profiles);
+  void updateProgress();
+
   int m_statistic = 0;
   int m_computedItem = -1;
-  std::string m_computedGroup;  // the group m_stats were computed from
-  std::vector<HeadStatistics> m_stats;
-  std::vector<LongRangeProfile> m_profiles;  // [layers · heads], from the same pass as m_stats
+  std::string m_computedGroup;  // the group m_profiles were (or are being) computed from
+  std::vector<LongRangeProfile> m_profiles;  // [layers · heads]
   std::vector<double> m_similarity;
+  struct Job;
+  std::shared_ptr<Job> m_job;  // the pool thread's, while it runs
+  quint64 m_generation = 0;    // bumped for every new set of numbers
+  QLabel* m_progress = nullptr;
+  QProgressBar* m_progressBar = nullptr;
+  QTimer* m_progressTimer = nullptr;
   QComboBox* m_statBox = nullptr;
   QSplitter* m_split = nullptr;
   bool m_userSized = false;  // the user dragged the divider: keep their split

@@ -6,11 +6,14 @@
 // (so both forms must agree exactly), one computes a long head from a formula.
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLabel>
+#include <QThread>
 #include <QtTest>
 
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "attnscope/attention_source.h"
 #include "attnscope/error.h"
@@ -29,15 +32,26 @@ using namespace attnscope::render;
 
 namespace {
 
-/// The weights of a stored group, handed out tile by tile as a run on demand would.
+/// Whether the caller runs on the UI thread (what a view must not block on a long input).
+bool onUiThread() { return QThread::currentThread() == QCoreApplication::instance()->thread(); }
+
+/// The weights of a stored group, handed out tile by tile as a run on demand would. Counts the
+/// tiles read on the UI thread and, per batch item, all tiles; delayMs sleeps in every tile (a
+/// slow model).
 class StoredSource final : public AttentionSource {
  public:
-  explicit StoredSource(FloatTensor attention) : m_a(std::move(attention)) {}
+  explicit StoredSource(FloatTensor attention, int delayMs = 0)
+      : m_a(std::move(attention)), m_delayMs(delayMs) {}
+  mutable std::atomic<int> uiTiles{0};
+  mutable std::atomic<int> itemTiles[2] = {{0}, {0}};
   std::array<int64_t, 5> shape() const override {
     return {m_a.dim(0), m_a.dim(1), m_a.dim(2), m_a.dim(3), m_a.dim(4)};
   }
   void tile(int slot, int item, int head, int q0, int q1, int k0, int k1,
             float* out) const override {
+    if (onUiThread()) ++uiTiles;
+    if (item < 2) ++itemTiles[item];
+    if (m_delayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(m_delayMs));
     const int64_t Tq = m_a.dim(3), Tk = m_a.dim(4);
     const float* m = m_a.data.data() + ((slot * m_a.dim(1) + item) * m_a.dim(2) + head) * Tq * Tk;
     for (int q = q0; q < q1; ++q)
@@ -47,6 +61,7 @@ class StoredSource final : public AttentionSource {
 
  private:
   FloatTensor m_a;
+  int m_delayMs = 0;
 };
 
 /// A causal head of T tokens with a sink: row 0 is all on key 0; row q > 0 puts `sink` on key 0
@@ -62,11 +77,13 @@ class SinkSource final : public AttentionSource {
   }
   void tile(int, int, int, int q0, int q1, int k0, int k1, float* out) const override {
     ++m_tiles;
+    if (onUiThread()) ++uiTiles;
     for (int q = q0; q < q1; ++q)
       for (int k = k0; k < k1; ++k) *out++ = static_cast<float>(weight(q, k, m_sink));
   }
   uint64_t bytes() const override { return 0; }
   mutable std::atomic<int> m_tiles{0};
+  mutable std::atomic<int> uiTiles{0};
 
  private:
   int m_t;
@@ -74,10 +91,10 @@ class SinkSource final : public AttentionSource {
 };
 
 /// The same result with its attention moved into a source (scores dropped, as a run does).
-std::shared_ptr<AttentionResult> onDemandCopy(const AttentionResult& stored) {
+std::shared_ptr<AttentionResult> onDemandCopy(const AttentionResult& stored, int delayMs = 0) {
   auto r = std::make_shared<AttentionResult>(stored);
   for (AttentionGroup& g : r->groups) {
-    g.source = std::make_shared<StoredSource>(g.attention);
+    g.source = std::make_shared<StoredSource>(g.attention, delayMs);
     g.attention = FloatTensor();
     g.scores = FloatTensor();
   }
@@ -284,6 +301,241 @@ class OnDemandViewTest : public QObject {
       for (int c = 5; c < 8; ++c)
         QVERIFY(std::abs(block[(q - 10) * 3 + (c - 5)] - SinkSource::weight(q, c + 1, 0.5) / 0.5) <
                 1e-6);
+  }
+
+  void statisticsOfLongInputsAreComputedOffTheUiThread() {
+    // In a shown window, an on-demand group's profiles come from a pool thread (no tile read on
+    // the UI thread), with a progress line meanwhile and no old numbers; they equal the
+    // synchronous computation exactly.
+    const auto stored = test::gpt2Like(2, 3, 1000);
+    const auto onDemand = onDemandCopy(*stored);
+    const auto& source = static_cast<const StoredSource&>(*onDemand->group().source);
+    StatsView view;
+    view.resize(900, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setViewState(ViewState());
+    view.setResult(onDemand);
+    QVERIFY(view.computing());
+    QVERIFY(view.statistics().empty());  // nothing shown as if current
+    QVERIFY2(view.progressText().endsWith(QStringLiteral("/ 6 heads")),
+             qPrintable(view.progressText()));
+    const auto* label = view.findChild<QLabel*>(QStringLiteral("statsProgress"));
+    QVERIFY(label && label->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!view.computing(), 20000);
+    QVERIFY(!label->isVisible());
+    QCOMPARE(source.uiTiles.load(), 0);
+    const std::vector<LongRangeProfile> expected = StatsView::computeProfiles(onDemand->group(), 0);
+    QCOMPARE(view.profiles().size(), expected.size());
+    QCOMPARE(view.statistics().size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      for (int s = 0; s < 6; ++s)
+        QCOMPARE(StatsView::statisticOf(view.statistics()[i], s),
+                 StatsView::statisticOf(expected[i].statistics, s));
+      QCOMPARE(view.profiles()[i].sinkShare, expected[i].sinkShare);
+      QVERIFY(view.profiles()[i].distanceMass == expected[i].distanceMass);
+    }
+    // And the stored run's numbers (headStatistics of the whole matrix).
+    for (int i = 0; i < 6; ++i) {
+      const HeadStatistics direct = headStatistics(headView(stored->group(), i / 3, 0, i % 3));
+      QVERIFY(std::abs(direct.entropy - view.statistics()[static_cast<std::size_t>(i)].entropy) <
+              1e-9);
+    }
+    // An export of a view still computing draws the finished numbers.
+    view.setResult(onDemandCopy(*stored));
+    QVERIFY(view.computing());
+    draw(view);
+    QVERIFY(!view.computing());
+    QCOMPARE(view.statistics().size(), expected.size());
+  }
+
+  void aNewItemCancelsTheRunningStatistics() {
+    // Item 0's job is stopped within one head by the switch to item 1, and never installed: the
+    // numbers shown at the end are item 1's.
+    auto stored = test::makeResult(2, 3, 1000, 2, [](int l, int b, int h, int q, int k) {
+      return k > q ? 0.0f : (b == 0 ? (k == 0 ? 1.0f : 0.0f) : 1.0f / (q + 1));
+    });
+    const auto onDemand = onDemandCopy(*stored, 2);
+    const auto& source = static_cast<const StoredSource&>(*onDemand->group().source);
+    const std::vector<LongRangeProfile> item1 = StatsView::computeProfiles(onDemand->group(), 1);
+    const int tilesPerHead = source.itemTiles[1].load() / 6;
+    QVERIFY(tilesPerHead > 1);
+    StatsView view;
+    view.resize(900, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setViewState(ViewState());
+    view.setResult(onDemand);
+    QVERIFY(view.computing());
+    QTest::qWait(30);  // item 0's job is under way
+    ViewState s;
+    s.item = 1;
+    view.setViewState(s);
+    const int item0AtSwitch = source.itemTiles[0].load();
+    QVERIFY(view.computing());
+    // Nothing is installed until item 1's numbers are, then they are item 1's.
+    QElapsedTimer timer;
+    timer.start();
+    while (view.computing() && timer.elapsed() < 20000) {
+      QVERIFY(view.statistics().empty());
+      QTest::qWait(5);
+    }
+    QVERIFY(!view.computing());
+    QCOMPARE(view.statistics().size(), item1.size());
+    for (std::size_t i = 0; i < item1.size(); ++i)
+      QCOMPARE(view.statistics()[i].firstToken, item1[i].statistics.firstToken);
+    QTest::qWait(100);  // anything item 0's job would still post arrives now
+    QVERIFY2(source.itemTiles[0].load() - item0AtSwitch <= tilesPerHead,
+             qPrintable(QStringLiteral("%1 tiles of item 0 after the switch, %2 a head")
+                            .arg(source.itemTiles[0].load() - item0AtSwitch)
+                            .arg(tilesPerHead)));
+    QCOMPARE(view.statistics().size(), item1.size());
+    for (std::size_t i = 0; i < item1.size(); ++i)
+      QCOMPARE(view.statistics()[i].firstToken, item1[i].statistics.firstToken);
+    // Item 0 is all on the first token: the check can tell the items apart.
+    QVERIFY(std::abs(item1[0].statistics.firstToken - 1.0) > 0.5);
+  }
+
+  void theGridOnDemandShowsProgressAndCancels() {
+    // A shown grid of an on-demand group pools on a pool thread with "n / 6 heads"; another item
+    // stops the running job within one head, and the tiles shown are the new item's.
+    auto stored = test::makeResult(2, 3, 1000, 2, [](int, int b, int, int q, int k) {
+      return k > q ? 0.0f : (b == 0 ? (k == 0 ? 1.0f : 0.0f) : 1.0f / (q + 1));
+    });
+    const auto onDemand = onDemandCopy(*stored, 2);
+    const auto& source = static_cast<const StoredSource&>(*onDemand->group().source);
+    GridView view;
+    view.resize(900, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setViewState(ViewState());
+    view.setResult(onDemand);
+    QTRY_VERIFY(!view.progressText().isEmpty());
+    QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ / 6 heads$"))
+                 .match(view.progressText())
+                 .hasMatch(),
+             qPrintable(view.progressText()));
+    QTest::qWait(30);
+    ViewState s;
+    s.item = 1;
+    view.setViewState(s);
+    const int item0AtSwitch = source.itemTiles[0].load();
+    QTRY_VERIFY_WITH_TIMEOUT(view.tilesReady(), 20000);
+    QTest::qWait(100);
+    QVERIFY2(source.itemTiles[0].load() - item0AtSwitch <= 2,
+             qPrintable(QString::number(source.itemTiles[0].load() - item0AtSwitch)));
+    QVERIFY(view.progressText().isEmpty());
+    GridView sync;  // not shown: pooled in place
+    sync.setResult(stored);
+    sync.setViewState(s);
+    QVERIFY(draw(view) == draw(sync));
+    s.item = 0;
+    sync.setViewState(s);
+    QVERIFY(draw(view) != draw(sync));  // the items' grids differ: the check can fail
+  }
+
+  void lazyHeatmapPoolsOffTheUiThread() {
+    // A shown heatmap of a head past kMaxOnDemandCells reads none of it on the UI thread: its
+    // range and first image come from a pool thread ("computing…" meanwhile), and the image
+    // equals pooling the head's cells directly.
+    const int T = 4500;
+    const auto r = sinkResult(T, 0.5);
+    const auto& source = static_cast<const SinkSource&>(*r->group().source);
+    HeatmapView view;
+    view.resize(900, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setResult(r);
+    QVERIFY(view.matrix().lazy);
+    QVERIFY(!view.matrix().lazyPrepared);
+    QVERIFY(view.pooledComputing());
+    QTRY_VERIFY_WITH_TIMEOUT(!view.pooledComputing() && view.matrix().lazyPrepared, 20000);
+    QTRY_VERIFY(!view.pooledImage().image.isNull());
+    QCOMPARE(source.uiTiles.load(), 0);
+    QCOMPARE(view.matrix().maxValue, 1.0f);
+    const HeatmapView::PooledImage& pooled = view.pooledImage();
+    QVERIFY(pooled.fy > 1 && pooled.fx > 1);
+    const QVector<unsigned int> lut = Palette::named(QStringLiteral("viridis")).lookupTable(256);
+    int checked = 0;
+    for (int y = 0; y < pooled.image.height(); y += 23)
+      for (int x = 0; x < pooled.image.width(); x += 29) {
+        double best = 0;
+        const int q0 = pooled.r0 + y * pooled.fy, k0 = pooled.c0 + x * pooled.fx;
+        for (int q = q0; q < std::min(pooled.r1, q0 + pooled.fy); ++q)
+          for (int k = k0; k < std::min(pooled.c1, k0 + pooled.fx); ++k)
+            best = std::max(best, SinkSource::weight(q, k, 0.5));
+        QCOMPARE(pooled.image.pixel(x, y) & 0xffffffu,
+                 lut[static_cast<int>(best * 255.0 + 0.5)] & 0xffffffu);
+        ++checked;
+      }
+    QVERIFY(checked > 100);
+    // Another head: a new job; a zoom right after it cancels that one, and the image that comes
+    // back is the zoomed one's.
+    ViewState s;
+    s.head = 1;
+    view.setViewState(s);
+    QVERIFY(view.pooledComputing());
+    view.resize(700, 700);  // another pixel grid: the pending job's cells are stale
+    QTRY_VERIFY_WITH_TIMEOUT(!view.pooledComputing() && !view.pooledImage().image.isNull(), 20000);
+    QCOMPARE(view.pooledImage().head, 1);
+    QCOMPARE(source.uiTiles.load(), 0);
+  }
+
+  void hiddenSpecialsAndWordsOnLazyHeads() {
+    // A lazy matrix hides special tokens and merges words as HeadMatrix::of does for a stored
+    // head: equal cells, read whole, in blocks before and after prepareLazy, with a sink dropped.
+    const auto stored = test::gpt2Like(1, 2, 48);
+    std::vector<Token>& tokens = stored->group().tokens[0];
+    for (int i : {0, 17, 30}) tokens[static_cast<std::size_t>(i)].special = true;
+    for (int i : {5, 6, 21, 40}) tokens[static_cast<std::size_t>(i)].text = "x";  // continues
+    const auto onDemand = onDemandCopy(*stored);
+    for (bool hide : {false, true})
+      for (bool merge : {false, true})
+        for (int drop : {0, 3}) {
+          HeadMatrix a = HeadMatrix::of(stored->group(), 0, 0, 1, false, hide, merge);
+          HeadMatrix::dropSink(a, drop);
+          HeadMatrix b;
+          HeadMatrix::fillLazy(b, onDemand->group(), 0, 0, 1, drop, hide, merge, false);
+          const QString what =
+              QStringLiteral("hide %1 merge %2 drop %3").arg(hide).arg(merge).arg(drop);
+          QVERIFY2(b.lazy, qPrintable(what));
+          QCOMPARE(b.rows, a.rows);
+          QCOMPARE(b.cols, a.cols);
+          QCOMPARE(b.hiddenSpecial, a.hiddenSpecial);
+          QCOMPARE(b.mergedWords, a.mergedWords);
+          QCOMPARE(b.droppedSink, a.droppedSink);
+          QVERIFY(b.colTexts == a.colTexts && b.rowTexts == a.rowTexts);
+          QCOMPARE(b.lazyIdentity(), !hide && !merge && drop == 0);
+          if (hide || merge || drop) QVERIFY(b.rows < 48 || b.cols < 48);
+          const auto compare = [&](const HeadMatrix& m, int r0, int r1, int c0, int c1) {
+            std::vector<float> cells(static_cast<std::size_t>(r1 - r0) * (c1 - c0));
+            m.block(r0, r1, c0, c1, cells.data());
+            for (int r = r0; r < r1; ++r)
+              for (int c = c0; c < c1; ++c) {
+                const float got = cells[static_cast<std::size_t>(r - r0) * (c1 - c0) + (c - c0)];
+                if (!(std::abs(got - a.at(r, c)) < 1e-6))
+                  return QStringLiteral("%1: cell %2, %3: %4, stored %5")
+                      .arg(what)
+                      .arg(r)
+                      .arg(c)
+                      .arg(got)
+                      .arg(a.at(r, c));
+              }
+            return QString();
+          };
+          QString error = compare(b, 0, b.rows, 0, b.cols);  // unprepared: whole rows
+          QVERIFY2(error.isEmpty(), qPrintable(error));
+          error = compare(b, 7, 19, 3, 11);
+          QVERIFY2(error.isEmpty(), qPrintable(error));
+          HeadMatrix::prepareLazy(b);
+          QVERIFY(b.lazyPrepared);
+          QCOMPARE(b.maxValue, a.maxValue);
+          error = compare(b, 7, 19, 3, 11);  // prepared: only the tokens asked for
+          QVERIFY2(error.isEmpty(), qPrintable(error));
+          error = compare(b, 0, b.rows, 0, b.cols);
+          QVERIFY2(error.isEmpty(), qPrintable(error));
+          QVERIFY(std::abs(b.cell(b.rows - 1, 2) - a.at(a.rows - 1, 2)) < 1e-6);
+        }
   }
 
   void otherViewsSayWhyTheyAreEmpty() {
