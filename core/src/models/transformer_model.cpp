@@ -396,7 +396,10 @@ uint64_t TransformerModel::checkRunMemory(const RunRequest& request, const Model
       m_name + " on " + std::to_string(B) + " x " + std::to_string(Tq) + " tokens (" +
       std::to_string(kept) + (kept < L ? " of " + std::to_string(L) : std::string()) +
       " layers x " + std::to_string(H) + " heads of " + std::to_string(Tq) + " x " +
-      std::to_string(Tk) + " attention" + (request.keepScores ? ", scores kept too" : "");
+      std::to_string(Tk) + " attention" +
+      (request.attentionOnDemand ? " recomputed on demand: each layer's queries and keys kept"
+                                 : "") +
+      (request.keepScores ? ", scores kept too" : "");
   if (mi.encoderDecoder())
     what += ", and " + std::to_string(mi.decoderLayers) + " decoder layers of " +
             std::to_string(TtMax) + " target tokens";
