@@ -101,7 +101,7 @@ struct RunRequest {
   /// next layer has it, so a long input to a big model fits (AttentionGroup::keptLayers).
   std::vector<int> layers;
   RunLimits limits;
-  const std::atomic<bool>* cancel = nullptr;  // polled between layers; set to abandon the run
+  const std::atomic<bool>* cancel = nullptr;  // polled between layers and blocks; set: abandon
   /// Called on the running thread after each layer: `done` of `total` layers (an
   /// encoder-decoder's encoder layers, then its decoder's for the returned attention).
   std::function<void(int done, int total)> progress;

@@ -7,12 +7,16 @@
 #include "nn/attention_mask.h"
 #include "nn/sparse_moe_block.h"
 #include "runtime/batch_input.h"
+#include "runtime/cancel_scope.h"
 #include "runtime/trace_recorder.h"
 
 namespace attnscope {
 
 torch::Tensor LayerStack::run(torch::Tensor x, const RunRequest& request,
                               const std::string& variant) const {
+  // Polled between layers here, and inside a layer by the attention kernel and the products of
+  // compact weights (a long input's layer takes minutes).
+  const CancelScope cancelScope(request.cancel);
   for (int64_t l = 0; l < layers; ++l) {
     throwIfCancelled(request);
     LayerTrace trace;

@@ -8,7 +8,9 @@
 #include <limits>
 #include <vector>
 
+#include "attnscope/error.h"
 #include "nn/attention_kernels.h"
+#include "runtime/cancel_scope.h"
 #include "runtime/flush_denormals.h"
 
 namespace attnscope {
@@ -231,6 +233,9 @@ std::optional<BlockedAttention> blockedAttention(
   const int64_t panels = (Tk + attention_kernels::kPanel - 1) / attention_kernels::kPanel,
                 sWidth = kernels ? panels * attention_kernels::kPanel : Tk;
 
+  // The run's cancel flag, read here: the threads below do not have the caller's. A set flag
+  // skips the remaining blocks, and the call throws once they are done.
+  const std::atomic<bool>* const cancel = CancelScope::current();
   // Heads and row blocks in one range, heads outermost: each thread takes whole heads (a causal
   // head's blocks grow with the row, so splitting by head keeps the threads' work equal), and the
   // matrix products inside run single-threaded (a parallel region is not split again).
@@ -247,6 +252,7 @@ std::optional<BlockedAttention> blockedAttention(
         packedV(kernels ? static_cast<std::size_t>(Tk * hdv) : 0);
     int64_t packedHead = -1;
     for (int64_t job = begin; job < end; ++job) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) return;
       const int64_t n = job / blocks, r0 = (job % blocks) * R, rows = std::min(R, Tq - r0);
       int64_t kb = 0, ke = Tk;
       const int32_t *runFirst = nullptr, *runEnd = nullptr;  // the row's visible keys (runs)
@@ -354,6 +360,7 @@ std::optional<BlockedAttention> blockedAttention(
       at::mm_out(out, p, vm.view(kb, nk, 0, hdv));
     }
   });
+  CancelScope::poll();
   return r;
 }
 

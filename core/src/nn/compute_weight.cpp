@@ -6,6 +6,7 @@
 
 #include "nn/packed_weights.h"
 #include "nn/widened_weights.h"
+#include "runtime/cancel_scope.h"
 #include "runtime/trace_recorder.h"
 
 namespace attnscope {
@@ -52,6 +53,7 @@ torch::Tensor blockedLinear(const torch::Tensor& flat, const torch::Tensor& weig
   const int64_t step = widenedRowsPerBlock(in);
   const torch::Tensor buffer = torch::empty({std::min(step, out), in}, flat.options());
   for (int64_t r0 = 0; r0 < out; r0 += step) {
+    CancelScope::poll();  // a block of a long input's product takes seconds
     const int64_t n = std::min(step, out - r0);
     torch::Tensor block = buffer.narrow(0, 0, n);  // [n, in] float32, contiguous
     if (packed)

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "attnscope/error.h"
 #include "nn/attention_kernels.h"
 #include "nn/attention_mask.h"
 #include "nn/scaled_dot_product.h"
 #include "nn_test_util.h"
+#include "runtime/cancel_scope.h"
 #include "runtime/trace_recorder.h"
 #include "sdpa_reference.h"
 
@@ -217,6 +219,22 @@ TEST(BlockedAttention, MaskRunsGiveTheBitsOfTheirTensorWithoutMakingIt) {
             << "the loops' causal and padding mask";
       }
     }
+  }
+}
+
+// The kernel polls the run's cancel flag (read on the calling thread, CancelScope) between blocks
+// of query rows and throws once its threads have stopped; unset, it computes.
+TEST(BlockedAttention, StopsBetweenBlocksWhenTheRunIsCancelled) {
+  const Qkv in = fusedViews(1, 2, 300, 16, 9);
+  std::atomic<bool> flag{false};
+  const CancelScope scope(&flag);
+  EXPECT_TRUE(blockedAttention(in.q, in.k, in.v, 0.25, {}, {}, {}, {}, false).has_value());
+  flag = true;
+  try {
+    blockedAttention(in.q, in.k, in.v, 0.25, {}, {}, {}, {}, false);
+    ADD_FAILURE() << "a cancelled run's attention ran to its end";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Cancelled);
   }
 }
 

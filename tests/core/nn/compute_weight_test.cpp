@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "attnscope/error.h"
 #include "nn/widened_weights.h"
+#include "runtime/cancel_scope.h"
 
 namespace attnscope {
 namespace {
@@ -81,6 +83,28 @@ TEST(LinearForward, CompactWeightsWidenedByBlocksMatchTheWholeProduct) {
     EXPECT_EQ(cache.bytes(), 0u);
     EXPECT_TRUE(torch::equal(withCache, got)) << rows << " rows";
   }
+}
+
+// A compact weight's product polls the run's cancel flag between blocks of weight rows: a long
+// input's layer stops within a block. Unset, the same call computes.
+TEST(LinearForward, ACompactWeightsProductStopsWhenTheRunIsCancelled) {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor x = torch::randn({300, 64});
+  const torch::Tensor w = torch::randn({4096, 64}).to(torch::kBFloat16);  // several blocks
+  std::atomic<bool> flag{false};
+  {
+    const CancelScope scope(&flag);
+    EXPECT_TRUE(torch::allclose(linearForward(x, w, {}), torch::matmul(x, w.to(torch::kFloat).t()),
+                                1e-4, 1e-4));
+    flag = true;
+    try {
+      linearForward(x, w, {});
+      ADD_FAILURE() << "a cancelled run's product ran to its end";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Cancelled);
+    }
+  }
+  EXPECT_NO_THROW(linearForward(x, w, {})) << "outside the scope the flag is not read";
 }
 
 }  // namespace
