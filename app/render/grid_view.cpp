@@ -170,6 +170,15 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs
                                        Progress* progress) {
   Tiles out;
   if (!result || inputs.item < 0 || inputs.item >= result->group(inputs.group).batch()) return out;
+  // The tiles' cells and segment lines (a sentence pair's second part) as a matrix of the group
+  // has them: every head's is the same.
+  const auto takeShapeOf = [&out](const HeadMatrix& m) {
+    out.rows = m.rows;
+    out.cols = m.cols;
+    out.rowSegment = m.rows > 0 && m.rowSegmentStart > 0 ? double(m.rowSegmentStart) / m.rows : 0;
+    out.colSegment = m.cols > 0 && m.colSegmentStart > 0 ? double(m.colSegmentStart) / m.cols : 0;
+    out.hiddenSpecial = m.hiddenSpecial;
+  };
   const AttentionGroup& r = result->group(inputs.group);
   const int layers = r.layers(), heads = r.heads(), item = inputs.item;
   if (progress) progress->rowsPerHead = std::max(1, realQueries(r, item));
@@ -186,13 +195,7 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs
     HeadMatrix lazy;
     if (grouped) {
       HeadMatrix::fillLazy(lazy, r, 0, item, 0, 0, inputs.hideSpecial, inputs.mergeWords, false);
-      out.rows = lazy.rows;
-      out.cols = lazy.cols;
-      out.rowSegment =
-          lazy.rows > 0 && lazy.rowSegmentStart > 0 ? double(lazy.rowSegmentStart) / lazy.rows : 0;
-      out.colSegment =
-          lazy.cols > 0 && lazy.colSegmentStart > 0 ? double(lazy.colSegmentStart) / lazy.cols : 0;
-      out.hiddenSpecial = lazy.hiddenSpecial;
+      takeShapeOf(lazy);
       if (progress) progress->rowsPerHead = std::max(1, lazy.rows);
     } else {
       out.rows = realQueries(r, item);
@@ -214,13 +217,7 @@ GridView::Tiles GridView::computeTiles(const ResultPtr& result, const TileInputs
       if (progress) progress->headRows.fetch_add(progress->rowsPerHead.load());
       if (l == 0 && h == 0) {
         mean.assign(m.values.size(), 0.0f);
-        out.rows = m.rows;
-        out.cols = m.cols;
-        out.rowSegment =
-            m.rows > 0 && m.rowSegmentStart > 0 ? double(m.rowSegmentStart) / m.rows : 0;
-        out.colSegment =
-            m.cols > 0 && m.colSegmentStart > 0 ? double(m.colSegmentStart) / m.cols : 0;
-        out.hiddenSpecial = m.hiddenSpecial;
+        takeShapeOf(m);
       }
       if (h == 0) std::fill(mean.begin(), mean.end(), 0.0f);
       tiles[static_cast<std::size_t>(l) * (heads + 1) + h] =

@@ -90,6 +90,24 @@ class SinkSource final : public AttentionSource {
   double m_sink;
 };
 
+/// Every stepY-th row and stepX-th column of a SinkSource head's pooled image (sink 0.5,
+/// viridis) is the colour of the largest weight of its fy × fx cells; `checked` counts them.
+void expectPooledMaxima(const HeatmapView::PooledImage& pooled, int stepY, int stepX,
+                        int* checked) {
+  const QVector<unsigned int> lut = Palette::named(QStringLiteral("viridis")).lookupTable(256);
+  for (int y = 0; y < pooled.image.height(); y += stepY)
+    for (int x = 0; x < pooled.image.width(); x += stepX) {
+      double best = 0;
+      const int q0 = pooled.r0 + y * pooled.fy, k0 = pooled.c0 + x * pooled.fx;
+      for (int q = q0; q < std::min(pooled.r1, q0 + pooled.fy); ++q)
+        for (int k = k0; k < std::min(pooled.c1, k0 + pooled.fx); ++k)
+          best = std::max(best, SinkSource::weight(q, k, 0.5));
+      QCOMPARE(pooled.image.pixel(x, y) & 0xffffffu,
+               lut[static_cast<int>(best * 255.0 + 0.5)] & 0xffffffu);
+      ++*checked;
+    }
+}
+
 /// The same result with its attention moved into a source (scores dropped, as a run does).
 std::shared_ptr<AttentionResult> onDemandCopy(const AttentionResult& stored, int delayMs = 0) {
   auto r = std::make_shared<AttentionResult>(stored);
@@ -263,19 +281,8 @@ class OnDemandViewTest : public QObject {
     QVERIFY(pooled.r0 < pooled.fy && pooled.r1 > T - pooled.fy);
     QVERIFY(pooled.fy > 1 && pooled.fx > 1);
     QCOMPARE(pooled.image.height(), (pooled.r1 - pooled.r0 + pooled.fy - 1) / pooled.fy);
-    const QVector<unsigned int> lut = Palette::named(QStringLiteral("viridis")).lookupTable(256);
     int checked = 0;
-    for (int y = 0; y < pooled.image.height(); y += 37)
-      for (int x = 0; x < pooled.image.width(); x += 41) {
-        double best = 0;
-        const int q0 = pooled.r0 + y * pooled.fy, k0 = pooled.c0 + x * pooled.fx;
-        for (int q = q0; q < std::min(pooled.r1, q0 + pooled.fy); ++q)
-          for (int k = k0; k < std::min(pooled.c1, k0 + pooled.fx); ++k)
-            best = std::max(best, SinkSource::weight(q, k, 0.5));
-        const unsigned int expected = lut[static_cast<int>(best * 255.0 + 0.5)];
-        QCOMPARE(pooled.image.pixel(x, y) & 0xffffffu, expected & 0xffffffu);
-        ++checked;
-      }
+    expectPooledMaxima(pooled, 37, 41, &checked);
     QVERIFY(checked > 50);
     // Column 0 carries the sink (0.5) below the first row, the rest is near 0: not one colour.
     QVERIFY(pooled.image.pixel(0, 10) != pooled.image.pixel(pooled.image.width() / 2, 10));
@@ -455,19 +462,8 @@ class OnDemandViewTest : public QObject {
     QCOMPARE(view.matrix().maxValue, 1.0f);
     const HeatmapView::PooledImage& pooled = view.pooledImage();
     QVERIFY(pooled.fy > 1 && pooled.fx > 1);
-    const QVector<unsigned int> lut = Palette::named(QStringLiteral("viridis")).lookupTable(256);
     int checked = 0;
-    for (int y = 0; y < pooled.image.height(); y += 23)
-      for (int x = 0; x < pooled.image.width(); x += 29) {
-        double best = 0;
-        const int q0 = pooled.r0 + y * pooled.fy, k0 = pooled.c0 + x * pooled.fx;
-        for (int q = q0; q < std::min(pooled.r1, q0 + pooled.fy); ++q)
-          for (int k = k0; k < std::min(pooled.c1, k0 + pooled.fx); ++k)
-            best = std::max(best, SinkSource::weight(q, k, 0.5));
-        QCOMPARE(pooled.image.pixel(x, y) & 0xffffffu,
-                 lut[static_cast<int>(best * 255.0 + 0.5)] & 0xffffffu);
-        ++checked;
-      }
+    expectPooledMaxima(pooled, 23, 29, &checked);
     QVERIFY(checked > 100);
     // Another head: a new job; a zoom right after it cancels that one, and the image that comes
     // back is the zoomed one's.
