@@ -252,6 +252,47 @@ void mergeIntoWords(const float* data, const AttentionGroup& r,
   }
 }
 
+/// The rows and columns a head of `item` shows: the real positions, less the special tokens when
+/// they are hidden, in groups of one position or one word. fill() and fillLazy() alike.
+struct ShownGroups {
+  const std::vector<Token>* queryTokens = nullptr;
+  const std::vector<Token>* keyTokens = nullptr;
+  int realRows = 0, realCols = 0;
+  std::vector<int> shownRows, shownCols;  // the positions shown, before words are merged
+  std::vector<std::vector<int>> rows, cols;
+};
+
+ShownGroups shownGroups(const AttentionGroup& r, int item, bool hideSpecial, bool mergeWords) {
+  ShownGroups g;
+  g.queryTokens = tokensOf(r.tokens, item);
+  g.keyTokens = r.contextTokens.empty() ? g.queryTokens : tokensOf(r.contextTokens, item);
+  g.realRows = realQueries(r, item);
+  g.realCols = realKeys(r, item);
+  g.shownRows = shownPositions(g.queryTokens, g.realRows, hideSpecial);
+  g.shownCols = shownPositions(g.keyTokens, g.realCols, hideSpecial);
+  g.rows = groupsOf(g.queryTokens, g.realRows, g.shownRows, mergeWords);
+  g.cols = groupsOf(g.keyTokens, g.realCols, g.shownCols, mergeWords);
+  return g;
+}
+
+/// m's axes from the groups: sizes, each row's and column's first and last token, the hidden
+/// specials and where a sentence pair's second part starts.
+void takeAxes(HeadMatrix& m, const ShownGroups& g) {
+  m.rows = static_cast<int>(g.rows.size());
+  m.cols = static_cast<int>(g.cols.size());
+  for (const auto& group : g.rows) {
+    m.rowTokens.push_back(group.front());
+    m.rowLast.push_back(group.back());
+  }
+  for (const auto& group : g.cols) {
+    m.colTokens.push_back(group.front());
+    m.colLast.push_back(group.back());
+  }
+  m.hiddenSpecial = g.realRows - static_cast<int>(g.shownRows.size());
+  m.rowSegmentStart = segmentStart(g.queryTokens, m.rowTokens);
+  m.colSegmentStart = segmentStart(g.keyTokens, m.colTokens);
+}
+
 }  // namespace
 
 QString axisLabel(const QString& label) {
@@ -376,29 +417,15 @@ void HeadMatrix::fill(HeadMatrix& m, const AttentionGroup& r, int layer, int ite
   std::vector<float> buffer = std::move(m.values);
   m = HeadMatrix();
   m.values = std::move(buffer);
-  const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
-  const std::vector<Token>* keyTokens =
-      r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
-  const int realRows = realQueries(r, item), realCols = realKeys(r, item);
-  const std::vector<int> shownRows = shownPositions(queryTokens, realRows, hideSpecial);
-  const std::vector<int> shownCols = shownPositions(keyTokens, realCols, hideSpecial);
-  const auto rowGroups = groupsOf(queryTokens, realRows, shownRows, mergeWords);
-  const auto colGroups = groupsOf(keyTokens, realCols, shownCols, mergeWords);
-  m.rows = static_cast<int>(rowGroups.size());
-  m.cols = static_cast<int>(colGroups.size());
+  const ShownGroups shown = shownGroups(r, item, hideSpecial, mergeWords);
+  const std::vector<Token>*queryTokens = shown.queryTokens, *keyTokens = shown.keyTokens;
+  const int realRows = shown.realRows, realCols = shown.realCols;
+  const std::vector<int>&shownRows = shown.shownRows, &shownCols = shown.shownCols;
+  const auto& rowGroups = shown.rows;
+  const auto& colGroups = shown.cols;
+  takeAxes(m, shown);
   m.mergedWords =
-      m.rows < static_cast<int>(shownRows.size()) || m.cols < static_cast<int>(shownCols.size());
-  for (const auto& g : rowGroups) {
-    m.rowTokens.push_back(g.front());
-    m.rowLast.push_back(g.back());
-  }
-  for (const auto& g : colGroups) {
-    m.colTokens.push_back(g.front());
-    m.colLast.push_back(g.back());
-  }
-  m.hiddenSpecial = realRows - static_cast<int>(shownRows.size());
-  m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
-  m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
+      rowGroups.size() < shown.shownRows.size() || colGroups.size() < shown.shownCols.size();
   const bool term = scores && scoreTerm >= 0 && scoreTerm < static_cast<int>(r.scoreTerms.size());
   m.scores = term || (scores && !r.scores.empty());
   m.distribution = r.distribution && !m.scores;
@@ -474,16 +501,14 @@ bool tooLongOnDemand(const AttentionGroup& g, int item) {
 void HeadMatrix::fillLazy(HeadMatrix& m, const AttentionGroup& r, int layer, int item, int head,
                           int dropSink, bool hideSpecial, bool mergeWords, bool prepare) {
   m = HeadMatrix();
-  const std::vector<Token>* queryTokens = tokensOf(r.tokens, item);
-  const std::vector<Token>* keyTokens =
-      r.contextTokens.empty() ? queryTokens : tokensOf(r.contextTokens, item);
-  const int realRows = realQueries(r, item), realCols = realKeys(r, item);
   // The same rows and columns fill() shows, as groups of token positions (never T × T).
-  const std::vector<int> shownRows = shownPositions(queryTokens, realRows, hideSpecial);
-  const std::vector<int> shownCols = shownPositions(keyTokens, realCols, hideSpecial);
-  const auto rowGroups = groupsOf(queryTokens, realRows, shownRows, mergeWords);
-  auto colGroups = groupsOf(keyTokens, realCols, shownCols, mergeWords);
-  m.mergedWords = rowGroups.size() < shownRows.size() || colGroups.size() < shownCols.size();
+  ShownGroups shown = shownGroups(r, item, hideSpecial, mergeWords);
+  const std::vector<Token>*queryTokens = shown.queryTokens, *keyTokens = shown.keyTokens;
+  const int realRows = shown.realRows, realCols = shown.realCols;
+  const auto& rowGroups = shown.rows;
+  auto& colGroups = shown.cols;
+  m.mergedWords =
+      rowGroups.size() < shown.shownRows.size() || colGroups.size() < shown.shownCols.size();
   // The sink, as dropSink(): the leading columns that start inside the first dropSink tokens.
   std::size_t dropped = 0;
   while (dropSink > 0 && dropped < colGroups.size() && colGroups[dropped].front() < dropSink)
@@ -500,24 +525,16 @@ void HeadMatrix::fillLazy(HeadMatrix& m, const AttentionGroup& r, int layer, int
   m.lazyMergeWords = mergeWords;
   m.distribution = r.distribution;
   m.missing = !r.hasLayer(layer);
-  m.rows = static_cast<int>(rowGroups.size());
-  m.cols = static_cast<int>(colGroups.size());
-  m.hiddenSpecial = realRows - static_cast<int>(shownRows.size());
+  takeAxes(m, shown);
   const QStringList rowAll = queryLabels(r, item), colAll = keyLabels(r, item);
   for (const auto& g : rowGroups) {
-    m.rowTokens.push_back(g.front());
-    m.rowLast.push_back(g.back());
     m.rowTexts << groupText(queryTokens, rowAll, g);
     m.rowLabels << axisLabel(m.rowTexts.back());
   }
   for (const auto& g : colGroups) {
-    m.colTokens.push_back(g.front());
-    m.colLast.push_back(g.back());
     m.colTexts << groupText(keyTokens, colAll, g);
     m.colLabels << axisLabel(m.colTexts.back());
   }
-  m.rowSegmentStart = segmentStart(queryTokens, m.rowTokens);
-  m.colSegmentStart = segmentStart(keyTokens, m.colTokens);
   if (m.rows != realRows || m.cols != realCols) {
     // Not one token per row and column in order: block() reads the groups.
     const auto flatten = [](const std::vector<std::vector<int>>& groups, std::vector<int>& start,
