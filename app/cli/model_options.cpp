@@ -10,11 +10,16 @@
 #include "attnscope/runtime.h"
 #include "attnscope/safetensors.h"
 #include "attnscope/toy_config.h"
+#include "file_reader.h"
 
 namespace attnscope::cli {
 
 void addModelFlags(ArgParser& p) {
   p.option("--text", "TEXT", "input sentence; repeat for a batch", true)
+      .option("--text-file", "FILE",
+              "input text read from a UTF-8 file, as it is (a long input: a command line holds "
+              "at most 128 KiB an argument); repeat for a batch, after any --text",
+              true)
       .option("--context", "TEXT", "cross-attention: keys and values come from this text")
       .option("--pair", "TEXT",
               "encoders: a second sentence, joined as the tokenizer's template says ([CLS] A [SEP] "
@@ -147,6 +152,8 @@ std::shared_ptr<Model> modelFromFlags(const ArgParser& p) {
 RunRequest requestFromFlags(const ArgParser& p) {
   RunRequest r;
   r.texts = p.values("--text");
+  for (const std::string& path : p.values("--text-file"))
+    r.texts.push_back(readTextFile(path, "--text-file"));
   if (p.has("--context")) r.context = p.value("--context");
   if (p.has("--pair")) r.pair = p.value("--pair");
   if (p.has("--target")) r.target = p.value("--target");

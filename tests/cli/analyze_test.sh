@@ -24,6 +24,10 @@ acli analyze "${model[@]}" --measure ablation --estimate --json "$out/estimate.j
   >"$out/log.txt" 2>&1 || fail "ablation --estimate exited $?: $(cat "$out/log.txt")"
 acli run "${model[@]}" --json "$out/run.json" >"$out/log.txt" 2>&1 ||
   fail "run exited $?: $(cat "$out/log.txt")"
+# The same text from a file (--text-file, for inputs too long for a command line).
+printf '%s' "to be or not to be" >"$out/text.txt"
+acli run --model default --text-file "$out/text.txt" --json "$out/run-file.json" \
+  >"$out/log.txt" 2>&1 || fail "run --text-file exited $?: $(cat "$out/log.txt")"
 # The same run with its attention recomputed on demand: the JSON without the weights.
 acli run "${model[@]}" --on-demand --json "$out/run-on-demand.json" >"$out/log.txt" 2>&1 ||
   fail "run --on-demand exited $?: $(cat "$out/log.txt")"
@@ -87,6 +91,7 @@ run = load("run")
 top = run["next_token"][0] if "next_token" in run else None
 check(top is not None and top["id"] == a["token"] and abs(top["p"] - a["baseline"]) < 1e-6,
       f"ablation: the baseline is the run's top prediction ({top} vs {a['token']}, {a['baseline']})")
+check(load("run-file")["tokens"] == run["tokens"], "run --text-file: the tokens of --text")
 lazy = load("run-on-demand")
 check(lazy.get("attention_on_demand") is True and "attention" not in lazy and
       "attention_on_demand" not in run and "attention" in run, "run --on-demand: no weights, said so")

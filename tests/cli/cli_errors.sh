@@ -34,6 +34,8 @@ expect 2 "the text is empty" -- run --text ""
 expect 2 "invalid UTF-8 at byte 2 of the text" -- run --text $'ab\xff'
 expect 2 "has 50 tokens, more than the limit of 10" -- run --text "$(printf 'x%.0s' {1..50})" --max-tokens 10
 expect 2 "--on-demand keeps no attention for --dump to write" -- run --text hi --on-demand --dump "$tmp/od"
+expect 2 "--text-file: cannot read $tmp/missing.txt" -- run --text-file "$tmp/missing.txt"
+expect 2 "--text-file: cannot read $tmp: Is a directory" -- run --text-file "$tmp"
 expect 2 "needs about" -- run --batch 64 --seq-len 4096 --memory-limit 100
 expect 2 "unknown device 'tpu'" -- run --text hi --device tpu
 expect 2 "unknown variant 'split'" -- run --text hi --variant split
